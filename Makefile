@@ -1,0 +1,31 @@
+# Makefile for the snowflake extension (PGXS)
+
+EXTENSION = snowflake
+EXTVERSION = $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(EXTENSION).control)
+
+MODULE_big = snowflake
+OBJS = src/snowflake.o src/functions.o src/generator.o src/state.o src/layout.o
+DATA = $(wildcard $(EXTENSION)--*.sql)
+PG_CPPFLAGS = -DSNOWFLAKE_VERSION=\"$(EXTVERSION)\"
+PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers $(if $(WERROR),-Werror)
+
+# pg_regress: an ordered list, the first creates the extension.  Each run
+# starts its own server with the library preloaded (test/snowflake.conf).
+REGRESS = setup layout decode generate errors
+REGRESS_OPTS = --temp-instance=$(CURDIR)/tmp_check/regress \
+	--temp-config=$(srcdir)/test/snowflake.conf --inputdir=$(srcdir)
+
+# Isolation specs live in test/specs with their output in test/expected.
+ISOLATION = concurrent
+ISOLATION_OPTS = --temp-instance=$(CURDIR)/tmp_check/isolation \
+	--temp-config=$(srcdir)/test/snowflake.conf --inputdir=$(srcdir)/test
+
+# TAP tests (PostgreSQL::Test::Cluster) in test/t.
+TAP_TESTS = 1
+PROVE_TESTS = test/t/*.pl
+
+EXTRA_CLEAN = tmp_check results output_iso regression.diffs regression.out
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)

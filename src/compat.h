@@ -1,0 +1,48 @@
+/*-------------------------------------------------------------------------
+ *
+ * compat.h
+ *	  Every PostgreSQL-version-specific construct used by the extension.
+ *
+ * Supported majors: 15 (shmem_request_hook and MarkGUCPrefixReserved appear
+ * there) to 18.  Code elsewhere never tests PG_VERSION_NUM.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SNOWFLAKE_COMPAT_H
+#define SNOWFLAKE_COMPAT_H
+
+#if PG_VERSION_NUM < 150000
+#error "snowflake requires PostgreSQL 15 or later"
+#endif
+
+/*
+ * Wait event shown in pg_stat_activity while a call sleeps for the clock.
+ * PostgreSQL 17 lets an extension name its own; before that every extension
+ * shares "Extension".
+ */
+#if PG_VERSION_NUM >= 170000
+#include "utils/wait_event.h"
+#define SNOWFLAKE_WAIT_EVENT() sf_wait_event_clock()
+static inline uint32
+sf_wait_event_clock(void)
+{
+	static uint32 event = 0;
+
+	if (event == 0)
+		event = WaitEventExtensionNew("SnowflakeClock");
+	return event;
+}
+#else
+#include "utils/wait_event.h"
+#define SNOWFLAKE_WAIT_EVENT() PG_WAIT_EXTENSION
+#endif
+
+/* PostgreSQL 18 lets a module state its name and version. */
+#if PG_VERSION_NUM >= 180000
+#define SNOWFLAKE_MODULE_MAGIC() \
+	PG_MODULE_MAGIC_EXT(.name = "snowflake", .version = SNOWFLAKE_VERSION)
+#else
+#define SNOWFLAKE_MODULE_MAGIC() PG_MODULE_MAGIC
+#endif
+
+#endif							/* SNOWFLAKE_COMPAT_H */

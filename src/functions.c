@@ -1,0 +1,460 @@
+/*-------------------------------------------------------------------------
+ *
+ * functions.c
+ *	  The SQL-callable functions of the snowflake extension.
+ *
+ * Generators call down into generator.c; decoders only need the layout,
+ * which comes from shared memory when the library is preloaded and from
+ * postgresql.conf otherwise (state.c), so they work on every server.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/xlog.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/timestamp.h"
+
+#include "snowflake.h"
+
+/* Milliseconds from the Unix epoch to PostgreSQL's (2000-01-01). */
+#define SF_POSTGRES_EPOCH_UNIX_MS \
+	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * 1000)
+
+PG_FUNCTION_INFO_V1(snowflake_nextval);
+PG_FUNCTION_INFO_V1(snowflake_nextval_batch);
+PG_FUNCTION_INFO_V1(snowflake_decode);
+PG_FUNCTION_INFO_V1(snowflake_timestamp);
+PG_FUNCTION_INFO_V1(snowflake_node_id);
+PG_FUNCTION_INFO_V1(snowflake_sequence);
+PG_FUNCTION_INFO_V1(snowflake_min_id);
+PG_FUNCTION_INFO_V1(snowflake_max_id);
+PG_FUNCTION_INFO_V1(snowflake_compose);
+PG_FUNCTION_INFO_V1(snowflake_stats);
+PG_FUNCTION_INFO_V1(snowflake_stats_reset);
+PG_FUNCTION_INFO_V1(snowflake_adopt_layout);
+
+/*
+ * sf_layout
+ *		The configured layout, or an error naming the bad setting.
+ */
+static void
+sf_layout(SnowflakeLayout *layout)
+{
+	const char *bad_name;
+	char		detail[SNOWFLAKE_DETAIL_LEN];
+
+	if (!snowflake_configured_layout(layout, &bad_name, detail))
+	{
+		if (bad_name != NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid value for parameter \"%s\": \"%s\"",
+							bad_name, GetConfigOption(bad_name, true, false)),
+					 errdetail("%s", detail)));
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid snowflake layout"),
+				 errdetail("%s", detail)));
+	}
+}
+
+/* Reject a negative ID. */
+static void
+sf_check_id(int64 id)
+{
+	if (id < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("snowflake ID must not be negative"),
+				 errdetail("The value %lld has the sign bit set, which no snowflake ID has.",
+						   (long long) id)));
+}
+
+/* An ID's time: its millisecond field after the layout's epoch. */
+static TimestampTz
+sf_id_timestamp(const SnowflakeLayout *layout, int64 ms)
+{
+	int64		pg_ms = ms + (layout->epoch_ms - SF_POSTGRES_EPOCH_UNIX_MS);
+
+	/* ms < 2^62 and |epoch| < 2^48, so pg_ms cannot overflow. */
+	if (pg_ms >= END_TIMESTAMP / 1000)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp out of range"),
+				 errdetail("The ID's timestamp field, %lld ms after the epoch, is past the largest timestamp.",
+						   (long long) ms)));
+	return (TimestampTz) pg_ms * 1000;
+}
+
+/*
+ * sf_ts_to_ms
+ *		The millisecond of ts (rounded down) relative to the layout's epoch,
+ *		checked against the timestamp field.
+ */
+static int64
+sf_ts_to_ms(const SnowflakeLayout *layout, TimestampTz ts)
+{
+	int64		ms;
+
+	if (!TIMESTAMP_NOT_FINITE(ts))
+	{
+		/* Floor division: times before 2000 are negative. */
+		ms = ts / 1000 - (ts % 1000 < 0 ? 1 : 0);
+		ms += SF_POSTGRES_EPOCH_UNIX_MS - layout->epoch_ms;
+		if (ms >= 0 && ms <= snowflake_max_ms(layout))
+			return ms;
+	}
+
+	{
+		char		first[64];
+		char		lastts[64];
+
+		snowflake_format_ms(layout->epoch_ms, first, sizeof(first));
+		snowflake_format_ms(layout->epoch_ms + snowflake_max_ms(layout),
+							lastts, sizeof(lastts));
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp out of range for snowflake IDs"),
+				 errdetail("Snowflake IDs carry times from %s to %s.",
+						   first, lastts)));
+	}
+	pg_unreachable();
+}
+
+/* Turn a packed generator value into this server's ID. */
+static inline int64
+sf_packed_id(const SnowflakeShared *s, int64 packed)
+{
+	int			sb = s->layout.sequence_bits;
+
+	return ((packed >> sb) << (s->layout.node_bits + sb)) | s->node_part |
+		(packed & snowflake_max_sequence(&s->layout));
+}
+
+/*
+ * snowflake_nextval()
+ *		The next ID of this server's generator.
+ */
+Datum
+snowflake_nextval(PG_FUNCTION_ARGS)
+{
+	int64		packed = snowflake_generate(1);
+
+	PG_RETURN_INT64(sf_packed_id(snowflake_shared, packed));
+}
+
+/* Per-call state of snowflake_nextval_batch(). */
+typedef struct SfBatch
+{
+	int64		next;			/* packed value of the next ID to return */
+	int64		remaining;
+} SfBatch;
+
+/*
+ * snowflake_nextval_batch(count)
+ *		count consecutive IDs, all reserved by the first call: a batch is
+ *		issued whole or not at all.
+ */
+Datum
+snowflake_nextval_batch(PG_FUNCTION_ARGS)
+{
+	FuncCallContext *funcctx;
+	SfBatch    *batch;
+
+	if (SRF_IS_FIRSTCALL())
+	{
+		int32		count = PG_GETARG_INT32(0);
+		MemoryContext oldcontext;
+
+		if (count < 1 || count > SNOWFLAKE_MAX_BATCH)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("batch size must be between 1 and %d",
+							SNOWFLAKE_MAX_BATCH),
+					 errdetail("The requested batch size was %d.", count)));
+
+		funcctx = SRF_FIRSTCALL_INIT();
+		oldcontext = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
+		batch = palloc(sizeof(SfBatch));
+		MemoryContextSwitchTo(oldcontext);
+		batch->next = snowflake_generate(count);
+		batch->remaining = count;
+		funcctx->user_fctx = batch;
+	}
+
+	funcctx = SRF_PERCALL_SETUP();
+	batch = (SfBatch *) funcctx->user_fctx;
+	if (batch->remaining > 0)
+	{
+		int64		id = sf_packed_id(snowflake_shared, batch->next);
+
+		batch->next++;
+		batch->remaining--;
+		SRF_RETURN_NEXT(funcctx, Int64GetDatum(id));
+	}
+	SRF_RETURN_DONE(funcctx);
+}
+
+/*
+ * snowflake_decode(id) -> (ts, node_id, sequence)
+ */
+Datum
+snowflake_decode(PG_FUNCTION_ARGS)
+{
+	int64		id = PG_GETARG_INT64(0);
+	SnowflakeLayout layout;
+	SnowflakeParts parts;
+	TupleDesc	tupdesc;
+	Datum		values[3];
+	bool		nulls[3] = {false, false, false};
+
+	sf_check_id(id);
+	sf_layout(&layout);
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	tupdesc = BlessTupleDesc(tupdesc);
+
+	snowflake_unpack(&layout, id, &parts);
+	values[0] = TimestampTzGetDatum(sf_id_timestamp(&layout, parts.ms));
+	values[1] = Int32GetDatum((int32) parts.node_id);
+	values[2] = Int32GetDatum((int32) parts.sequence);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+Datum
+snowflake_timestamp(PG_FUNCTION_ARGS)
+{
+	int64		id = PG_GETARG_INT64(0);
+	SnowflakeLayout layout;
+	SnowflakeParts parts;
+
+	sf_check_id(id);
+	sf_layout(&layout);
+	snowflake_unpack(&layout, id, &parts);
+	PG_RETURN_TIMESTAMPTZ(sf_id_timestamp(&layout, parts.ms));
+}
+
+Datum
+snowflake_node_id(PG_FUNCTION_ARGS)
+{
+	int64		id = PG_GETARG_INT64(0);
+	SnowflakeLayout layout;
+	SnowflakeParts parts;
+
+	sf_check_id(id);
+	sf_layout(&layout);
+	snowflake_unpack(&layout, id, &parts);
+	PG_RETURN_INT32((int32) parts.node_id);
+}
+
+Datum
+snowflake_sequence(PG_FUNCTION_ARGS)
+{
+	int64		id = PG_GETARG_INT64(0);
+	SnowflakeLayout layout;
+	SnowflakeParts parts;
+
+	sf_check_id(id);
+	sf_layout(&layout);
+	snowflake_unpack(&layout, id, &parts);
+	PG_RETURN_INT32((int32) parts.sequence);
+}
+
+/*
+ * snowflake_min_id(ts) / snowflake_max_id(ts)
+ *		The smallest and largest IDs that can carry ts's millisecond.
+ */
+Datum
+snowflake_min_id(PG_FUNCTION_ARGS)
+{
+	SnowflakeLayout layout;
+	int64		ms;
+
+	sf_layout(&layout);
+	ms = sf_ts_to_ms(&layout, PG_GETARG_TIMESTAMPTZ(0));
+	PG_RETURN_INT64(ms << (layout.node_bits + layout.sequence_bits));
+}
+
+Datum
+snowflake_max_id(PG_FUNCTION_ARGS)
+{
+	SnowflakeLayout layout;
+	int			shift;
+	int64		ms;
+
+	sf_layout(&layout);
+	shift = layout.node_bits + layout.sequence_bits;
+	ms = sf_ts_to_ms(&layout, PG_GETARG_TIMESTAMPTZ(0));
+	PG_RETURN_INT64((ms << shift) | (int64) ((UINT64CONST(1) << shift) - 1));
+}
+
+/*
+ * snowflake_compose(ts, node_id, sequence)
+ *		The inverse of snowflake_decode, every field range-checked.
+ */
+Datum
+snowflake_compose(PG_FUNCTION_ARGS)
+{
+	SnowflakeLayout layout;
+	SnowflakeParts parts;
+	char		detail[SNOWFLAKE_DETAIL_LEN];
+	int64		id;
+
+	sf_layout(&layout);
+	parts.ms = sf_ts_to_ms(&layout, PG_GETARG_TIMESTAMPTZ(0));
+	parts.node_id = PG_GETARG_INT32(1);
+	parts.sequence = PG_GETARG_INT32(2);
+	if (!snowflake_pack(&layout, &parts, &id, detail))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("snowflake ID field out of range"),
+				 errdetail("%s", detail)));
+	PG_RETURN_INT64(id);
+}
+
+/* The preloaded shared state, or the "not preloaded" error. */
+static SnowflakeShared *
+sf_require_shared(void)
+{
+	if (snowflake_shared == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowflake must be loaded via \"shared_preload_libraries\""),
+				 errhint("Add snowflake to \"shared_preload_libraries\" in postgresql.conf and restart the server.")));
+	return snowflake_shared;
+}
+
+static TimestampTz
+sf_unix_ms_timestamp(int64 unix_ms)
+{
+	return (TimestampTz) (unix_ms - SF_POSTGRES_EPOCH_UNIX_MS) * 1000;
+}
+
+/*
+ * snowflake_stats()
+ *		One row describing the generator and its counters.
+ */
+Datum
+snowflake_stats(PG_FUNCTION_ARGS)
+{
+	SnowflakeShared *s = sf_require_shared();
+	TupleDesc	tupdesc;
+	Datum		values[20];
+	bool		nulls[20];
+	int			i = 0;
+	int64		last;
+	int64		reserved;
+	SnowflakeCounters c;
+	int64		now_ms;
+	const char *status;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	tupdesc = BlessTupleDesc(tupdesc);
+	memset(nulls, 0, sizeof(nulls));
+
+	now_ms = snowflake_clock_ms() - s->layout.epoch_ms;
+	SpinLockAcquire(&s->mutex);
+	last = s->last;
+	reserved = s->reserved_ms;
+	c = s->counters;
+	SpinLockRelease(&s->mutex);
+
+	switch (s->refusal)
+	{
+		case SNOWFLAKE_NODE_UNSET:
+			status = "node_id not set";
+			break;
+		case SNOWFLAKE_LAYOUT_CHANGED:
+			status = "layout changed";
+			break;
+		case SNOWFLAKE_STATE_UNUSABLE:
+			status = "state file unusable";
+			break;
+		default:
+			status = RecoveryInProgress() ? "recovery" : "ready";
+			break;
+	}
+
+	values[i++] = CStringGetTextDatum(status);
+	if (s->node_id >= 0)
+		values[i++] = Int32GetDatum(s->node_id);
+	else
+		nulls[i++] = true;
+	values[i++] = TimestampTzGetDatum(sf_unix_ms_timestamp(s->layout.epoch_ms));
+	values[i++] = Int32GetDatum(s->layout.timestamp_bits);
+	values[i++] = Int32GetDatum(s->layout.node_bits);
+	values[i++] = Int32GetDatum(s->layout.sequence_bits);
+	if (last >= 0)
+	{
+		int64		last_ms = last >> s->layout.sequence_bits;
+
+		values[i++] = TimestampTzGetDatum(sf_unix_ms_timestamp(s->layout.epoch_ms + last_ms));
+		values[i++] = Int64GetDatum(Max(last_ms - now_ms, 0));
+	}
+	else
+	{
+		nulls[i++] = true;
+		nulls[i++] = true;
+	}
+	values[i++] = Int64GetDatum(c.issued);
+	values[i++] = Int64GetDatum(c.borrowed_ms);
+	values[i++] = Int64GetDatum(c.regressions);
+	values[i++] = Int64GetDatum(c.max_regression_ms);
+	values[i++] = Int64GetDatum(c.waits);
+	values[i++] = Int64GetDatum(c.wait_ms);
+	values[i++] = Int64GetDatum(c.refused);
+	if (reserved >= 0)
+		values[i++] = TimestampTzGetDatum(sf_unix_ms_timestamp(s->layout.epoch_ms + reserved));
+	else
+		nulls[i++] = true;
+	values[i++] = Int64GetDatum(c.reservation_writes);
+	values[i++] = TimestampTzGetDatum(c.reset_time);
+	Assert(i == tupdesc->natts);
+
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+/*
+ * snowflake_stats_reset()
+ *		Zero the counters; the generator state is untouched.
+ */
+Datum
+snowflake_stats_reset(PG_FUNCTION_ARGS)
+{
+	SnowflakeShared *s = sf_require_shared();
+	TimestampTz now = GetCurrentTimestamp();
+
+	SpinLockAcquire(&s->mutex);
+	memset(&s->counters, 0, sizeof(s->counters));
+	s->counters.reset_time = now;
+	SpinLockRelease(&s->mutex);
+	PG_RETURN_VOID();
+}
+
+/*
+ * snowflake_adopt_layout()
+ *		Deliberately accept a changed epoch or layout.
+ */
+Datum
+snowflake_adopt_layout(PG_FUNCTION_ARGS)
+{
+	sf_require_shared();
+	if (!superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to adopt a snowflake layout"),
+				 errdetail("Only superusers may adopt a new epoch or layout.")));
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot adopt a snowflake layout during recovery")));
+	snowflake_adopt_layout_state();
+	PG_RETURN_VOID();
+}

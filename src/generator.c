@@ -1,0 +1,310 @@
+/*-------------------------------------------------------------------------
+ *
+ * generator.c
+ *	  The hot path: minting snowflake IDs from the shared generator.
+ *
+ * The state is one packed value, last = (ms << sequence_bits) | seq, in
+ * shared memory under a spinlock.  The next run of IDs starts at
+ * max(now << sequence_bits, last + 1): within one millisecond the sequence
+ * counts up, and when it overflows it carries into the next millisecond
+ * ("borrowing" time from the future) rather than spinning.  The lead of the
+ * borrowed time over the wall clock is bounded by snowflake.max_drift_ms;
+ * past that the caller sleeps, outside the spinlock, for at most
+ * snowflake.max_wait_ms, or fails.  IDs are issued only up to the durable
+ * reservation kept by state.c.
+ *
+ * The spinlock section only compares, advances and copies values out: the
+ * clock is read before it, and every decision that can sleep, write a file
+ * or raise an error is taken after it is released.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <time.h>
+
+#include "access/xlog.h"
+#include "miscadmin.h"
+#include "storage/latch.h"
+#include "utils/timestamp.h"
+
+#include "compat.h"
+#include "snowflake.h"
+
+/* GUC variables, defined in snowflake.c's _PG_init. */
+int			snowflake_max_drift_ms = 1000;
+int			snowflake_max_wait_ms = 1000;
+
+/* At most one clock regression LOG line per this many milliseconds. */
+#define SNOWFLAKE_REGRESSION_LOG_INTERVAL_MS	10000
+
+/*
+ * snowflake_clock_ms
+ *		The wall clock in milliseconds since the Unix epoch.
+ */
+int64
+snowflake_clock_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Count one refused call. */
+static void
+sf_count_refused(SnowflakeShared *s)
+{
+	SpinLockAcquire(&s->mutex);
+	s->counters.refused++;
+	SpinLockRelease(&s->mutex);
+}
+
+/*
+ * sf_refuse_call
+ *		Raise the error that explains why this server cannot generate now.
+ */
+static pg_noinline void
+sf_refuse_call(SnowflakeShared *s)
+{
+	if (s == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowflake must be loaded via \"shared_preload_libraries\""),
+				 errhint("Add snowflake to \"shared_preload_libraries\" in postgresql.conf and restart the server.")));
+
+	sf_count_refused(s);
+	switch (s->refusal)
+	{
+		case SNOWFLAKE_NODE_UNSET:
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("parameter \"%s\" is not set", "snowflake.node_id"),
+					 errhint("Set \"%s\" in postgresql.conf to a value between 0 and %lld that no other server minting IDs uses, and restart the server.",
+							 "snowflake.node_id",
+							 (long long) snowflake_max_node(&s->layout))));
+			break;
+		case SNOWFLAKE_LAYOUT_CHANGED:
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("snowflake epoch or layout differs from the one recorded in \"%s\"",
+							SNOWFLAKE_STATE_FILE),
+					 errdetail("%s", s->refusal_detail),
+					 errhint("Restore the recorded settings, or have a superuser run SELECT snowflake_adopt_layout() to adopt the configured ones; indexes and generated columns that decode IDs must then be rebuilt.")));
+			break;
+		case SNOWFLAKE_STATE_UNUSABLE:
+			if (s->refusal_errno != 0)
+			{
+				errno = s->refusal_errno;
+				ereport(ERROR,
+						(errcode_for_file_access(),
+						 errmsg("%s: %m", s->refusal_detail),
+						 errhint("The state file is read at server start. Fix its permissions and restart the server.")));
+			}
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("%s", s->refusal_detail),
+					 errhint("The state file is read at server start. See the section \"Troubleshooting\" of the snowflake README before removing it and restarting the server.")));
+			break;
+		case SNOWFLAKE_READY:
+			break;
+	}
+
+	/* The only other reason to get here. */
+	ereport(ERROR,
+			(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+			 errmsg("cannot generate snowflake IDs during recovery"),
+			 errhint("Generate IDs on the primary. A standby usually shares its primary's node id.")));
+}
+
+/*
+ * sf_note_regression
+ *		A clock reading lower than the latest one seen was used.  Readings
+ *		are taken before the spinlock, so a reading delayed by scheduling
+ *		can look like a regression: read the clock again, and only if even
+ *		the fresh reading is behind has the clock really gone backwards.
+ */
+static pg_noinline void
+sf_note_regression(SnowflakeShared *s, int64 seen_ms)
+{
+	int64		fresh = snowflake_clock_ms() - s->layout.epoch_ms;
+	int64		step = 0;
+	bool		log_it = false;
+
+	if (fresh >= seen_ms)
+		return;
+
+	SpinLockAcquire(&s->mutex);
+	if (s->clock_ms > fresh)
+	{
+		step = s->clock_ms - fresh;
+		s->clock_ms = fresh;
+		s->counters.regressions++;
+		if (step > s->counters.max_regression_ms)
+			s->counters.max_regression_ms = step;
+		if (fresh >= s->regression_logged_ms + SNOWFLAKE_REGRESSION_LOG_INTERVAL_MS ||
+			fresh < s->regression_logged_ms)
+		{
+			s->regression_logged_ms = fresh;
+			log_it = true;
+		}
+	}
+	SpinLockRelease(&s->mutex);
+
+	if (log_it)
+		ereport(LOG,
+				(errmsg("system clock went backwards by %lld ms", (long long) step),
+				 errdetail("Snowflake IDs stay unique and increasing: up to snowflake.max_drift_ms (%d ms) is absorbed by running ahead of the clock, beyond that calls wait or fail until the clock catches up.",
+						   snowflake_max_drift_ms)));
+}
+
+/* Sleep for ms milliseconds, waking for interrupts. */
+static void
+sf_sleep(int64 ms)
+{
+	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+					 (long) ms, SNOWFLAKE_WAIT_EVENT());
+	ResetLatch(MyLatch);
+	CHECK_FOR_INTERRUPTS();
+}
+
+/*
+ * snowflake_generate
+ *		Reserve count consecutive IDs and return the packed value of the
+ *		first; the others follow it one by one.
+ *
+ * All or nothing: either every ID is issued, strictly above any issued
+ * before by this server, or an error is raised and none is.  May sleep up to
+ * snowflake.max_wait_ms in total, and may write the state file (under the
+ * snowflake LWLock).  Raises 55000 when the library is not preloaded or the
+ * generator is refused, 25006 during recovery, 22003 outside the timestamp
+ * field, 22023 for a batch that cannot fit within snowflake.max_drift_ms,
+ * 58000 when the clock is too far behind.
+ */
+int64
+snowflake_generate(int64 count)
+{
+	SnowflakeShared *s = snowflake_shared;
+	int			sb;
+	int64		waited = 0;
+	bool		slept = false;
+
+	if (unlikely(s == NULL || s->refusal != SNOWFLAKE_READY ||
+				 RecoveryInProgress()))
+		sf_refuse_call(s);
+
+	sb = s->layout.sequence_bits;
+
+	/* A batch spans at least this many milliseconds past its first. */
+	if (unlikely(((count - 1) >> sb) > snowflake_max_drift_ms))
+	{
+		sf_count_refused(s);
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a batch of %lld snowflake IDs cannot be issued within \"%s\"",
+						(long long) count, "snowflake.max_drift_ms"),
+				 errdetail("With %s = %d a batch of %lld IDs spans %lld milliseconds, more than the %d ms that IDs may lead the clock.",
+						   "snowflake.sequence_bits", sb, (long long) count,
+						   (long long) ((count - 1) >> sb) + 1,
+						   snowflake_max_drift_ms),
+				 errhint("Ask for fewer IDs per call.")));
+	}
+
+	for (;;)
+	{
+		int64		drift = snowflake_max_drift_ms;
+		int64		now = snowflake_clock_ms() - s->layout.epoch_ms;
+		uint64		first;
+		int64		end_ms;
+		int64		last;
+		int64		reserved;
+		int64		clock_seen;
+		bool		issued;
+
+		if (unlikely(now < 0 || now > snowflake_max_ms(&s->layout)))
+		{
+			char		when[64];
+
+			sf_count_refused(s);
+			snowflake_format_ms(now < 0 ? s->layout.epoch_ms :
+								s->layout.epoch_ms + snowflake_max_ms(&s->layout),
+								when, sizeof(when));
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 now < 0 ?
+					 errmsg("current time is before the snowflake epoch") :
+					 errmsg("current time is past the last millisecond the snowflake timestamp field can hold"),
+					 now < 0 ?
+					 errdetail("The epoch, %s, is %lld ms in the future.",
+							   when, (long long) -now) :
+					 errdetail("With %s = %d the last representable time is %s.",
+							   "snowflake.timestamp_bits",
+							   s->layout.timestamp_bits, when)));
+		}
+
+		SpinLockAcquire(&s->mutex);
+		last = s->last;
+		first = Max((uint64) now << sb, (uint64) (last + 1));
+		end_ms = (int64) ((first + count - 1) >> sb);
+		clock_seen = s->clock_ms;
+		if (now > clock_seen)
+			s->clock_ms = now;
+		reserved = s->reserved_ms;
+		issued = end_ms <= now + drift && end_ms <= reserved;
+		if (likely(issued))
+		{
+			s->last = (int64) (first + count - 1);
+			s->counters.issued += count;
+			if (end_ms > now && end_ms > (last >> sb))
+				s->counters.borrowed_ms += end_ms - Max(now, last >> sb);
+			if (slept)
+			{
+				s->counters.waits++;
+				s->counters.wait_ms += waited;
+			}
+		}
+		SpinLockRelease(&s->mutex);
+
+		if (unlikely(now < clock_seen))
+			sf_note_regression(s, clock_seen);
+		if (likely(issued))
+			return (int64) first;
+
+		/* Decide what went wrong, outside the spinlock. */
+		if (end_ms > snowflake_max_ms(&s->layout))
+		{
+			sf_count_refused(s);
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("snowflake timestamp field exhausted"),
+					 errdetail("With %s = %d no millisecond after %lld can be represented.",
+							   "snowflake.timestamp_bits",
+							   s->layout.timestamp_bits,
+							   (long long) snowflake_max_ms(&s->layout))));
+		}
+		if (end_ms > now + drift)
+		{
+			int64		excess = end_ms - (now + drift);
+
+			if (waited + excess > snowflake_max_wait_ms)
+			{
+				sf_count_refused(s);
+				ereport(ERROR,
+						(errcode(ERRCODE_SYSTEM_ERROR),
+						 errmsg("system clock is %lld ms behind the last issued snowflake ID",
+								(long long) ((last >> sb) - now)),
+						 errdetail("IDs may lead the clock by %d ms (%s) and a call may wait %d ms (%s); no ID was issued.",
+								   (int) drift, "snowflake.max_drift_ms",
+								   snowflake_max_wait_ms, "snowflake.max_wait_ms"),
+						 errhint("Generation resumes by itself once the clock catches up. Check the server's time synchronisation.")));
+			}
+			sf_sleep(excess);
+			waited += excess;
+			slept = true;
+			continue;
+		}
+
+		/* Only the reservation is in the way: write a new one and retry. */
+		snowflake_extend_reservation(end_ms, now, now + drift);
+	}
+}

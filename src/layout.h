@@ -1,0 +1,107 @@
+/*-------------------------------------------------------------------------
+ *
+ * layout.h
+ *	  Pure arithmetic on snowflake IDs: packing, unpacking, range checks and
+ *	  parsing of the layout settings.
+ *
+ * Nothing here touches PostgreSQL state (no palloc, no ereport, no GUCs), so
+ * the functions can be called from a postmaster hook, a GUC check hook or a
+ * backend alike.  Functions that can fail return false and write a sentence
+ * suitable for errdetail into a caller-supplied buffer.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SNOWFLAKE_LAYOUT_H
+#define SNOWFLAKE_LAYOUT_H
+
+/* Bounds of each field width, in bits. */
+#define SNOWFLAKE_MIN_TIMESTAMP_BITS	32
+#define SNOWFLAKE_MAX_TIMESTAMP_BITS	63
+#define SNOWFLAKE_MAX_NODE_BITS			31
+#define SNOWFLAKE_MAX_SEQUENCE_BITS		31
+#define SNOWFLAKE_TOTAL_BITS			63
+
+/* Default layout: 41/10/12, epoch 2024-01-01 00:00:00 UTC. */
+#define SNOWFLAKE_DEFAULT_TIMESTAMP_BITS	41
+#define SNOWFLAKE_DEFAULT_NODE_BITS			10
+#define SNOWFLAKE_DEFAULT_SEQUENCE_BITS		12
+#define SNOWFLAKE_DEFAULT_EPOCH				"2024-01-01 00:00:00+00"
+
+/* Room for any detail message produced here. */
+#define SNOWFLAKE_DETAIL_LEN	256
+
+/*
+ * The shape of an ID.  epoch_ms is the epoch in milliseconds since
+ * 1970-01-01 00:00:00 UTC (the Unix epoch).
+ */
+typedef struct SnowflakeLayout
+{
+	int64		epoch_ms;
+	int			timestamp_bits;
+	int			node_bits;
+	int			sequence_bits;
+} SnowflakeLayout;
+
+/* Largest value of each field. */
+static inline int64
+snowflake_max_ms(const SnowflakeLayout *layout)
+{
+	return (int64) ((UINT64CONST(1) << layout->timestamp_bits) - 1);
+}
+
+static inline int64
+snowflake_max_node(const SnowflakeLayout *layout)
+{
+	return (int64) ((UINT64CONST(1) << layout->node_bits) - 1);
+}
+
+static inline int64
+snowflake_max_sequence(const SnowflakeLayout *layout)
+{
+	return (int64) ((UINT64CONST(1) << layout->sequence_bits) - 1);
+}
+
+/*
+ * The generator's state is a "packed" value, (ms << sequence_bits) | seq:
+ * adding one moves to the next sequence number and carries into the next
+ * millisecond.  These convert between it and an ID for a given node.
+ */
+static inline int64
+snowflake_packed_ms(const SnowflakeLayout *layout, int64 packed)
+{
+	return packed >> layout->sequence_bits;
+}
+
+static inline int64
+snowflake_packed_to_id(const SnowflakeLayout *layout, int64 node_id,
+					   int64 packed)
+{
+	int64		ms = packed >> layout->sequence_bits;
+	int64		seq = packed & snowflake_max_sequence(layout);
+
+	return (ms << (layout->node_bits + layout->sequence_bits)) |
+		(node_id << layout->sequence_bits) | seq;
+}
+
+/* Parts of an ID, as the bits say (the timestamp field is not masked). */
+typedef struct SnowflakeParts
+{
+	int64		ms;				/* milliseconds since the layout's epoch */
+	int64		node_id;
+	int64		sequence;
+} SnowflakeParts;
+
+extern void snowflake_unpack(const SnowflakeLayout *layout, int64 id,
+							 SnowflakeParts *parts);
+extern bool snowflake_pack(const SnowflakeLayout *layout,
+						   const SnowflakeParts *parts, int64 *id,
+						   char *detail);
+extern bool snowflake_layout_check(const SnowflakeLayout *layout,
+								   char *detail);
+extern bool snowflake_node_check(const SnowflakeLayout *layout, int node_id,
+								 char *detail);
+extern bool snowflake_parse_epoch(const char *text, int64 *epoch_ms,
+								  char *detail);
+extern void snowflake_format_ms(int64 unix_ms, char *buf, size_t len);
+
+#endif							/* SNOWFLAKE_LAYOUT_H */

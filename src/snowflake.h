@@ -1,0 +1,118 @@
+/*-------------------------------------------------------------------------
+ *
+ * snowflake.h
+ *	  Declarations shared by the snowflake extension's source files.
+ *
+ * The files depend on each other in one direction only:
+ *
+ *	snowflake.c   module init and GUCs
+ *	functions.c   SQL-callable functions
+ *	generator.c   the hot path: minting IDs under the spinlock
+ *	state.c       shared memory, the state file and the reservation
+ *	layout.c      pure arithmetic on the ID layout
+ *
+ * Locking rules for SnowflakeShared (one instance in shared memory):
+ *	- the fields above "mutex" are written once by the postmaster at shared
+ *	  memory initialisation and read without a lock afterwards, except
+ *	  "refusal"/"refusal_detail", which are changed only while holding
+ *	  "lock" exclusively (by snowflake_adopt_layout) and read without it;
+ *	- "mutex" (a spinlock) protects the generator state and the counters.
+ *	  It is held for a few instructions: the clock is read before taking it,
+ *	  and no error, allocation, system call or sleep happens while it is held;
+ *	- "lock" (an LWLock of the "snowflake" tranche) serialises writes of the
+ *	  state file.  The spinlock may be taken while holding it, never the
+ *	  other way round.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SNOWFLAKE_H
+#define SNOWFLAKE_H
+
+#include "storage/lwlock.h"
+#include "storage/spin.h"
+
+#include "layout.h"
+
+/* Name of the LWLock tranche and of the shared memory segment. */
+#define SNOWFLAKE_NAME	"snowflake"
+
+/* The state file, relative to the data directory, and its temporary twin. */
+#define SNOWFLAKE_STATE_FILE		"snowflake.state"
+#define SNOWFLAKE_STATE_TMP_FILE	"snowflake.state.tmp"
+
+/*
+ * How far past the millisecond that needs it a new reservation is written.
+ * At full speed the generator crosses a reservation about twice a second.
+ */
+#define SNOWFLAKE_RESERVE_AHEAD_MS	500
+
+/* Largest count accepted by snowflake_nextval_batch(). */
+#define SNOWFLAKE_MAX_BATCH		1000000
+
+/* Why the generator refuses to run, decided at startup. */
+typedef enum SnowflakeRefusal
+{
+	SNOWFLAKE_READY = 0,
+	SNOWFLAKE_NODE_UNSET,		/* snowflake.node_id is -1 */
+	SNOWFLAKE_LAYOUT_CHANGED,	/* epoch/layout differ from the state file */
+	SNOWFLAKE_STATE_UNUSABLE	/* state file unreadable or corrupt */
+} SnowflakeRefusal;
+
+/* Counters shown by snowflake_stats(), protected by the spinlock. */
+typedef struct SnowflakeCounters
+{
+	int64		issued;			/* IDs handed out */
+	int64		borrowed_ms;	/* milliseconds entered ahead of the clock */
+	int64		regressions;	/* backward clock steps seen */
+	int64		max_regression_ms;	/* the largest of them */
+	int64		waits;			/* calls that slept for the clock */
+	int64		wait_ms;		/* total time slept */
+	int64		refused;		/* calls that raised an error */
+	int64		reservation_writes; /* state file writes */
+	TimestampTz reset_time;		/* when the counters were last zeroed */
+} SnowflakeCounters;
+
+typedef struct SnowflakeShared
+{
+	/* Fixed at startup (see the locking rules above). */
+	SnowflakeLayout layout;
+	int			node_id;		/* -1 when not set */
+	int64		node_part;		/* node_id << sequence_bits, or 0 */
+	LWLock	   *lock;
+	SnowflakeRefusal refusal;
+	char		refusal_detail[2 * SNOWFLAKE_DETAIL_LEN];
+	int			refusal_errno;	/* errno of a state file failure */
+	bool		promotion_pending;	/* started in recovery; protected by lock */
+
+	slock_t		mutex;
+	/* Protected by mutex. */
+	int64		last;			/* packed (ms << sequence_bits | seq) of the
+								 * last issued ID */
+	int64		reserved_ms;	/* IDs up to this millisecond may be issued:
+								 * a restart resumes above it */
+	int64		clock_ms;		/* latest wall clock reading, ms since epoch */
+	int64		regression_logged_ms;	/* clock_ms when a regression was last
+										 * logged */
+	SnowflakeCounters counters;
+} SnowflakeShared;
+
+/* state.c */
+extern SnowflakeShared *snowflake_shared;
+extern Size snowflake_shmem_size(void);
+extern void snowflake_shmem_request(void);
+extern void snowflake_shmem_startup(const SnowflakeLayout *layout,
+									int node_id);
+extern void snowflake_extend_reservation(int64 needed_ms, int64 now_ms,
+										 int64 promotion_floor_ms);
+extern void snowflake_adopt_layout_state(void);
+extern bool snowflake_configured_layout(SnowflakeLayout *layout,
+										const char **bad_name,
+										char *detail);
+
+/* generator.c */
+extern int	snowflake_max_drift_ms;
+extern int	snowflake_max_wait_ms;
+extern int64 snowflake_generate(int64 count);
+extern int64 snowflake_clock_ms(void);
+
+#endif							/* SNOWFLAKE_H */

@@ -1,0 +1,589 @@
+/*-------------------------------------------------------------------------
+ *
+ * state.c
+ *	  The generator's shared memory and its state file.
+ *
+ * One SnowflakeShared struct lives in shared memory (locking rules in
+ * snowflake.h).  Its durable twin is the state file "snowflake.state" in the
+ * data directory: it records the layout, epoch and node id the IDs were
+ * minted with, and a reservation, a millisecond that no issued ID has passed.
+ * The generator never issues an ID above the reservation held in shared
+ * memory, and that value is raised only after the file saying so has been
+ * written and fsynced, so a restart (clean or after a crash) that resumes
+ * strictly above the file's reservation can never issue an ID twice.  A clean
+ * shutdown records the exact last ID instead.
+ *
+ * The file is written whole to a temporary file, fsynced, renamed over the
+ * old one, and the directory is fsynced.  Writes are serialised by the
+ * "snowflake" LWLock; the spinlock is taken only to read or publish values.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "miscadmin.h"
+#include "port/pg_crc32c.h"
+#include "storage/fd.h"
+#include "storage/ipc.h"
+#include "storage/shmem.h"
+#include "utils/guc.h"
+#include "utils/timestamp.h"
+
+#include "snowflake.h"
+
+#define SNOWFLAKE_STATE_MAGIC	0x534E464B	/* "SNFK" */
+#define SNOWFLAKE_STATE_VERSION	1
+
+/* The state file's contents, written and read as one block. */
+typedef struct SnowflakeStateFile
+{
+	uint32		magic;
+	uint32		version;
+	int64		epoch_ms;
+	int32		timestamp_bits;
+	int32		node_bits;
+	int32		sequence_bits;
+	int32		node_id;
+	int64		reserved_ms;	/* no issued ID has a later millisecond */
+	int64		last;			/* packed last ID after a clean shutdown, or
+								 * -1 while the server runs */
+	pg_crc32c	crc;			/* over everything above */
+} SnowflakeStateFile;
+
+SnowflakeShared *snowflake_shared = NULL;
+
+/*
+ * The reservation recorded under another layout, in Unix milliseconds,
+ * kept by the postmaster for snowflake_adopt_layout_state().  -1 if none.
+ */
+typedef struct SnowflakeRecorded
+{
+	int64		reserved_unix_ms;
+} SnowflakeRecorded;
+
+static void sf_shmem_shutdown(int code, Datum arg);
+
+Size
+snowflake_shmem_size(void)
+{
+	return MAXALIGN(sizeof(SnowflakeShared)) +
+		MAXALIGN(sizeof(SnowflakeRecorded));
+}
+
+/* Ask for our shared memory and LWLock; called from shmem_request_hook. */
+void
+snowflake_shmem_request(void)
+{
+	RequestAddinShmemSpace(snowflake_shmem_size());
+	RequestNamedLWLockTranche(SNOWFLAKE_NAME, 1);
+}
+
+static SnowflakeRecorded *
+sf_recorded(void)
+{
+	return (SnowflakeRecorded *) ((char *) snowflake_shared +
+								  MAXALIGN(sizeof(SnowflakeShared)));
+}
+
+static pg_crc32c
+sf_state_crc(const SnowflakeStateFile *f)
+{
+	pg_crc32c	crc;
+
+	INIT_CRC32C(crc);
+	COMP_CRC32C(crc, f, offsetof(SnowflakeStateFile, crc));
+	FIN_CRC32C(crc);
+	return crc;
+}
+
+/* Fill a state file image from the shared layout. */
+static void
+sf_state_image(SnowflakeStateFile *f, const SnowflakeShared *s,
+			   int64 reserved_ms, int64 last)
+{
+	memset(f, 0, sizeof(*f));
+	f->magic = SNOWFLAKE_STATE_MAGIC;
+	f->version = SNOWFLAKE_STATE_VERSION;
+	f->epoch_ms = s->layout.epoch_ms;
+	f->timestamp_bits = s->layout.timestamp_bits;
+	f->node_bits = s->layout.node_bits;
+	f->sequence_bits = s->layout.sequence_bits;
+	f->node_id = s->node_id;
+	f->reserved_ms = reserved_ms;
+	f->last = last;
+	f->crc = sf_state_crc(f);
+}
+
+/*
+ * sf_write_state
+ *		Durably replace the state file with the given image.
+ *
+ * Returns true on success.  On failure returns false with errno set and
+ * *what naming the step ("create", "write", ...) and *path its file; the
+ * caller reports it at the level it needs.  No partial file is ever visible
+ * under the real name.
+ */
+static bool
+sf_write_state(const SnowflakeStateFile *f, const char **what,
+			   const char **path)
+{
+	int			fd;
+	int			save_errno;
+
+	*path = SNOWFLAKE_STATE_TMP_FILE;
+	*what = "create";
+	fd = OpenTransientFile(SNOWFLAKE_STATE_TMP_FILE,
+						   O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
+	if (fd < 0)
+		return false;
+
+	*what = "write";
+	errno = 0;
+	if (write(fd, f, sizeof(*f)) != sizeof(*f))
+	{
+		save_errno = errno ? errno : ENOSPC;
+		CloseTransientFile(fd);
+		errno = save_errno;
+		return false;
+	}
+	*what = "fsync";
+	if (pg_fsync(fd) != 0)
+	{
+		save_errno = errno;
+		CloseTransientFile(fd);
+		errno = save_errno;
+		return false;
+	}
+	*what = "close";
+	if (CloseTransientFile(fd) != 0)
+		return false;
+
+	*what = "rename";
+	if (rename(SNOWFLAKE_STATE_TMP_FILE, SNOWFLAKE_STATE_FILE) != 0)
+		return false;
+
+	/* Make the rename itself durable. */
+	*path = ".";
+	*what = "fsync";
+	fd = OpenTransientFile(".", O_RDONLY | PG_BINARY);
+	if (fd < 0)
+	{
+		*what = "open";
+		return false;
+	}
+	if (pg_fsync(fd) != 0)
+	{
+		save_errno = errno;
+		CloseTransientFile(fd);
+		errno = save_errno;
+		return false;
+	}
+	CloseTransientFile(fd);
+	return true;
+}
+
+/* Set the refusal state with a detail message (startup only). */
+static void
+sf_refuse(SnowflakeShared *s, SnowflakeRefusal why, int err,
+		  const char *detail)
+{
+	s->refusal = why;
+	s->refusal_errno = err;
+	strlcpy(s->refusal_detail, detail, sizeof(s->refusal_detail));
+}
+
+/*
+ * sf_load_state
+ *		Read the state file at shared memory initialisation and decide where
+ *		generation resumes.  Runs in the postmaster; problems are recorded
+ *		in shared memory and raised by each generation attempt, so that the
+ *		server still starts and decoding keeps working.
+ */
+static void
+sf_load_state(SnowflakeShared *s)
+{
+	SnowflakeStateFile f;
+	int			fd;
+	ssize_t		n;
+	char		detail[2 * SNOWFLAKE_DETAIL_LEN];
+	int64		max_packed;
+
+	fd = OpenTransientFile(SNOWFLAKE_STATE_FILE, O_RDONLY | PG_BINARY);
+	if (fd < 0)
+	{
+		if (errno == ENOENT)
+			return;				/* first start: nothing issued yet */
+		sf_refuse(s, SNOWFLAKE_STATE_UNUSABLE, errno,
+				  "could not open file \"" SNOWFLAKE_STATE_FILE "\"");
+		return;
+	}
+	n = read(fd, &f, sizeof(f));
+	if (n < 0)
+	{
+		int			save_errno = errno;
+
+		CloseTransientFile(fd);
+		sf_refuse(s, SNOWFLAKE_STATE_UNUSABLE, save_errno,
+				  "could not read file \"" SNOWFLAKE_STATE_FILE "\"");
+		return;
+	}
+	CloseTransientFile(fd);
+
+	if (n != sizeof(f) || f.magic != SNOWFLAKE_STATE_MAGIC ||
+		f.version != SNOWFLAKE_STATE_VERSION || f.crc != sf_state_crc(&f))
+	{
+		snprintf(detail, sizeof(detail),
+				 "file \"%s\" is corrupt (%s)", SNOWFLAKE_STATE_FILE,
+				 n != sizeof(f) ? "wrong size" :
+				 f.magic != SNOWFLAKE_STATE_MAGIC ? "bad magic number" :
+				 f.version != SNOWFLAKE_STATE_VERSION ? "unknown version" :
+				 "checksum mismatch");
+		sf_refuse(s, SNOWFLAKE_STATE_UNUSABLE, 0, detail);
+		return;
+	}
+
+	if (f.epoch_ms != s->layout.epoch_ms ||
+		f.timestamp_bits != s->layout.timestamp_bits ||
+		f.node_bits != s->layout.node_bits ||
+		f.sequence_bits != s->layout.sequence_bits)
+	{
+		char		rec_epoch[64];
+		char		cfg_epoch[64];
+
+		snowflake_format_ms(f.epoch_ms, rec_epoch, sizeof(rec_epoch));
+		snowflake_format_ms(s->layout.epoch_ms, cfg_epoch, sizeof(cfg_epoch));
+		snprintf(detail, sizeof(detail),
+				 "The state file records epoch %s and layout %d/%d/%d (timestamp/node/sequence bits); the server is configured with epoch %s and layout %d/%d/%d.",
+				 rec_epoch, f.timestamp_bits, f.node_bits, f.sequence_bits,
+				 cfg_epoch, s->layout.timestamp_bits, s->layout.node_bits,
+				 s->layout.sequence_bits);
+		sf_refuse(s, SNOWFLAKE_LAYOUT_CHANGED, 0, detail);
+		/* Where the old IDs ended, in absolute time, for a later adoption. */
+		sf_recorded()->reserved_unix_ms = f.epoch_ms +
+			(f.last >= 0 ? (f.last >> f.sequence_bits) : f.reserved_ms);
+		return;
+	}
+
+	if (f.node_id != s->node_id)
+		ereport(LOG,
+				(errmsg("snowflake.node_id changed from %d to %d",
+						f.node_id, s->node_id),
+				 errdetail("IDs minted from now on carry node id %d.",
+						   s->node_id)));
+
+	/*
+	 * Resume strictly above what the file proves.  After a clean shutdown
+	 * that is the exact last ID; the reservation is put just below its
+	 * millisecond so that the first ID written in it rewrites the file
+	 * first (the file says "clean" until then, and a crash must not bring
+	 * that exact value back).
+	 */
+	max_packed = (int64) ((UINT64CONST(1) <<
+						   (s->layout.timestamp_bits + s->layout.sequence_bits)) - 1);
+	if (f.last >= 0)
+	{
+		s->last = Min(f.last, max_packed);
+		s->reserved_ms = (s->last >> s->layout.sequence_bits) - 1;
+	}
+	else
+	{
+		s->reserved_ms = f.reserved_ms;
+		if (f.reserved_ms >= snowflake_max_ms(&s->layout))
+			s->last = max_packed;
+		else
+			s->last = ((f.reserved_ms + 1) << s->layout.sequence_bits) - 1;
+	}
+}
+
+/*
+ * snowflake_shmem_startup
+ *		Create or attach the shared state; called from shmem_startup_hook in
+ *		the postmaster, at startup and after a crash re-initialisation.
+ */
+void
+snowflake_shmem_startup(const SnowflakeLayout *layout, int node_id)
+{
+	bool		found;
+	SnowflakeShared *s;
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	s = ShmemInitStruct(SNOWFLAKE_NAME, snowflake_shmem_size(), &found);
+	snowflake_shared = s;
+	if (!found)
+	{
+		memset(s, 0, snowflake_shmem_size());
+		s->layout = *layout;
+		s->node_id = node_id;
+		s->node_part = node_id >= 0 ? ((int64) node_id << layout->sequence_bits) : 0;
+		s->lock = &(GetNamedLWLockTranche(SNOWFLAKE_NAME))->lock;
+		SpinLockInit(&s->mutex);
+		s->last = -1;
+		s->reserved_ms = -1;
+		s->clock_ms = 0;
+		s->counters.reset_time = GetCurrentTimestamp();
+		sf_recorded()->reserved_unix_ms = -1;
+
+		sf_load_state(s);
+		if (s->refusal == SNOWFLAKE_READY && node_id < 0)
+			sf_refuse(s, SNOWFLAKE_NODE_UNSET, 0, "");
+
+		/*
+		 * A server that starts as a standby or from a backup may take over
+		 * from a primary that issued IDs after this state file was copied.
+		 * Its first ID after recovery is placed past anything that primary
+		 * can have issued (see snowflake_extend_reservation).
+		 */
+		s->promotion_pending =
+			access("standby.signal", F_OK) == 0 ||
+			access("recovery.signal", F_OK) == 0;
+	}
+	LWLockRelease(AddinShmemInitLock);
+
+	if (!IsUnderPostmaster)
+		on_shmem_exit(sf_shmem_shutdown, (Datum) 0);
+}
+
+/*
+ * sf_shmem_shutdown
+ *		At a clean postmaster shutdown, record the exact last ID.
+ */
+static void
+sf_shmem_shutdown(int code, Datum arg)
+{
+	SnowflakeShared *s = snowflake_shared;
+	SnowflakeStateFile f;
+	const char *what;
+	const char *path;
+	int64		last;
+
+	/* After a crash, or if the file must be left as it is, do nothing. */
+	if (code != 0 || s == NULL || s->refusal == SNOWFLAKE_STATE_UNUSABLE ||
+		s->refusal == SNOWFLAKE_LAYOUT_CHANGED)
+		return;
+
+	SpinLockAcquire(&s->mutex);
+	last = s->last;
+	SpinLockRelease(&s->mutex);
+	if (last < 0)
+		return;					/* nothing was ever issued */
+
+	sf_state_image(&f, s, last >> s->layout.sequence_bits, last);
+	if (!sf_write_state(&f, &what, &path))
+		ereport(LOG,
+				(errcode_for_file_access(),
+				 errmsg("could not %s file \"%s\": %m", what, path)));
+}
+
+/*
+ * snowflake_extend_reservation
+ *		Durably raise the reservation so that IDs up to needed_ms may be
+ *		issued.  now_ms is the caller's clock reading and promotion_floor_ms
+ *		the first millisecond that may be used if this server has just left
+ *		recovery (the caller passes now plus the lead allowed to a primary).
+ *
+ * Takes the snowflake LWLock; raises ERROR with the operating system's
+ * reason if the file cannot be written, in which case nothing changes.
+ * The caller retries its generation attempt afterwards.
+ */
+void
+snowflake_extend_reservation(int64 needed_ms, int64 now_ms,
+							 int64 promotion_floor_ms)
+{
+	SnowflakeShared *s = snowflake_shared;
+	SnowflakeStateFile f;
+	int64		reserved;
+	int64		target;
+	const char *what;
+	const char *path;
+
+	LWLockAcquire(s->lock, LW_EXCLUSIVE);
+
+	if (s->promotion_pending)
+	{
+		int64		floor_packed;
+
+		floor_packed = (Min(promotion_floor_ms,
+							snowflake_max_ms(&s->layout)) <<
+						s->layout.sequence_bits) - 1;
+		SpinLockAcquire(&s->mutex);
+		if (s->last < floor_packed)
+			s->last = floor_packed;
+		SpinLockRelease(&s->mutex);
+		s->promotion_pending = false;
+		needed_ms = Max(needed_ms, promotion_floor_ms);
+	}
+
+	SpinLockAcquire(&s->mutex);
+	reserved = s->reserved_ms;
+	SpinLockRelease(&s->mutex);
+
+	if (reserved < needed_ms)
+	{
+		target = Min(Max(needed_ms, now_ms) + SNOWFLAKE_RESERVE_AHEAD_MS,
+					 snowflake_max_ms(&s->layout));
+		sf_state_image(&f, s, target, -1);
+		if (!sf_write_state(&f, &what, &path))
+		{
+			int			save_errno = errno;
+
+			SpinLockAcquire(&s->mutex);
+			s->counters.refused++;
+			SpinLockRelease(&s->mutex);
+			errno = save_errno;
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not %s file \"%s\": %m", what, path),
+					 errdetail("The snowflake reservation could not be made durable, so no ID was issued.")));
+		}
+		SpinLockAcquire(&s->mutex);
+		s->reserved_ms = target;
+		s->counters.reservation_writes++;
+		SpinLockRelease(&s->mutex);
+	}
+
+	LWLockRelease(s->lock);
+}
+
+/*
+ * snowflake_adopt_layout_state
+ *		Accept the configured epoch and layout in place of the recorded ones.
+ *
+ * Writes a state file for the configured layout whose reservation lies above
+ * both the old IDs' last millisecond (translated to the new epoch) and the
+ * current time, then lets generation proceed.  The caller has checked that
+ * the user is a superuser.  Raises ERROR if there is nothing to adopt or the
+ * file cannot be written.
+ */
+void
+snowflake_adopt_layout_state(void)
+{
+	SnowflakeShared *s = snowflake_shared;
+	SnowflakeStateFile f;
+	int64		resume_ms;
+	int64		now_ms;
+	const char *what;
+	const char *path;
+
+	LWLockAcquire(s->lock, LW_EXCLUSIVE);
+	if (s->refusal != SNOWFLAKE_LAYOUT_CHANGED)
+	{
+		LWLockRelease(s->lock);
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the configured snowflake layout matches the recorded one"),
+				 errhint("There is nothing to adopt.")));
+	}
+
+	now_ms = snowflake_clock_ms() - s->layout.epoch_ms;
+	resume_ms = Max(sf_recorded()->reserved_unix_ms - s->layout.epoch_ms + 1,
+					now_ms);
+	if (resume_ms < 0 || resume_ms > snowflake_max_ms(&s->layout))
+	{
+		LWLockRelease(s->lock);
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("the configured snowflake layout cannot represent the current time"),
+				 errdetail("Generation would resume %lld milliseconds after the configured epoch, outside the timestamp field.",
+						   (long long) resume_ms)));
+	}
+
+	/* Reserve nothing yet: the first ID writes a real reservation. */
+	sf_state_image(&f, s, resume_ms - 1, -1);
+	if (!sf_write_state(&f, &what, &path))
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not %s file \"%s\": %m", what, path)));
+
+	SpinLockAcquire(&s->mutex);
+	s->last = (resume_ms << s->layout.sequence_bits) - 1;
+	s->reserved_ms = resume_ms - 1;
+	s->counters.reservation_writes++;
+	SpinLockRelease(&s->mutex);
+
+	s->refusal = s->node_id < 0 ? SNOWFLAKE_NODE_UNSET : SNOWFLAKE_READY;
+	s->refusal_detail[0] = '\0';
+	LWLockRelease(s->lock);
+
+	ereport(LOG,
+			(errmsg("snowflake layout %d/%d/%d adopted",
+					s->layout.timestamp_bits, s->layout.node_bits,
+					s->layout.sequence_bits)));
+}
+
+/* Parse one integer placeholder setting; false if it is not an integer. */
+static bool
+sf_placeholder_int(const char *name, int dflt, int *value)
+{
+	const char *text = GetConfigOption(name, true, false);
+	char	   *end;
+	long		v;
+
+	if (text == NULL)
+	{
+		*value = dflt;
+		return true;
+	}
+	errno = 0;
+	v = strtol(text, &end, 10);
+	while (*end == ' ')
+		end++;
+	if (errno != 0 || end == text || *end != '\0' || v < INT_MIN || v > INT_MAX)
+		return false;
+	*value = (int) v;
+	return true;
+}
+
+/*
+ * snowflake_configured_layout
+ *		The layout decoders must use.
+ *
+ * With the library preloaded it is the one validated at startup.  Without,
+ * the postmaster-context settings cannot be defined, but postgresql.conf's
+ * values are still visible as placeholders: they are read and validated
+ * here, so that decoding never silently uses a layout other than the
+ * configured one.  Returns false, with *bad_name naming the offending
+ * setting (or NULL for a bad combination) and a detail, if the
+ * configuration is invalid.
+ */
+bool
+snowflake_configured_layout(SnowflakeLayout *layout, const char **bad_name,
+							char *detail)
+{
+	const char *epoch;
+
+	if (snowflake_shared != NULL)
+	{
+		*layout = snowflake_shared->layout;
+		return true;
+	}
+
+	*bad_name = "snowflake.timestamp_bits";
+	if (!sf_placeholder_int(*bad_name, SNOWFLAKE_DEFAULT_TIMESTAMP_BITS,
+							&layout->timestamp_bits))
+		goto not_integer;
+	*bad_name = "snowflake.node_bits";
+	if (!sf_placeholder_int(*bad_name, SNOWFLAKE_DEFAULT_NODE_BITS,
+							&layout->node_bits))
+		goto not_integer;
+	*bad_name = "snowflake.sequence_bits";
+	if (!sf_placeholder_int(*bad_name, SNOWFLAKE_DEFAULT_SEQUENCE_BITS,
+							&layout->sequence_bits))
+		goto not_integer;
+
+	*bad_name = "snowflake.epoch";
+	epoch = GetConfigOption(*bad_name, true, false);
+	if (!snowflake_parse_epoch(epoch ? epoch : SNOWFLAKE_DEFAULT_EPOCH,
+							   &layout->epoch_ms, detail))
+		return false;
+
+	*bad_name = NULL;
+	return snowflake_layout_check(layout, detail);
+
+not_integer:
+	snprintf(detail, SNOWFLAKE_DETAIL_LEN, "The value must be an integer.");
+	return false;
+}
