@@ -12,19 +12,19 @@ PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers 
 # pg_regress: an ordered list, the first creates the extension.  Each run
 # starts its own server with the library preloaded (test/snowflake.conf).
 REGRESS = setup layout decode generate errors
-REGRESS_OPTS = --temp-instance=$(CURDIR)/tmp_check/regress \
+REGRESS_OPTS = --temp-instance=$(CURDIR)/tmp_check_regress \
 	--temp-config=$(srcdir)/test/snowflake.conf --inputdir=$(srcdir)
 
 # Isolation specs live in test/specs with their output in test/expected.
 ISOLATION = concurrent
-ISOLATION_OPTS = --temp-instance=$(CURDIR)/tmp_check/isolation \
+ISOLATION_OPTS = --temp-instance=$(CURDIR)/tmp_check_isolation \
 	--temp-config=$(srcdir)/test/snowflake.conf --inputdir=$(srcdir)/test
 
 # TAP tests (PostgreSQL::Test::Cluster) in test/t.
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl
 
-EXTRA_CLEAN = tmp_check results output_iso regression.diffs regression.out
+EXTRA_CLEAN = tmp_check tmp_check_regress tmp_check_isolation results output_iso regression.diffs regression.out
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)

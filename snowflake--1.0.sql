@@ -115,6 +115,8 @@ CREATE VIEW snowflake_stats AS SELECT * FROM snowflake_stats();
 COMMENT ON VIEW snowflake_stats IS
 'state and counters of this server''s snowflake generator';
 
+GRANT SELECT ON snowflake_stats TO PUBLIC;
+
 CREATE FUNCTION snowflake_stats_reset()
 RETURNS void
 AS 'MODULE_PATHNAME', 'snowflake_stats_reset'

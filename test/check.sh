@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The README's second command: install what is missing, build and install
+# snowflake, then run every test suite against real servers the suites start
+# themselves: pg_regress (sql/), the isolation specs (test/specs/) and the
+# TAP tests (test/t/).  Fails if any suite fails, or if a suite did not run.
+#
+#   PROVE_TESTS='test/t/010_crash.pl'   run only some TAP tests
+source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+WERROR=${WERROR:-1}
+sf_setup
+
+out=$(mktemp /tmp/snowflake-check.XXXXXX.log)
+chmod a+r "$out"
+status=0
+"${RUN_AS[@]}" env PATH="$PG_BINDIR:$PATH" ${PROVE_TESTS:+PROVE_TESTS="$PROVE_TESTS"} \
+    make -C "$RUN_DIR" installcheck PG_CONFIG="$PG_CONFIG" 2>&1 | tee "$out" || status=$?
+
+if [ "$status" -ne 0 ]; then
+    for f in "$RUN_DIR"/regression.diffs "$RUN_DIR"/output_iso/regression.diffs; do
+        [ -f "$f" ] && { echo "==> $f"; cat "$f"; }
+    done
+    find "$RUN_DIR/tmp_check" -name 'regress_log_*' 2>/dev/null | while read -r f; do
+        echo "==> tail of $f"; tail -n 60 "$f"
+    done
+    echo "FAILED: a test suite failed (see above)" >&2
+    rm -f "$out"
+    exit 1
+fi
+
+# Every suite must have run: pg_regress and the isolation tester print
+# "All N tests passed", prove prints "Result: PASS" after running tests.
+fail=0
+if [ "$(grep -cE '^# All [0-9]+ tests passed|^ *All [0-9]+ tests passed' "$out")" -lt 2 ]; then
+    echo "FAILED: pg_regress or the isolation tester did not report its tests as passed" >&2
+    fail=1
+fi
+if grep -q 'TAP tests not enabled' "$out" || ! grep -q '^Result: PASS' "$out"; then
+    echo "FAILED: the TAP tests did not run" >&2
+    fail=1
+fi
+tap_files=$(grep -cE '^test/t/.*\.pl \.+ ok' "$out" || true)
+echo "==> TAP test files passed: $tap_files"
+rm -f "$out"
+if [ "$fail" -ne 0 ] || [ "$tap_files" -eq 0 ]; then
+    exit 1
+fi
+echo "==> every suite passed"

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Shared set-up for the README's two commands (test/demo.sh, test/check.sh):
+# install what is missing from Debian/Ubuntu packages, build the extension
+# and install it into the chosen PostgreSQL.  Sourced, not run.
+#
+# Works as root (CI) and as a normal user with sudo.  Environment:
+#   PG_MAJOR   PostgreSQL major to build against (default: the newest one
+#              installed, else the distribution's default)
+#   WERROR=1   build with -Werror (default in CI)
+
+set -euo pipefail
+
+SNOWFLAKE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+if [ "$(id -u)" -eq 0 ]; then
+    SUDO=()
+else
+    SUDO=(sudo)
+fi
+
+log() { printf '==> %s\n' "$*" >&2; }
+
+# Pick the PostgreSQL major version.
+sf_pick_major() {
+    if [ -n "${PG_MAJOR:-}" ]; then
+        return
+    fi
+    local newest
+    newest=$(ls -d /usr/lib/postgresql/*/bin/postgres 2>/dev/null |
+        sed -E 's|/usr/lib/postgresql/([0-9]+)/.*|\1|' | sort -n | tail -n 1 || true)
+    if [ -n "$newest" ]; then
+        PG_MAJOR=$newest
+        return
+    fi
+    if ! apt-cache show postgresql >/dev/null 2>&1; then
+        "${SUDO[@]}" apt-get update -qq
+    fi
+    PG_MAJOR=$(apt-cache depends postgresql 2>/dev/null |
+        sed -nE 's/.*Depends: postgresql-([0-9]+)$/\1/p' | head -n 1)
+    if [ -z "$PG_MAJOR" ]; then
+        echo "cannot tell which PostgreSQL version this distribution ships; set PG_MAJOR" >&2
+        exit 1
+    fi
+}
+
+# Install the Debian packages that are not there yet.
+sf_install_packages() {
+    local wanted=(make gcc libc6-dev perl libipc-run-perl faketime libfaketime
+                  "postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR"
+                  "postgresql-client-$PG_MAJOR")
+    local missing=()
+    local p
+    for p in "${wanted[@]}"; do
+        if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+            missing+=("$p")
+        fi
+    done
+    if [ "${#missing[@]}" -gt 0 ]; then
+        log "installing ${missing[*]}"
+        "${SUDO[@]}" apt-get update -qq
+        "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive \
+            apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    fi
+}
+
+# Build and install the extension.
+sf_build_install() {
+    PG_CONFIG=/usr/lib/postgresql/$PG_MAJOR/bin/pg_config
+    PG_BINDIR=$("$PG_CONFIG" --bindir)
+    export PG_CONFIG PG_BINDIR
+    log "building snowflake against PostgreSQL $PG_MAJOR"
+    make -C "$SNOWFLAKE_ROOT" -s clean PG_CONFIG="$PG_CONFIG"
+    make -C "$SNOWFLAKE_ROOT" -s PG_CONFIG="$PG_CONFIG" WERROR="${WERROR:-}"
+    "${SUDO[@]}" make -C "$SNOWFLAKE_ROOT" -s install PG_CONFIG="$PG_CONFIG" >/dev/null
+}
+
+# PostgreSQL refuses to run as root: the tests and the demo run as the
+# unprivileged "postgres" user (created by the Debian package) when we are
+# root, in a copy of the tree that user owns.  RUN_AS runs a command as that
+# user; RUN_DIR is the tree to run in.
+sf_pick_runner() {
+    if [ "$(id -u)" -eq 0 ]; then
+        RUN_DIR=$(mktemp -d /tmp/snowflake-run.XXXXXX)
+        cp -a "$SNOWFLAKE_ROOT/." "$RUN_DIR/"
+        chown -R postgres: "$RUN_DIR"
+        trap 'rm -rf "$RUN_DIR"' EXIT
+        RUN_AS=(runuser -u postgres --)
+    else
+        RUN_DIR=$SNOWFLAKE_ROOT
+        RUN_AS=()
+    fi
+}
+
+sf_setup() {
+    sf_pick_major
+    sf_install_packages
+    sf_build_install
+    sf_pick_runner
+}
