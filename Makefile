@@ -8,6 +8,11 @@ OBJS = src/snowflake.o src/functions.o src/generator.o src/state.o src/layout.o
 DATA = $(wildcard $(EXTENSION)--*.sql)
 PG_CPPFLAGS = -DSNOWFLAKE_VERSION=\"$(EXTVERSION)\"
 PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers $(if $(WERROR),-Werror)
+# ASSERTS=1 enables the extension's Assert()s even against a server built
+# without --enable-cassert (test/check.sh builds this way).
+ifdef ASSERTS
+PG_CPPFLAGS += -DUSE_ASSERT_CHECKING
+endif
 
 # pg_regress: an ordered list, the first creates the extension.  Each run
 # starts its own server with the library preloaded (test/snowflake.conf).

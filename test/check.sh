@@ -7,6 +7,7 @@
 #   PROVE_TESTS='test/t/010_crash.pl'   run only some TAP tests
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 WERROR=${WERROR:-1}
+ASSERTS=${ASSERTS:-1}
 sf_setup
 
 out=$(mktemp /tmp/snowflake-check.XXXXXX.log)

@@ -6,7 +6,8 @@
 # Works as root (CI) and as a normal user with sudo.  Environment:
 #   PG_MAJOR   PostgreSQL major to build against (default: the newest one
 #              installed, else the distribution's default)
-#   WERROR=1   build with -Werror (default in CI)
+#   WERROR=1   build with -Werror (test/check.sh sets it)
+#   ASSERTS=1  build with the extension's assertions on (test/check.sh sets it)
 
 set -euo pipefail
 
@@ -70,7 +71,7 @@ sf_build_install() {
     export PG_CONFIG PG_BINDIR
     log "building snowflake against PostgreSQL $PG_MAJOR"
     make -C "$SNOWFLAKE_ROOT" -s clean PG_CONFIG="$PG_CONFIG"
-    make -C "$SNOWFLAKE_ROOT" -s PG_CONFIG="$PG_CONFIG" WERROR="${WERROR:-}"
+    make -C "$SNOWFLAKE_ROOT" -s PG_CONFIG="$PG_CONFIG" WERROR="${WERROR:-}" ASSERTS="${ASSERTS:-}"
     "${SUDO[@]}" make -C "$SNOWFLAKE_ROOT" -s install PG_CONFIG="$PG_CONFIG" >/dev/null
 }
 
