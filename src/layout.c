@@ -123,6 +123,46 @@ snowflake_node_check(const SnowflakeLayout *layout, int node_id,
 	return true;
 }
 
+/*
+ * snowflake_parse_int
+ *		Parse a plain decimal integer, optionally signed and surrounded by
+ *		spaces.  The layout settings accept nothing else (no units, no
+ *		fractions, no hexadecimal, and no leading zero, which PostgreSQL
+ *		reads as octal), so that a server with the library preloaded and the
+ *		decoders of one without read them identically or not at all.
+ */
+bool
+snowflake_parse_int(const char *text, int *value)
+{
+	const char *p = text;
+	bool		negative = false;
+	int64		v = 0;
+
+	while (isspace((unsigned char) *p))
+		p++;
+	if (*p == '+' || *p == '-')
+		negative = (*p++ == '-');
+	if (!isdigit((unsigned char) *p) ||
+		(*p == '0' && isdigit((unsigned char) p[1])))
+		return false;
+	for (; isdigit((unsigned char) *p); p++)
+	{
+		v = v * 10 + (*p - '0');
+		if (v > (int64) PG_INT32_MAX + 1)
+			return false;
+	}
+	while (isspace((unsigned char) *p))
+		p++;
+	if (*p != '\0')
+		return false;
+	if (negative)
+		v = -v;
+	if (v < PG_INT32_MIN || v > PG_INT32_MAX)
+		return false;
+	*value = (int) v;
+	return true;
+}
+
 /* Days from 1970-01-01 to the given proleptic Gregorian date. */
 static int64
 sf_days_from_civil(int64 y, int m, int d)

@@ -100,6 +100,7 @@ extern bool snowflake_layout_check(const SnowflakeLayout *layout,
 								   char *detail);
 extern bool snowflake_node_check(const SnowflakeLayout *layout, int node_id,
 								 char *detail);
+extern bool snowflake_parse_int(const char *text, int *value);
 extern bool snowflake_parse_epoch(const char *text, int64 *epoch_ms,
 								  char *detail);
 extern void snowflake_format_ms(int64 unix_ms, char *buf, size_t len);

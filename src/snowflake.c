@@ -93,16 +93,22 @@ sf_require_applied(const char *name, const char *raw, bool applied)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid value for parameter \"%s\": \"%s\"", name, raw),
-				 errdetail("snowflake will not start with a setting that decides ID uniqueness ignored."),
+				 errdetail("The settings that shape snowflake IDs must be valid, and the node id and bit widths plain decimal integers: the server does not start with one of them ignored or read differently."),
 				 errhint("Correct \"%s\" and start the server again.", name)));
 }
 
+/*
+ * Whether an integer setting took the value its text spells.  Only plain
+ * decimal counts: PostgreSQL would also read "010" as octal 8 and round
+ * "11.6" to 12, which the decoders of a server without the library preloaded
+ * (snowflake_configured_layout) would read differently or refuse.
+ */
 static bool
 sf_int_applied(const char *raw, int value)
 {
 	int			parsed;
 
-	return raw == NULL || (parse_int(raw, &parsed, 0, NULL) && parsed == value);
+	return raw == NULL || (snowflake_parse_int(raw, &parsed) && parsed == value);
 }
 
 void

@@ -1,0 +1,165 @@
+# Copyright: see LICENSE
+#
+# 003_invalid_layout.pl
+#	Invalid layouts stop a preloaded server from starting.
+#
+# The epoch and widths decide every ID, so a bad value must not be replaced
+# by a default with a WARNING (what PostgreSQL does for an ordinary custom
+# setting): the postmaster must refuse to start, with a message that names
+# the settings involved.  Each case writes the snowflake settings afresh,
+# tries to start, and reads the server log written by that attempt.
+
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('invalid_layout');
+$node->init;
+$node->append_conf('postgresql.conf',
+	"shared_preload_libraries = 'snowflake'\n"
+	  . "include_if_exists = 'snowflake_layout.conf'");
+
+# Replace the snowflake settings (values are quoted as given).
+sub write_layout
+{
+	my (%settings) = @_;
+	my $file = $node->data_dir . '/snowflake_layout.conf';
+	open my $fh, '>', $file or die "could not write $file: $!";
+	print $fh map { "$_ = '$settings{$_}'\n" } sort keys %settings;
+	close $fh;
+	return;
+}
+
+# Try to start with the given settings: the start must fail, and the log
+# lines written by this attempt must match every pattern.
+sub start_fails
+{
+	my ($name, $settings, @patterns) = @_;
+
+	write_layout(%$settings);
+	my $offset = -s $node->logfile // 0;
+	my $started = $node->start(fail_ok => 1);
+	ok(!$started, "$name: the server does not start");
+	$node->stop if $started;    # keep going if it wrongly did
+
+	my $log = slurp_file($node->logfile, $offset);
+	like($log, $_, "$name: log matches $_") foreach @patterns;
+	return;
+}
+
+# The widths sum to more than 63 bits.
+start_fails(
+	'45/10/12',
+	{
+		'snowflake.node_id' => '1',
+		'snowflake.timestamp_bits' => '45',
+		'snowflake.node_bits' => '10',
+		'snowflake.sequence_bits' => '12'
+	},
+	qr/FATAL:  invalid snowflake layout/,
+	qr/DETAIL:  snowflake\.timestamp_bits \(45\) \+ snowflake\.node_bits \(10\) \+ snowflake\.sequence_bits \(12\) = 67, but an ID has only 63 bits\./
+);
+
+# node_id does not fit the node field.
+start_fails(
+	'node_id 8 with node_bits 3',
+	{ 'snowflake.node_id' => '8', 'snowflake.node_bits' => '3' },
+	qr/FATAL:  invalid value for parameter "snowflake\.node_id": 8/,
+	qr/DETAIL:  snowflake\.node_id is 8, but with snowflake\.node_bits = 3 it must be between 0 and 7\./,
+	qr/HINT:  .*"snowflake\.node_bits"/);
+
+# An epoch that does not parse.
+start_fails(
+	'unparsable epoch',
+	{ 'snowflake.node_id' => '1', 'snowflake.epoch' => '2024-13-01' },
+	qr/FATAL:  invalid value for parameter "snowflake\.epoch": "2024-13-01"/);
+
+start_fails(
+	'epoch that is not a date',
+	{ 'snowflake.node_id' => '1', 'snowflake.epoch' => 'yesterday' },
+	qr/FATAL:  invalid value for parameter "snowflake\.epoch": "yesterday"/,
+	qr/DETAIL:  The epoch must be written as YYYY-MM-DD/);
+
+# An epoch in the future: no ID could be minted.
+start_fails(
+	'epoch in the future',
+	{ 'snowflake.node_id' => '1', 'snowflake.epoch' => '2999-01-01 00:00:00+00' },
+	qr/FATAL:  invalid value for parameter "snowflake\.epoch": "2999-01-01 00:00:00\+00"/,
+	qr/DETAIL:  The epoch is in the future, so no ID could be minted yet\./);
+
+# Width values that are not integers, or out of their own range: PostgreSQL
+# would WARN and use the default width; snowflake must refuse instead.
+start_fails(
+	'node_bits not an integer',
+	{ 'snowflake.node_id' => '1', 'snowflake.node_bits' => 'ten' },
+	qr/FATAL:  invalid value for parameter "snowflake\.node_bits": "ten"/);
+
+start_fails(
+	'sequence_bits not an integer',
+	{ 'snowflake.node_id' => '1', 'snowflake.sequence_bits' => '12 bits' },
+	qr/FATAL:  invalid value for parameter "snowflake\.sequence_bits": "12 bits"/);
+
+start_fails(
+	'timestamp_bits below its minimum',
+	{ 'snowflake.node_id' => '1', 'snowflake.timestamp_bits' => '20' },
+	qr/FATAL:  invalid value for parameter "snowflake\.timestamp_bits": "20"/);
+
+start_fails(
+	'sequence_bits above its maximum',
+	{ 'snowflake.node_id' => '1', 'snowflake.sequence_bits' => '40' },
+	qr/FATAL:  invalid value for parameter "snowflake\.sequence_bits": "40"/);
+
+start_fails(
+	'node_id not an integer',
+	{ 'snowflake.node_id' => 'one' },
+	qr/FATAL:  invalid value for parameter "snowflake\.node_id": "one"/);
+
+start_fails(
+	'node_id below -1',
+	{ 'snowflake.node_id' => '-2' },
+	qr/FATAL:  invalid value for parameter "snowflake\.node_id": "-2"/);
+
+{
+	# PostgreSQL rounds 11.6 to 12 for an ordinary integer setting; for a
+	# width that decides every ID, a value that is not an integer must stop
+	# the server like any other invalid one (the decoders of a server
+	# without the preload already reject it).
+	start_fails(
+		'sequence_bits with a fraction',
+		{ 'snowflake.node_id' => '1', 'snowflake.sequence_bits' => '11.6' },
+		qr/FATAL:  invalid value for parameter "snowflake\.sequence_bits": "11\.6"/);
+}
+
+# The same data directory starts with a valid layout: the failures above
+# were the settings', and the edge of each range is accepted.
+write_layout(
+	'snowflake.node_id' => '7',
+	'snowflake.timestamp_bits' => '41',
+	'snowflake.node_bits' => '3',
+	'snowflake.sequence_bits' => '19',
+	'snowflake.epoch' => '2000-01-01');
+$node->start;
+pass('the server starts with a valid layout (41/3/19, node_id 7 = 2^3 - 1)');
+$node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+is( $node->safe_psql(
+		'postgres',
+		'SELECT snowflake_node_id(snowflake_nextval()), status, timestamp_bits, node_bits, sequence_bits FROM snowflake_stats'
+	),
+	'7|ready|41|3|19',
+	'it generates IDs with the configured layout');
+$node->stop;
+
+# The full 63 bits may be used.
+write_layout(
+	'snowflake.node_id' => '0',
+	'snowflake.timestamp_bits' => '42',
+	'snowflake.node_bits' => '10',
+	'snowflake.sequence_bits' => '11');
+my $started = $node->start(fail_ok => 1);
+ok($started, 'a layout of exactly 63 bits (42/10/11) starts');
+$node->stop if $started;
+
+done_testing();

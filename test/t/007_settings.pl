@@ -1,0 +1,223 @@
+# Copyright: see LICENSE
+#
+# 007_settings.pl
+#	The snowflake settings' contexts, as an operator and a user see them.
+#
+# What decides uniqueness (node_id, epoch, widths) is postmaster-context:
+# no session can change it, a reload does not, a restart does.  The lead
+# bound snowflake.max_drift_ms is an operator knob changed by a reload;
+# snowflake.max_wait_ms is a per-session choice of how long a call may
+# sleep.  The prefix "snowflake." is reserved.
+
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('settings');
+$node->init;
+$node->append_conf(
+	'postgresql.conf', q{
+timezone = 'UTC'
+shared_preload_libraries = 'snowflake'
+snowflake.node_id = 11
+snowflake.max_drift_ms = 200
+});
+$node->start;
+$node->safe_psql('postgres',
+	'CREATE EXTENSION snowflake; CREATE ROLE app LOGIN');
+my $app = $node->connstr('postgres') . ' user=app';
+
+# Run SQL; return psql's stderr (VERBOSITY verbose, so with SQLSTATE), or a
+# note that there was no error.
+sub sql_error
+{
+	my ($sql, %params) = @_;
+	my ($ret, $stdout, $stderr) =
+	  $node->psql('postgres', "\\set VERBOSITY verbose\n$sql", %params);
+	return $ret == 0 ? "(no error; output: $stdout)" : $stderr;
+}
+
+sub stats
+{
+	my ($cols) = @_;
+	return $node->safe_psql('postgres', "SELECT $cols FROM snowflake_stats");
+}
+
+# ---------------------------------------------------------------------------
+# Contexts and units, as pg_settings reports them.
+# ---------------------------------------------------------------------------
+is( $node->safe_psql(
+		'postgres', q{
+		SELECT string_agg(name || ':' || context || ':' || coalesce(unit, ''), ' ' ORDER BY name)
+		FROM pg_settings WHERE name LIKE 'snowflake.%'}),
+	join(' ',
+		'snowflake.epoch:postmaster:',
+		'snowflake.max_drift_ms:sighup:ms',
+		'snowflake.max_wait_ms:user:ms',
+		'snowflake.node_bits:postmaster:',
+		'snowflake.node_id:postmaster:',
+		'snowflake.sequence_bits:postmaster:',
+		'snowflake.timestamp_bits:postmaster:'),
+	'pg_settings: postmaster for the layout, sighup for max_drift_ms, user for max_wait_ms'
+);
+
+# ---------------------------------------------------------------------------
+# Nothing deciding uniqueness can be changed in a session.
+# ---------------------------------------------------------------------------
+foreach my $setting (
+	[ 'snowflake.node_id', '12' ],
+	[ 'snowflake.epoch', "'2020-01-01'" ],
+	[ 'snowflake.timestamp_bits', '40' ],
+	[ 'snowflake.node_bits', '11' ],
+	[ 'snowflake.sequence_bits', '11' ])
+{
+	my ($name, $value) = @$setting;
+	like(
+		sql_error("SET $name = $value"),
+		qr/ERROR:  55P02: parameter "\Q$name\E" cannot be changed without restarting the server/,
+		"SET $name fails with 55P02");
+}
+like(
+	sql_error("ALTER ROLE app SET snowflake.node_id = 12"),
+	qr/ERROR:  55P02: parameter "snowflake\.node_id" cannot be changed without restarting the server/,
+	'ALTER ROLE ... SET snowflake.node_id fails with 55P02');
+like(
+	sql_error('SET snowflake.max_drift_ms = 5000'),
+	qr/ERROR:  55P02: parameter "snowflake\.max_drift_ms" cannot be changed now/,
+	'SET snowflake.max_drift_ms fails with 55P02 (it is a server-wide setting)');
+like(
+	sql_error('SET snowflake.no_such_setting = 1'),
+	qr/ERROR:  42602: invalid configuration parameter name "snowflake\.no_such_setting"/,
+	'the prefix "snowflake." is reserved');
+is($node->safe_psql('postgres', 'SHOW snowflake.node_id'),
+	'11', 'node_id unchanged');
+
+# ---------------------------------------------------------------------------
+# An ordinary user: generates, reads stats, sets max_wait_ms, cannot reset.
+# ---------------------------------------------------------------------------
+is( $node->safe_psql(
+		'postgres', q{
+		SET snowflake.max_wait_ms = 50;
+		SHOW snowflake.max_wait_ms;
+		SELECT snowflake_node_id(snowflake_nextval());
+		SELECT status FROM snowflake_stats},
+		connstr => $app),
+	"50ms\n11\nready",
+	'an ordinary user sets max_wait_ms for the session, generates and reads stats');
+like(
+	sql_error('SELECT snowflake_stats_reset()', connstr => $app),
+	qr/ERROR:  42501: permission denied for function snowflake_stats_reset/,
+	'an ordinary user cannot reset the counters');
+like(
+	sql_error('SELECT snowflake_adopt_layout()', connstr => $app),
+	qr/ERROR:  42501: permission denied for function snowflake_adopt_layout/,
+	'an ordinary user cannot adopt a layout');
+
+# ---------------------------------------------------------------------------
+# max_wait_ms bounds the sleep of one call, per session.
+#
+# Two batches of 819201 IDs each span exactly max_drift_ms (200 ms) of
+# timestamps.  Reserved back to back in one statement (LIMIT 1: reserved at
+# the first row, the rest never produced), the second one ends 400 ms after
+# the clock the first one saw, so it can only be issued after the clock has
+# moved on by 200 ms: it must sleep, as the two reservations are
+# microseconds apart.  Before each attempt, wait for any earlier lead to
+# vanish so the first batch needs no sleep.
+# ---------------------------------------------------------------------------
+my $two_batches = q{
+	SELECT (SELECT snowflake_nextval_batch(819201) LIMIT 1) AS a,
+	       (SELECT snowflake_nextval_batch(819201) LIMIT 1) AS b};
+
+sub no_lead
+{
+	$node->poll_query_until('postgres',
+		'SELECT coalesce(lead_ms, 0) = 0 FROM snowflake_stats')
+	  or die 'the lead over the clock never went back to 0';
+	$node->safe_psql('postgres', 'SELECT snowflake_stats_reset()');
+	return;
+}
+
+# No sleeping allowed: the second batch fails, and issues nothing.
+no_lead();
+my $err = sql_error("SET snowflake.max_wait_ms = 0;\n$two_batches");
+like($err,
+	qr/ERROR:  58000: system clock is \d+ ms behind the last issued snowflake ID/,
+	'max_wait_ms = 0: a call that would have to sleep fails with 58000');
+like(
+	$err,
+	qr/DETAIL:  IDs may lead the clock by 200 ms \(snowflake\.max_drift_ms\) and a call may wait 0 ms \(snowflake\.max_wait_ms\); no ID was issued\./,
+	'the detail names both settings');
+is(stats('ids_issued, refused, waits'),
+	'819201|1|0', 'only the first batch was issued; the refused one issued nothing');
+
+# The default (1000 ms) allows the sleep.
+no_lead();
+my ($first, $second) = split /\|/, $node->safe_psql('postgres', $two_batches);
+ok($second > $first, 'max_wait_ms = 1000: both batches are issued, in order');
+is(stats('ids_issued, refused, waits, lead_ms <= 200'),
+	'1638402|0|1|t', 'the second call slept, within max_drift_ms');
+
+{
+	# A backend's latch is set by many things (a reload's SIGHUP, a
+	# timeout's SIGALRM, sinval catch-up, notifications...), and a wait must
+	# survive that.  Here the backend sets its own latch deterministically,
+	# by signalling itself with pg_log_backend_memory_contexts() in the
+	# target list before the two batches (evaluated left to right: the
+	# batches are initplans, run when their value is first needed).
+	my $woken_batches = q{
+		SELECT pg_log_backend_memory_contexts(pg_backend_pid()) AS signalled,
+		       (SELECT snowflake_nextval_batch(819201) LIMIT 1) AS a,
+		       (SELECT snowflake_nextval_batch(819201) LIMIT 1) AS b};
+
+	# The second batch needs at most ~201 ms of sleep, which 300 ms allows.
+	no_lead();
+	$err = sql_error("SET snowflake.max_wait_ms = 300;\n$woken_batches");
+	like($err, qr/^\(no error/,
+		'max_wait_ms = 300 suffices for a 200 ms wait despite a latch wake-up');
+
+	# wait_ms cannot exceed the time the statement took.
+	no_lead();
+	my $elapsed = $node->safe_psql(
+		'postgres', qq{
+		SELECT round(extract(epoch FROM clock_timestamp() - statement_timestamp()) * 1000)
+		FROM ($woken_batches OFFSET 0) x});
+	my $wait_ms = stats('wait_ms');
+	cmp_ok($wait_ms, '<=', $elapsed + 1,
+		"wait_ms ($wait_ms) is at most the statement's duration ($elapsed ms)");
+}
+
+# ---------------------------------------------------------------------------
+# max_drift_ms is changed by a reload; node_id is not.
+# ---------------------------------------------------------------------------
+$node->append_conf('postgresql.conf',
+	"snowflake.max_drift_ms = 300\nsnowflake.node_id = 12");
+my $log_offset = -s $node->logfile;
+$node->reload;
+ok($node->poll_query_until('postgres', 'SHOW snowflake.max_drift_ms', '300ms'),
+	'a reload changes max_drift_ms');
+is( $node->safe_psql(
+		'postgres',
+		"SELECT current_setting('snowflake.node_id'), pending_restart FROM pg_settings WHERE name = 'snowflake.node_id'"
+	),
+	'11|t',
+	'a reload does not change node_id; pg_settings shows the restart pending');
+ok( $node->wait_for_log(
+		qr/parameter "snowflake\.node_id" cannot be changed without restarting the server/,
+		$log_offset),
+	'the server log says node_id needs a restart');
+is($node->safe_psql('postgres', 'SELECT snowflake_node_id(snowflake_nextval())'),
+	'11', 'IDs still carry node id 11');
+
+# A restart applies the new node id, logged against the state file.
+$log_offset = -s $node->logfile;
+$node->restart;
+is($node->safe_psql('postgres', 'SELECT snowflake_node_id(snowflake_nextval()), node_id FROM snowflake_stats'),
+	'12|12', 'after a restart IDs carry node id 12');
+ok($node->log_contains(qr/snowflake\.node_id changed from 11 to 12/, $log_offset),
+	'the node id change is logged');
+
+$node->stop;
+done_testing();

@@ -1,0 +1,82 @@
+# Copyright: see LICENSE
+#
+# 008_conf_parsing.pl
+#	Preloaded or not, the same postgresql.conf means the same layout.
+#
+# A preloaded server reads the widths through PostgreSQL's own integer
+# parser (they are real settings); a server without the preload has only
+# the placeholders' text, which the decoders parse themselves.  For every
+# way of writing a width, the decoders of a server without the preload
+# must use the layout a preloaded server uses with the same postgresql.conf,
+# or fail; and if the preloaded server refuses the value, they must fail.
+# They must never decode silently with another layout.
+
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('conf_parsing');
+$node->init;
+$node->append_conf('postgresql.conf',
+	"include_if_exists = 'snowflake_case.conf'");
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+$node->stop;
+
+sub write_case
+{
+	my ($text) = @_;
+	my $file = $node->data_dir . '/snowflake_case.conf';
+	open my $fh, '>', $file or die "could not write $file: $!";
+	print $fh $text;
+	close $fh;
+	return;
+}
+
+# The node field's width as a preloaded server reads node_bits = $value,
+# or 'refused' if it does not start.
+sub preloaded_node_bits
+{
+	my ($value) = @_;
+	write_case("shared_preload_libraries = 'snowflake'\n"
+		  . "snowflake.node_id = 1\nsnowflake.node_bits = '$value'\n");
+	return 'refused' unless $node->start(fail_ok => 1);
+	my $bits =
+	  $node->safe_psql('postgres', 'SELECT node_bits FROM snowflake_stats');
+	$node->stop;
+	return $bits;
+}
+
+# The node field's width the decoders of a server without the preload use,
+# or 'fails'.  The largest bigint has every bit set, so its node field is
+# 2^node_bits - 1.
+sub decoder_node_bits
+{
+	my ($value) = @_;
+	write_case("snowflake.node_bits = '$value'\n");
+	$node->start;
+	my ($ret, $out, $err) = $node->psql('postgres',
+		'SELECT snowflake_node_id(9223372036854775807)');
+	$node->stop;
+	return 'fails' if $ret != 0;
+	return sprintf('%d', log($out + 1) / log(2) + 0.5);
+}
+
+foreach my $value ('10', '8', ' 9 ', '+9', '011', '010', '0x0A', '9.6', '1e1',
+	'ten', '40')
+{
+	my $preloaded = preloaded_node_bits($value);
+	my $decoder = decoder_node_bits($value);
+	my $name =
+	  "node_bits = '$value': preloaded server $preloaded, decoders without preload $decoder";
+
+	# Agreement, or the decoders fail.
+	my $consistent = $decoder eq 'fails' || $decoder eq $preloaded;
+
+	ok($consistent, $name);
+}
+
+done_testing();

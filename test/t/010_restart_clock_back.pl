@@ -1,0 +1,226 @@
+# Copyright: see LICENSE
+#
+# 010_restart_clock_back.pl
+#	A burst that runs ahead of the clock, a restart, and the clock set back
+#	by tens of seconds: no ID may be issued twice or out of order.
+#
+# The generator borrows future milliseconds when more than 4096 IDs are
+# asked for in one millisecond, so the last issued ID can be ahead of the
+# wall clock.  A restart must resume strictly above every ID issued before
+# it, even when the clock is now behind them: every new ID is above every
+# old one, or the call fails (58000, saying how far behind the clock is) and
+# issues nothing.  When the clock catches up, generation resumes by itself.
+#
+# Both ways of stopping are exercised: an immediate shutdown (no shutdown
+# checkpoint, crash recovery at the next start) and a fast, clean one.
+#
+# The server's clock is stepped with libfaketime (Debian package
+# "libfaketime"): the server is started with it preloaded and reads a time
+# offset from a file at every clock call, so rewriting the file moves the
+# running server's clock at once.
+
+use strict;
+use warnings;
+
+use JSON::PP qw(decode_json);
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+# libfaketime is required: without it this test proves nothing, so it fails.
+my ($faketime_lib) = grep { -e $_ } glob(
+	'/usr/lib/*/faketime/libfaketime.so.1 '
+	  . '/usr/lib/faketime/libfaketime.so.1 '
+	  . '/usr/local/lib/faketime/libfaketime.so.1');
+if (!defined $faketime_lib)
+{
+	fail('libfaketime.so.1 is installed (Debian package "libfaketime")');
+	done_testing();
+	exit;
+}
+my $clock_file = PostgreSQL::Test::Utils::tempdir() . '/clock_offset';
+
+# Set the server's clock to the real time plus $offset seconds ("+0",
+# "-30", "-0.3").  libfaketime rereads the file at every clock call and
+# treats an empty file as "no offset", so the file is replaced atomically.
+sub set_clock
+{
+	my ($offset) = @_;
+	open my $fh, '>', "$clock_file.new" or die "could not write $clock_file.new: $!";
+	print $fh "$offset\n";
+	close $fh or die "could not write $clock_file.new: $!";
+	rename("$clock_file.new", $clock_file) or die "could not rename to $clock_file: $!";
+	return;
+}
+
+# Start the server with libfaketime preloaded; the environment is restored
+# afterwards so that no client program runs with a fake clock.
+sub start_faked
+{
+	my ($node) = @_;
+	local $ENV{LD_PRELOAD} = $faketime_lib;
+	local $ENV{FAKETIME_TIMESTAMP_FILE} = $clock_file;
+	local $ENV{FAKETIME_NO_CACHE} = '1';
+	# Only the wall clock moves: PostgreSQL times its sleeps and timeouts
+	# with the monotonic clock, which must keep running forwards.
+	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = '1';
+	$node->start;
+	return;
+}
+
+# Run $sql with verbose error reports; return the SQLSTATE of the first
+# error ('none' if there was none), stderr and stdout.
+sub sql_error
+{
+	my ($node, $sql) = @_;
+	my ($ret, $stdout, $stderr) =
+	  $node->psql('postgres', "\\set VERBOSITY verbose\n$sql",
+		on_error_stop => 0);
+	my ($sqlstate) = $stderr =~ /ERROR:\s+([0-9A-Z]{5}):/;
+	return ($sqlstate // 'none', $stderr, $stdout);
+}
+
+# The snowflake_stats row as a hash.
+sub stats
+{
+	my ($node) = @_;
+	return decode_json(
+		$node->safe_psql('postgres',
+			'SELECT row_to_json(s) FROM snowflake_stats s'));
+}
+
+my $node = PostgreSQL::Test::Cluster->new('restart_clock_back');
+$node->init;
+$node->append_conf('postgresql.conf',
+	"shared_preload_libraries = 'snowflake'\nsnowflake.node_id = 7\n");
+set_clock('+0');
+start_faked($node);
+
+$node->safe_psql(
+	'postgres', q{
+CREATE EXTENSION snowflake;
+-- IDs returned to the client and committed.
+CREATE TABLE issued (id bigint PRIMARY KEY);
+-- Several batches of a million IDs back to back.  Each spans 245 ms of ID
+-- time, more than it takes to issue, so the generator runs ahead of the
+-- clock.  Returns the largest ID issued and the lead right afterwards.
+CREATE FUNCTION burst(batches integer, OUT max_id bigint, OUT lead_ms bigint)
+LANGUAGE plpgsql AS $$
+BEGIN
+	max_id := 0;
+	FOR i IN 1..batches LOOP
+		max_id := greatest(max_id,
+			(SELECT max(x) FROM (SELECT snowflake_nextval_batch(1000000)) b(x)));
+	END LOOP;
+	SELECT s.lead_ms INTO lead_ms FROM snowflake_stats s;
+END $$;
+});
+
+# The Unix time in milliseconds carried by an ID.
+sub id_unix_ms
+{
+	my ($id) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT (extract(epoch FROM snowflake_timestamp($id)) * 1000)::bigint");
+}
+
+# One round: issue IDs (committed ones, then a burst that leads the clock),
+# stop the server in $mode, set the clock back 30 seconds and start it.
+sub restart_with_clock_back
+{
+	my ($mode) = @_;
+
+	$node->safe_psql('postgres',
+		'INSERT INTO issued SELECT snowflake_nextval() FROM generate_series(1, 1000)');
+	my ($burst_max, $lead) = split /\|/,
+	  $node->safe_psql('postgres', 'SELECT max_id, lead_ms FROM burst(3)');
+	cmp_ok($lead, '>', 0,
+		"$mode: the burst put the last issued ID ahead of the clock (lead $lead ms)");
+
+	# Everything issued so far: the burst and the committed IDs.
+	my $old_max = $node->safe_psql('postgres',
+		"SELECT greatest($burst_max, max(id)) FROM issued");
+	my $old_count = $node->safe_psql('postgres', 'SELECT count(*) FROM issued');
+	my $old_max_ms = id_unix_ms($old_max);
+
+	$node->stop($mode);
+	set_clock('-30');
+	start_faked($node);
+
+	my $st = stats($node);
+	is($st->{status}, 'ready', "$mode: generator ready after the restart");
+	is($st->{ids_issued}, 0, "$mode: nothing issued yet after the restart");
+
+	# The clock is 30 s behind the last ID: calls fail, saying by how much.
+	# The clock is read just before and after the call, so the reported
+	# figure can be checked against what the server itself saw.
+	my ($sqlstate, $stderr, $stdout) = sql_error(
+		$node, q{
+SET snowflake.max_wait_ms = 100;
+SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+SELECT snowflake_nextval();
+SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+});
+	is($sqlstate, '58000',
+		"$mode: snowflake_nextval() with the clock set back fails with 58000");
+	my ($behind) =
+	  $stderr =~ /system clock is (\d+) ms behind the last issued snowflake ID/;
+	ok(defined $behind, "$mode: the error says how far behind the clock is")
+	  or diag($stderr);
+	my ($before_ms, $after_ms) = split /\n/, $stdout;
+	cmp_ok($after_ms, '<', $old_max_ms,
+		"$mode: the server's clock is behind the last ID issued before the restart");
+	cmp_ok($behind // 0, '>=', $old_max_ms - $after_ms,
+		"$mode: the reported gap ($behind ms) covers the IDs issued before the restart");
+	like($stderr, qr/DETAIL:.*no ID was issued/,
+		"$mode: the detail says no ID was issued");
+
+	# Nothing at all is issued, for single IDs and batches alike.
+	($sqlstate) = sql_error($node,
+		"SET snowflake.max_wait_ms = 100;\n"
+		  . 'INSERT INTO issued SELECT snowflake_nextval() FROM generate_series(1, 10)');
+	is($sqlstate, '58000', "$mode: an INSERT using snowflake_nextval() fails");
+	($sqlstate) = sql_error($node,
+		"SET snowflake.max_wait_ms = 100;\n"
+		  . 'SELECT count(*) FROM snowflake_nextval_batch(1000)');
+	is($sqlstate, '58000', "$mode: snowflake_nextval_batch() fails");
+	is($node->safe_psql('postgres', 'SELECT count(*) FROM issued'),
+		$old_count, "$mode: no row was inserted");
+	$st = stats($node);
+	is($st->{ids_issued}, 0, "$mode: no ID was issued while the clock was behind");
+	cmp_ok($st->{refused}, '>=', 3, "$mode: the refused calls are counted");
+
+	# The clock comes back.  Once it has passed the old IDs' time (a bounded
+	# poll, at most a second or so of lead) generation resumes by itself.
+	set_clock('+0');
+	ok( $node->poll_query_until('postgres',
+			"SELECT clock_timestamp() > snowflake_timestamp($old_max)"),
+		"$mode: the clock caught up with the IDs issued before the restart");
+	is( $node->safe_psql(
+			'postgres', qq{
+WITH n AS (
+	INSERT INTO issued SELECT snowflake_nextval() FROM generate_series(1, 1000)
+	RETURNING id)
+SELECT count(*), min(id) > $old_max FROM n}),
+		'1000|t',
+		"$mode: every ID issued after the restart is above every ID issued before it");
+	is( $node->safe_psql('postgres',
+			"SELECT min(x) > $old_max FROM snowflake_nextval_batch(100000) x"),
+		't', "$mode: batches too");
+	return;
+}
+
+restart_with_clock_back('immediate');
+restart_with_clock_back('fast');
+
+# The IDs of all rounds are distinct (the primary key says so) and were
+# issued in increasing order.
+is( $node->safe_psql(
+		'postgres', q{
+SELECT count(*) FILTER (WHERE id <= prev)
+FROM (SELECT id, lag(id) OVER (ORDER BY ctid) AS prev FROM issued) t}),
+	'0',
+	'committed IDs increase in insertion order across both restarts');
+
+$node->stop;
+done_testing();

@@ -1,0 +1,228 @@
+# Copyright: see LICENSE
+#
+# 011_crash_under_load.pl
+#	A backend killed with SIGKILL while IDs are generated under load, crash
+#	recovery, and the clock set back: no ID may be issued twice or out of
+#	order.
+#
+# pgbench sessions insert snowflake IDs into a table (committed rows survive
+# crash recovery), and just before the crash a psql session fetches a batch
+# of IDs (IDs returned to a client but stored nowhere).  One generating backend is killed with
+# SIGKILL: the postmaster kills every other backend and re-initialises
+# shared memory, and the generator reloads its state from the state file,
+# whose reservation must cover every ID issued before the crash.  With the
+# clock then 30 s behind:
+#  - with the default snowflake.max_drift_ms, calls fail with 58000 and
+#    issue nothing;
+#  - with max_drift_ms raised above the step, calls succeed, and every new
+#    ID is above every ID issued before the crash.
+# When the clock returns, generation resumes by itself, still above.
+#
+# The server's clock is stepped with libfaketime (see 010_restart_clock_back.pl).
+
+use strict;
+use warnings;
+
+use JSON::PP qw(decode_json);
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use IPC::Run;
+
+# libfaketime is required: without it this test proves nothing, so it fails.
+my ($faketime_lib) = grep { -e $_ } glob(
+	'/usr/lib/*/faketime/libfaketime.so.1 '
+	  . '/usr/lib/faketime/libfaketime.so.1 '
+	  . '/usr/local/lib/faketime/libfaketime.so.1');
+if (!defined $faketime_lib)
+{
+	fail('libfaketime.so.1 is installed (Debian package "libfaketime")');
+	done_testing();
+	exit;
+}
+my $clock_file = PostgreSQL::Test::Utils::tempdir() . '/clock_offset';
+
+# Set the server's clock to the real time plus $offset seconds ("+0",
+# "-30", "-0.3").  libfaketime rereads the file at every clock call and
+# treats an empty file as "no offset", so the file is replaced atomically.
+sub set_clock
+{
+	my ($offset) = @_;
+	open my $fh, '>', "$clock_file.new" or die "could not write $clock_file.new: $!";
+	print $fh "$offset\n";
+	close $fh or die "could not write $clock_file.new: $!";
+	rename("$clock_file.new", $clock_file) or die "could not rename to $clock_file: $!";
+	return;
+}
+
+# Start the server with libfaketime preloaded; the environment is restored
+# afterwards so that no client program runs with a fake clock.
+sub start_faked
+{
+	my ($node) = @_;
+	local $ENV{LD_PRELOAD} = $faketime_lib;
+	local $ENV{FAKETIME_TIMESTAMP_FILE} = $clock_file;
+	local $ENV{FAKETIME_NO_CACHE} = '1';
+	# Only the wall clock moves: PostgreSQL times its sleeps and timeouts
+	# with the monotonic clock, which must keep running forwards.
+	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = '1';
+	$node->start;
+	return;
+}
+
+# Run $sql with verbose error reports; return the SQLSTATE of the first
+# error ('none' if there was none), stderr and stdout.
+sub sql_error
+{
+	my ($node, $sql) = @_;
+	my ($ret, $stdout, $stderr) =
+	  $node->psql('postgres', "\\set VERBOSITY verbose\n$sql",
+		on_error_stop => 0);
+	my ($sqlstate) = $stderr =~ /ERROR:\s+([0-9A-Z]{5}):/;
+	return ($sqlstate // 'none', $stderr, $stdout);
+}
+
+# The snowflake_stats row as a hash.
+sub stats
+{
+	my ($node) = @_;
+	return decode_json(
+		$node->safe_psql('postgres',
+			'SELECT row_to_json(s) FROM snowflake_stats s'));
+}
+
+my $node = PostgreSQL::Test::Cluster->new('crash_under_load');
+$node->init;
+$node->append_conf('postgresql.conf',
+	"shared_preload_libraries = 'snowflake'\nsnowflake.node_id = 7\n"
+	  . "restart_after_crash = on\n");
+set_clock('+0');
+start_faked($node);
+$node->safe_psql(
+	'postgres', q{
+CREATE EXTENSION snowflake;
+CREATE TABLE loaded (id bigint PRIMARY KEY);
+});
+
+# The load: four pgbench clients inserting IDs, each statement committed.
+my $script = PostgreSQL::Test::Utils::tempdir() . '/insert_ids.sql';
+open my $fh, '>', $script or die "could not write $script: $!";
+print $fh
+  "INSERT INTO loaded SELECT snowflake_nextval() FROM generate_series(1, 20);\n";
+close $fh;
+my ($pgb_out, $pgb_err) = ('', '');
+my $pgbench = IPC::Run::start(
+	[
+		'pgbench', '-n', '-c', '4', '-j', '4', '-T', '120',
+		'-f', $script, '-h', $node->host, '-p', $node->port, 'postgres'
+	],
+	'>', \$pgb_out, '2>', \$pgb_err);
+
+ok($node->poll_query_until('postgres', 'SELECT count(*) >= 20000 FROM loaded'),
+	'the load is running');
+
+# IDs handed to a client and kept nowhere else: fetched just before the
+# crash, while the load runs.
+my $observer = $node->background_psql('postgres');
+my $client_max = $observer->query_safe(
+	'SELECT max(x) FROM (SELECT snowflake_nextval_batch(1000)) b(x)');
+
+# Kill a backend that is generating IDs.  pg_stat_activity may briefly show
+# every pgbench session between statements, so look a bounded number of
+# times.
+my $victim = '';
+for (my $i = 0; $i < 100 && $victim eq ''; $i++)
+{
+	$victim = $node->safe_psql(
+		'postgres', q{
+SELECT pid FROM pg_stat_activity
+WHERE state = 'active' AND query LIKE 'INSERT INTO loaded%'
+	AND pid <> pg_backend_pid()
+LIMIT 1});
+}
+isnt($victim, '', "found a generating backend (pid $victim)");
+my $log_offset = -s $node->logfile;
+ok(kill('KILL', $victim), 'SIGKILL sent to the generating backend');
+
+# The clock goes back 30 seconds while the server recovers.
+set_clock('-30');
+
+# The postmaster kills the other sessions: pgbench ends with errors.
+$pgbench->finish;
+$observer->quit;
+$node->wait_for_log(
+	qr/server process \(PID $victim\) was terminated by signal 9/, $log_offset);
+$node->wait_for_log(qr/all server processes terminated; reinitializing/,
+	$log_offset);
+ok($node->poll_query_until('postgres', 'SELECT true'),
+	'the server accepts connections again after crash recovery');
+
+# Every ID issued before the crash: the committed ones (crash recovery kept
+# them) and the ones the observer received.
+my $committed_max = $node->safe_psql('postgres', 'SELECT max(id) FROM loaded');
+my $committed = $node->safe_psql('postgres', 'SELECT count(*) FROM loaded');
+cmp_ok($committed, '>=', 20000, "committed rows survived the crash ($committed)");
+my $old_max = $node->safe_psql('postgres',
+	"SELECT greatest($committed_max, $client_max)");
+note "largest ID issued before the crash: $old_max";
+
+my $st = stats($node);
+is($st->{status}, 'ready', 'generator ready after the re-initialisation');
+is($st->{ids_issued}, 0, 'the re-initialised generator has issued nothing');
+
+# Default max_drift_ms (1 s): the clock is too far behind, calls fail.
+my ($sqlstate, $stderr) = sql_error($node,
+	"SET snowflake.max_wait_ms = 100;\n"
+	  . 'INSERT INTO loaded SELECT snowflake_nextval() FROM generate_series(1, 10)');
+is($sqlstate, '58000', 'with the clock set back, generation fails with 58000');
+like(
+	$stderr,
+	qr/system clock is \d+ ms behind the last issued snowflake ID/,
+	'the error says how far behind the clock is');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM loaded'),
+	$committed, 'nothing was inserted');
+is(stats($node)->{ids_issued}, 0, 'nothing was issued');
+
+# Let IDs lead the clock by up to a minute: now calls succeed with the clock
+# still 30 s behind, and must continue above the IDs issued before.
+$node->safe_psql('postgres',
+	"ALTER SYSTEM SET snowflake.max_drift_ms = '60s'; SELECT pg_reload_conf()");
+ok($node->poll_query_until('postgres', 'SHOW snowflake.max_drift_ms', '1min'),
+	'snowflake.max_drift_ms raised to 60 s');
+is( $node->safe_psql(
+		'postgres', qq{
+WITH n AS (
+	INSERT INTO loaded SELECT snowflake_nextval() FROM generate_series(1, 1000)
+	RETURNING id)
+SELECT count(*), min(id) > $old_max FROM n}),
+	'1000|t',
+	'with the clock 30 s behind, every new ID is above every ID issued before the crash'
+);
+is( $node->safe_psql('postgres',
+		"SELECT min(x) > $old_max FROM (SELECT snowflake_nextval_batch(100000)) b(x)"),
+	't', 'batches too');
+$st = stats($node);
+cmp_ok($st->{lead_ms}, '>', 1000,
+	"the new IDs run ahead of the stepped-back clock (lead $st->{lead_ms} ms)");
+
+# Back to normal: the clock returns, the drift limit too.
+$node->safe_psql('postgres',
+	"ALTER SYSTEM RESET snowflake.max_drift_ms; SELECT pg_reload_conf()");
+ok($node->poll_query_until('postgres', 'SHOW snowflake.max_drift_ms', '1s'),
+	'snowflake.max_drift_ms back to 1 s');
+set_clock('+0');
+my $max_now = $node->safe_psql('postgres', 'SELECT max(id) FROM loaded');
+ok( $node->poll_query_until('postgres',
+		"SELECT clock_timestamp() > snowflake_timestamp($max_now)"),
+	'the clock caught up with the issued IDs');
+is( $node->safe_psql(
+		'postgres', qq{
+WITH n AS (
+	INSERT INTO loaded SELECT snowflake_nextval() FROM generate_series(1, 1000)
+	RETURNING id)
+SELECT count(*), min(id) > $max_now FROM n}),
+	'1000|t',
+	'with the clock back, generation resumes above everything issued');
+
+$node->stop;
+done_testing();

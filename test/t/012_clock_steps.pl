@@ -1,0 +1,225 @@
+# Copyright: see LICENSE
+#
+# 012_clock_steps.pl
+#	The clock stepping back while the server runs.
+#
+#  - A step back within snowflake.max_drift_ms (300 ms with the default
+#    1000 ms) is absorbed: calls succeed, IDs keep increasing (they run
+#    ahead of the clock until it catches up), the regression is counted in
+#    snowflake_stats and logged.
+#  - A step back somewhat beyond max_drift_ms (1.5 s) makes the call sleep,
+#    within snowflake.max_wait_ms, until the clock is close enough; it then
+#    succeeds, and the wait is counted.
+#  - A large step (10 s) makes calls fail with 58000 once they would have
+#    to wait longer than snowflake.max_wait_ms, saying how far behind the
+#    clock is, and issues nothing.
+#  - When the clock returns, generation resumes by itself, above every ID
+#    issued before.
+#
+# The server's clock is stepped with libfaketime (see 010_restart_clock_back.pl).
+
+use strict;
+use warnings;
+
+use JSON::PP qw(decode_json);
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes;
+
+# libfaketime is required: without it this test proves nothing, so it fails.
+my ($faketime_lib) = grep { -e $_ } glob(
+	'/usr/lib/*/faketime/libfaketime.so.1 '
+	  . '/usr/lib/faketime/libfaketime.so.1 '
+	  . '/usr/local/lib/faketime/libfaketime.so.1');
+if (!defined $faketime_lib)
+{
+	fail('libfaketime.so.1 is installed (Debian package "libfaketime")');
+	done_testing();
+	exit;
+}
+my $clock_file = PostgreSQL::Test::Utils::tempdir() . '/clock_offset';
+
+# Set the server's clock to the real time plus $offset seconds ("+0",
+# "-30", "-0.3").  libfaketime rereads the file at every clock call and
+# treats an empty file as "no offset", so the file is replaced atomically.
+sub set_clock
+{
+	my ($offset) = @_;
+	open my $fh, '>', "$clock_file.new" or die "could not write $clock_file.new: $!";
+	print $fh "$offset\n";
+	close $fh or die "could not write $clock_file.new: $!";
+	rename("$clock_file.new", $clock_file) or die "could not rename to $clock_file: $!";
+	return;
+}
+
+# Start the server with libfaketime preloaded; the environment is restored
+# afterwards so that no client program runs with a fake clock.
+sub start_faked
+{
+	my ($node) = @_;
+	local $ENV{LD_PRELOAD} = $faketime_lib;
+	local $ENV{FAKETIME_TIMESTAMP_FILE} = $clock_file;
+	local $ENV{FAKETIME_NO_CACHE} = '1';
+	# Only the wall clock moves: PostgreSQL times its sleeps and timeouts
+	# with the monotonic clock, which must keep running forwards.
+	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = '1';
+	$node->start;
+	return;
+}
+
+# Run $sql with verbose error reports; return the SQLSTATE of the first
+# error ('none' if there was none), stderr and stdout.
+sub sql_error
+{
+	my ($node, $sql) = @_;
+	my ($ret, $stdout, $stderr) =
+	  $node->psql('postgres', "\\set VERBOSITY verbose\n$sql",
+		on_error_stop => 0);
+	my ($sqlstate) = $stderr =~ /ERROR:\s+([0-9A-Z]{5}):/;
+	return ($sqlstate // 'none', $stderr, $stdout);
+}
+
+# The snowflake_stats row as a hash.
+sub stats
+{
+	my ($node) = @_;
+	return decode_json(
+		$node->safe_psql('postgres',
+			'SELECT row_to_json(s) FROM snowflake_stats s'));
+}
+
+my $node = PostgreSQL::Test::Cluster->new('clock_steps');
+$node->init;
+$node->append_conf('postgresql.conf',
+	"shared_preload_libraries = 'snowflake'\nsnowflake.node_id = 7\n");
+set_clock('+0');
+start_faked($node);
+$node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+is($node->safe_psql('postgres', 'SHOW snowflake.max_drift_ms'),
+	'1s', 'default snowflake.max_drift_ms is 1 s');
+
+# A query that issues $n IDs one by one and returns how many there were,
+# whether each was above the one before and above $floor, the largest, and
+# the lead of the last one over the clock right afterwards.
+sub series_sql
+{
+	my ($n, $floor) = @_;
+	return qq{
+SELECT count(*), bool_and(x > coalesce(prev, $floor)), max(x),
+	(SELECT lead_ms FROM snowflake_stats)
+FROM (SELECT x, lag(x) OVER (ORDER BY i) AS prev
+	FROM (SELECT i, snowflake_nextval() AS x
+		FROM generate_series(1, $n) i) s) t};
+}
+
+# --- A small step back, within max_drift_ms ---
+
+# One session issues an ID, the clock steps back 300 ms, and the same
+# session issues more.  Perl's own clock bounds the time between the two
+# server clock readings, so the regression the server measures can be
+# checked: 300 ms minus at most that time.
+my $session = $node->background_psql('postgres');
+my $log_offset = -s $node->logfile;
+my $t0 = Time::HiRes::time();
+my $before = $session->query_safe('SELECT snowflake_nextval()');
+set_clock('-0.3');
+my ($n, $increasing, $after, $lead) =
+  split /\|/, $session->query_safe(series_sql(1000, $before));
+my $gap_ms = (Time::HiRes::time() - $t0) * 1000;
+is($n, 1000, 'after a 300 ms step back, calls still succeed');
+is($increasing, 't', 'and every ID is above the one before');
+
+my $st = stats($node);
+is($st->{clock_regressions}, 1, 'the regression is counted');
+cmp_ok($st->{max_clock_regression_ms}, '<=', 300,
+	"the largest regression ($st->{max_clock_regression_ms} ms) is at most the step");
+cmp_ok($st->{max_clock_regression_ms}, '>=', 300 - $gap_ms - 1,
+	sprintf('and at least the step less the time between the readings (%.1f ms)',
+		$gap_ms));
+cmp_ok($lead, '>', 0,
+	"the step was absorbed by running ahead of the clock (lead $lead ms)");
+is($st->{refused}, 0, 'no call was refused');
+$node->wait_for_log(qr/LOG:\s+system clock went backwards by \d+ ms/,
+	$log_offset);
+ok(1, 'the server log says the clock went backwards');
+
+# --- A step back beyond max_drift_ms, within max_drift_ms + max_wait_ms ---
+
+# 1.5 s back with IDs just issued: the next ID would lead the clock by about
+# 1.5 s, more than max_drift_ms allows, so the call sleeps until the clock is
+# back within 1 s of it (well under the default max_wait_ms of 1 s), then
+# succeeds.
+$st = stats($node);
+my $x = $session->query_safe('SELECT snowflake_nextval()');
+set_clock('-1.5');
+my $y = $session->query_safe('SELECT snowflake_nextval()');
+cmp_ok($y, '>', $x, 'after a 1.5 s step back, the call waits and succeeds, above');
+my $st1 = stats($node);
+is($st1->{waits}, $st->{waits} + 1, 'the call that slept is counted');
+cmp_ok($st1->{wait_ms}, '>', $st->{wait_ms},
+	"and the time it slept ($st1->{wait_ms} ms in all)");
+is($st1->{clock_regressions}, $st->{clock_regressions} + 1,
+	'the regression is counted');
+is($st1->{refused}, 0, 'no call was refused');
+$after = $y;
+
+# --- A large step back: 10 s ---
+
+$log_offset = -s $node->logfile;
+$st = stats($node);
+my $last_ms = $node->safe_psql('postgres',
+	"SELECT (extract(epoch FROM snowflake_timestamp($after)) * 1000)::bigint");
+set_clock('-10');
+my ($sqlstate, $stderr, $stdout) = sql_error(
+	$node, q{
+SET snowflake.max_wait_ms = 100;
+SELECT snowflake_nextval();
+SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+});
+is($sqlstate, '58000', 'after a 10 s step back, calls fail with 58000');
+my ($behind) =
+  $stderr =~ /system clock is (\d+) ms behind the last issued snowflake ID/;
+ok(defined $behind, 'the error says how many ms behind the clock is')
+  or diag($stderr);
+cmp_ok($behind // 0, '>=', $last_ms - $stdout,
+	"the figure ($behind ms) covers the last ID issued");
+like(
+	$stderr,
+	qr/DETAIL:\s+IDs may lead the clock by 1000 ms \(snowflake.max_drift_ms\) and a call may wait 100 ms \(snowflake.max_wait_ms\); no ID was issued./,
+	'the detail names both settings and says nothing was issued');
+like($stderr, qr/HINT:\s+Generation resumes by itself once the clock catches up/,
+	'the hint says generation resumes by itself');
+($sqlstate) = sql_error($node,
+	"SET snowflake.max_wait_ms = 100;\n"
+	  . 'SELECT count(*) FROM snowflake_nextval_batch(10)');
+is($sqlstate, '58000', 'batches fail too');
+
+my $st2 = stats($node);
+is($st2->{ids_issued}, $st->{ids_issued}, 'nothing was issued');
+is($st2->{refused}, $st->{refused} + 2, 'both calls were counted as refused');
+is($st2->{clock_regressions}, $st->{clock_regressions} + 1,
+	'the second regression is counted');
+cmp_ok($st2->{max_clock_regression_ms}, '>', 1000,
+	"the largest regression is now the big one ($st2->{max_clock_regression_ms} ms)");
+$node->wait_for_log(qr/LOG:\s+system clock went backwards by \d+ ms/,
+	$log_offset);
+ok(1, 'the server log says the clock went backwards again');
+
+# With max_wait_ms above the gap a call would wait for the clock, so the
+# refusal above is what max_wait_ms decided; with 0 it fails at once.
+($sqlstate) = sql_error($node,
+	"SET snowflake.max_wait_ms = 0;\nSELECT snowflake_nextval()");
+is($sqlstate, '58000', 'with max_wait_ms = 0 the call fails too');
+
+# --- The clock returns ---
+
+set_clock('+0');
+($n, $increasing) =
+  split /\|/, $node->safe_psql('postgres', series_sql(1000, $after));
+is($n, 1000, 'with the clock back, calls succeed without a restart');
+is($increasing, 't', 'and the IDs are above every ID issued before');
+
+$session->quit;
+$node->stop;
+done_testing();

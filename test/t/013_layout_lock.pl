@@ -1,0 +1,284 @@
+# Copyright: see LICENSE
+#
+# 013_layout_lock.pl
+#	The epoch and layout recorded in the state file, and the node id.
+#
+# IDs minted under one epoch and layout mean something else under another,
+# and new IDs could collide with stored ones.  So a server started with an
+# epoch or layout other than the recorded one refuses to generate (55000,
+# with a detail of recorded versus configured values) while decoding keeps
+# working; restoring the settings lifts the refusal (the refused run must
+# not have overwritten the record); a superuser can adopt the new settings
+# deliberately with snowflake_adopt_layout() (others get 42501), after which
+# new IDs carry times above those of all old IDs, even if the clock is
+# behind them.  A changed node id is accepted, with a LOG line.
+#
+# The server's clock is stepped with libfaketime (see 010_restart_clock_back.pl).
+
+use strict;
+use warnings;
+
+use JSON::PP qw(decode_json);
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+# libfaketime is required: without it this test proves nothing, so it fails.
+my ($faketime_lib) = grep { -e $_ } glob(
+	'/usr/lib/*/faketime/libfaketime.so.1 '
+	  . '/usr/lib/faketime/libfaketime.so.1 '
+	  . '/usr/local/lib/faketime/libfaketime.so.1');
+if (!defined $faketime_lib)
+{
+	fail('libfaketime.so.1 is installed (Debian package "libfaketime")');
+	done_testing();
+	exit;
+}
+my $clock_file = PostgreSQL::Test::Utils::tempdir() . '/clock_offset';
+
+# Set the server's clock to the real time plus $offset seconds ("+0",
+# "-30", "-0.3").  libfaketime rereads the file at every clock call and
+# treats an empty file as "no offset", so the file is replaced atomically.
+sub set_clock
+{
+	my ($offset) = @_;
+	open my $fh, '>', "$clock_file.new" or die "could not write $clock_file.new: $!";
+	print $fh "$offset\n";
+	close $fh or die "could not write $clock_file.new: $!";
+	rename("$clock_file.new", $clock_file) or die "could not rename to $clock_file: $!";
+	return;
+}
+
+# Start the server with libfaketime preloaded; the environment is restored
+# afterwards so that no client program runs with a fake clock.
+sub start_faked
+{
+	my ($node) = @_;
+	local $ENV{LD_PRELOAD} = $faketime_lib;
+	local $ENV{FAKETIME_TIMESTAMP_FILE} = $clock_file;
+	local $ENV{FAKETIME_NO_CACHE} = '1';
+	# Only the wall clock moves: PostgreSQL times its sleeps and timeouts
+	# with the monotonic clock, which must keep running forwards.
+	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = '1';
+	$node->start;
+	return;
+}
+
+# Run $sql with verbose error reports; return the SQLSTATE of the first
+# error ('none' if there was none), stderr and stdout.
+sub sql_error
+{
+	my ($node, $sql) = @_;
+	my ($ret, $stdout, $stderr) =
+	  $node->psql('postgres', "\\set VERBOSITY verbose\n$sql",
+		on_error_stop => 0);
+	my ($sqlstate) = $stderr =~ /ERROR:\s+([0-9A-Z]{5}):/;
+	return ($sqlstate // 'none', $stderr, $stdout);
+}
+
+# The snowflake_stats row as a hash.
+sub stats
+{
+	my ($node) = @_;
+	return decode_json(
+		$node->safe_psql('postgres',
+			'SELECT row_to_json(s) FROM snowflake_stats s'));
+}
+
+my $node = PostgreSQL::Test::Cluster->new('layout_lock');
+$node->init;
+# The snowflake settings live in their own file, rewritten at each step.
+$node->append_conf('postgresql.conf',
+	"shared_preload_libraries = 'snowflake'\ntimezone = 'UTC'\n"
+	  . "include_if_exists = 'snowflake_test.conf'\n");
+
+# Replace the snowflake settings (a setting left out reverts to its default).
+sub write_settings
+{
+	my (%settings) = @_;
+	my $file = $node->data_dir . '/snowflake_test.conf';
+	open my $fh, '>', $file or die "could not write $file: $!";
+	print $fh map { "snowflake.$_ = '$settings{$_}'\n" } sort keys %settings;
+	close $fh or die "could not write $file: $!";
+	return;
+}
+
+# Restart with new settings.
+sub restart_with
+{
+	my (%settings) = @_;
+	$node->stop;
+	write_settings(%settings);
+	start_faked($node);
+	return;
+}
+
+# The Unix time in milliseconds of the newest ID in table ids, decoded with
+# the layout the server runs with now.
+sub max_id_unix_ms
+{
+	return $node->safe_psql('postgres',
+		'SELECT (extract(epoch FROM snowflake_timestamp(max(id))) * 1000)::bigint FROM ids');
+}
+
+write_settings(node_id => 7);
+set_clock('+0');
+start_faked($node);
+$node->safe_psql(
+	'postgres', q{
+CREATE EXTENSION snowflake;
+CREATE TABLE ids (id bigint PRIMARY KEY);
+INSERT INTO ids SELECT snowflake_nextval() FROM generate_series(1, 1000);
+CREATE ROLE alice LOGIN;
+});
+my $old_max = $node->safe_psql('postgres', 'SELECT max(id) FROM ids');
+my $old_max_ms = max_id_unix_ms();
+
+# --- sequence_bits changed: refused, decoding still works ---
+
+restart_with(node_id => 7, sequence_bits => 10);
+my ($sqlstate, $stderr) = sql_error($node, 'SELECT snowflake_nextval()');
+is($sqlstate, '55000', 'changed layout: snowflake_nextval() fails with 55000');
+like(
+	$stderr,
+	qr/snowflake epoch or layout differs from the one recorded in "snowflake.state"/,
+	'the message says the layout differs from the recorded one');
+like(
+	$stderr,
+	qr{DETAIL:\s+The state file records epoch 2024-01-01 00:00:00\.000\+00 and layout 41/10/12 \(timestamp/node/sequence bits\); the server is configured with epoch 2024-01-01 00:00:00\.000\+00 and layout 41/10/10\.},
+	'the detail gives the recorded and the configured values');
+like($stderr, qr/HINT:.*snowflake_adopt_layout\(\)/,
+	'the hint names snowflake_adopt_layout()');
+($sqlstate) = sql_error($node, 'SELECT count(*) FROM snowflake_nextval_batch(10)');
+is($sqlstate, '55000', 'snowflake_nextval_batch() fails with 55000');
+my $st = stats($node);
+is($st->{status}, 'layout changed', 'snowflake_stats says the layout changed');
+is($st->{ids_issued}, 0, 'nothing was issued');
+
+is( $node->safe_psql(
+		'postgres', q{
+SELECT snowflake_decode(snowflake_compose('2025-01-01 00:00:00.123+00', 5, 1000))}),
+	'("2025-01-01 00:00:00.123+00",5,1000)',
+	'decoding works, with the configured layout');
+is( $node->safe_psql('postgres',
+		"SELECT snowflake_node_id($old_max) >= 0 AND snowflake_sequence($old_max) < 1024"),
+	't', 'old IDs decode too (as the configured layout reads their bits)');
+
+# --- the recorded layout restored: generation resumes above the old IDs ---
+
+restart_with(node_id => 7);
+is(stats($node)->{status}, 'ready', 'recorded layout restored: generator ready');
+is( $node->safe_psql(
+		'postgres', qq{
+WITH n AS (
+	INSERT INTO ids SELECT snowflake_nextval() FROM generate_series(1, 100)
+	RETURNING id)
+SELECT min(id) > $old_max FROM n}),
+	't',
+	'the refused run kept the record: new IDs are above the old ones');
+$old_max_ms = max_id_unix_ms();
+
+# --- changed again, and adopted deliberately, with the clock 30 s behind ---
+
+set_clock('-30');
+restart_with(node_id => 7, sequence_bits => 10);
+($sqlstate) = sql_error($node, 'SELECT snowflake_nextval()');
+is($sqlstate, '55000', 'changed layout refused again');
+
+my ($ret, $stdout);
+($ret, $stdout, $stderr) = $node->psql(
+	'postgres',
+	"\\set VERBOSITY verbose\nSELECT snowflake_adopt_layout()",
+	extra_params => [ '-U', 'alice' ]);
+like($stderr, qr/ERROR:\s+42501: permission denied/,
+	'a non-superuser cannot adopt the layout (42501)');
+is(stats($node)->{status}, 'layout changed', 'and the refusal stays');
+
+my $log_offset = -s $node->logfile;
+$node->safe_psql('postgres', 'SELECT snowflake_adopt_layout()');
+ok($node->log_contains(qr/LOG:\s+snowflake layout 41\/10\/10 adopted/, $log_offset),
+	'a superuser adopts the layout, and the log says so');
+is(stats($node)->{status}, 'ready', 'generator ready after the adoption');
+($sqlstate, $stderr) = sql_error($node, 'SELECT snowflake_adopt_layout()');
+is($sqlstate, '55000', 'adopting again: nothing to adopt (55000)');
+
+# The clock is 30 s behind the old IDs: the adopted generator does not go
+# back to the clock's time, it fails instead.
+($sqlstate) = sql_error($node,
+	"SET snowflake.max_wait_ms = 100;\nSELECT snowflake_nextval()");
+is($sqlstate, '58000',
+	'with the clock behind the old IDs, the adopted layout refuses (58000)');
+is(stats($node)->{ids_issued}, 0, 'nothing was issued');
+
+set_clock('+0');
+ok( $node->poll_query_until('postgres',
+		"SELECT clock_timestamp() > to_timestamp($old_max_ms / 1000.0)"),
+	'the clock caught up with the old IDs');
+is( $node->safe_psql(
+		'postgres', qq{
+WITH n AS (
+	INSERT INTO ids SELECT snowflake_nextval() FROM generate_series(1, 1000)
+	RETURNING id)
+SELECT count(*),
+	min(snowflake_timestamp(id)) > to_timestamp($old_max_ms / 1000.0),
+	bool_and(snowflake_sequence(id) < 1024),
+	bool_and(snowflake_compose(snowflake_timestamp(id), snowflake_node_id(id),
+		snowflake_sequence(id)) = id)
+FROM n}),
+	'1000|t|t|t',
+	'after the adoption, new IDs use the new layout and carry later times than every old ID'
+);
+my $new_max = $node->safe_psql('postgres', 'SELECT snowflake_nextval()');
+
+# The adoption is durable: a restart neither refuses nor goes back.
+restart_with(node_id => 7, sequence_bits => 10);
+is(stats($node)->{status}, 'ready', 'after a restart the adopted layout is the recorded one');
+cmp_ok($node->safe_psql('postgres', 'SELECT snowflake_nextval()'),
+	'>', $new_max, 'and generation continues above');
+
+# --- the epoch changed ---
+
+# The time of the last ID under the old epoch.
+my $last_ms = $node->safe_psql('postgres',
+	'SELECT (extract(epoch FROM snowflake_timestamp(snowflake_nextval())) * 1000)::bigint');
+restart_with(
+	node_id => 7,
+	sequence_bits => 10,
+	epoch => '2023-01-01 00:00:00+00');
+($sqlstate, $stderr) = sql_error($node, 'SELECT snowflake_nextval()');
+is($sqlstate, '55000', 'changed epoch: generation fails with 55000');
+like(
+	$stderr,
+	qr{DETAIL:\s+The state file records epoch 2024-01-01 00:00:00\.000\+00 and layout 41/10/10 .*the server is configured with epoch 2023-01-01 00:00:00\.000\+00 and layout 41/10/10\.},
+	'the detail gives both epochs');
+is(stats($node)->{status}, 'layout changed', 'snowflake_stats says so');
+$node->safe_psql('postgres', 'SELECT snowflake_adopt_layout()');
+is( $node->safe_psql(
+		'postgres', qq{
+SELECT snowflake_timestamp(x) > to_timestamp($last_ms / 1000.0),
+	snowflake_timestamp(x) > clock_timestamp() - interval '1 minute'
+FROM snowflake_nextval() x}),
+	't|t',
+	'after adopting the new epoch, IDs carry the current time, later than every old ID'
+);
+
+# --- the node id changed: accepted and logged ---
+
+$log_offset = -s $node->logfile;
+my $before = $node->safe_psql('postgres', 'SELECT snowflake_nextval()');
+restart_with(
+	node_id => 8,
+	sequence_bits => 10,
+	epoch => '2023-01-01 00:00:00+00');
+ok( $node->log_contains(
+		qr/LOG:\s+snowflake.node_id changed from 7 to 8/, $log_offset),
+	'a changed node id is logged');
+is(stats($node)->{status}, 'ready', 'and accepted');
+is( $node->safe_psql(
+		'postgres',
+		"SELECT snowflake_node_id(x), x > $before FROM snowflake_nextval() x"),
+	'8|t',
+	'new IDs carry the new node id and are above the ones issued before');
+
+$node->stop;
+done_testing();

@@ -1,0 +1,265 @@
+# Copyright: see LICENSE
+#
+# 016_stats.pl
+#	snowflake_stats counters move as the events they count happen, and
+#	snowflake_stats_reset() zeroes them (superusers only) without touching
+#	the generator.
+#
+# Also measures, and reports in the test log, how many reservation writes
+# per second the generator makes under load: the reservation is written a
+# few hundred milliseconds ahead, so a few times a second at most, however
+# many IDs are issued.  Only the ratio to the IDs issued is asserted, never
+# a rate.
+#
+# The server's clock is stepped with libfaketime (see 010_restart_clock_back.pl).
+
+use strict;
+use warnings;
+
+use JSON::PP qw(decode_json);
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use IPC::Run;
+use Time::HiRes;
+
+# libfaketime is required: without it this test proves nothing, so it fails.
+my ($faketime_lib) = grep { -e $_ } glob(
+	'/usr/lib/*/faketime/libfaketime.so.1 '
+	  . '/usr/lib/faketime/libfaketime.so.1 '
+	  . '/usr/local/lib/faketime/libfaketime.so.1');
+if (!defined $faketime_lib)
+{
+	fail('libfaketime.so.1 is installed (Debian package "libfaketime")');
+	done_testing();
+	exit;
+}
+my $clock_file = PostgreSQL::Test::Utils::tempdir() . '/clock_offset';
+
+# Set the server's clock to the real time plus $offset seconds ("+0",
+# "-30", "-0.3").  libfaketime rereads the file at every clock call and
+# treats an empty file as "no offset", so the file is replaced atomically.
+sub set_clock
+{
+	my ($offset) = @_;
+	open my $fh, '>', "$clock_file.new" or die "could not write $clock_file.new: $!";
+	print $fh "$offset\n";
+	close $fh or die "could not write $clock_file.new: $!";
+	rename("$clock_file.new", $clock_file) or die "could not rename to $clock_file: $!";
+	return;
+}
+
+# Start the server with libfaketime preloaded; the environment is restored
+# afterwards so that no client program runs with a fake clock.
+sub start_faked
+{
+	my ($node) = @_;
+	local $ENV{LD_PRELOAD} = $faketime_lib;
+	local $ENV{FAKETIME_TIMESTAMP_FILE} = $clock_file;
+	local $ENV{FAKETIME_NO_CACHE} = '1';
+	# Only the wall clock moves: PostgreSQL times its sleeps and timeouts
+	# with the monotonic clock, which must keep running forwards.
+	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = '1';
+	$node->start;
+	return;
+}
+
+# Run $sql with verbose error reports; return the SQLSTATE of the first
+# error ('none' if there was none), stderr and stdout.
+sub sql_error
+{
+	my ($node, $sql) = @_;
+	my ($ret, $stdout, $stderr) =
+	  $node->psql('postgres', "\\set VERBOSITY verbose\n$sql",
+		on_error_stop => 0);
+	my ($sqlstate) = $stderr =~ /ERROR:\s+([0-9A-Z]{5}):/;
+	return ($sqlstate // 'none', $stderr, $stdout);
+}
+
+# The snowflake_stats row as a hash.
+sub stats
+{
+	my ($node) = @_;
+	return decode_json(
+		$node->safe_psql('postgres',
+			'SELECT row_to_json(s) FROM snowflake_stats s'));
+}
+
+my $node = PostgreSQL::Test::Cluster->new('stats');
+$node->init;
+$node->append_conf('postgresql.conf',
+	"shared_preload_libraries = 'snowflake'\nsnowflake.node_id = 7\n");
+set_clock('+0');
+start_faked($node);
+$node->safe_psql('postgres',
+	'CREATE EXTENSION snowflake; CREATE ROLE alice LOGIN;');
+
+# Set snowflake.max_drift_ms (or reset it, given undef) and wait until new
+# sessions see the value ($shown, as SHOW prints it).
+sub set_drift
+{
+	my ($value, $shown) = @_;
+	$node->safe_psql('postgres',
+		defined $value
+		? "ALTER SYSTEM SET snowflake.max_drift_ms = '$value'"
+		: 'ALTER SYSTEM RESET snowflake.max_drift_ms');
+	$node->reload;
+	$node->poll_query_until('postgres', 'SHOW snowflake.max_drift_ms', $shown)
+	  or die "timed out waiting for snowflake.max_drift_ms = $shown";
+	return;
+}
+
+my @counters = qw(ids_issued borrowed_ms clock_regressions
+  max_clock_regression_ms waits wait_ms refused reservation_writes);
+
+# --- a fresh server ---
+
+my $st = stats($node);
+is($st->{status}, 'ready', 'fresh server: ready');
+is($st->{node_id}, 7, 'node id shown');
+is(join('/', $st->{timestamp_bits}, $st->{node_bits}, $st->{sequence_bits}),
+	'41/10/12', 'layout shown');
+is($st->{$_}, 0, "fresh server: $_ is 0") foreach @counters;
+ok(!defined $st->{last_timestamp}, 'fresh server: no last timestamp');
+ok(defined $st->{stats_reset}, 'fresh server: stats_reset set');
+
+# --- IDs issued, reservation written ---
+
+my $first = $node->safe_psql('postgres', 'SELECT snowflake_nextval()');
+$st = stats($node);
+is($st->{ids_issued}, 1, 'one ID: ids_issued 1');
+is($st->{reservation_writes}, 1, 'the first ID wrote a reservation');
+is( $node->safe_psql(
+		'postgres',
+		"SELECT last_timestamp = snowflake_timestamp($first) AND reserved_until > last_timestamp FROM snowflake_stats"
+	),
+	't',
+	'last_timestamp is the ID\'s, the reservation lies beyond it');
+
+# 5000 IDs need two milliseconds: at least one is borrowed from the future.
+$node->safe_psql('postgres', 'SELECT count(*) FROM snowflake_nextval_batch(5000)');
+$st = stats($node);
+is($st->{ids_issued}, 5001, 'a batch of 5000: ids_issued 5001');
+cmp_ok($st->{borrowed_ms}, '>=', 1, "borrowed_ms counts the millisecond borrowed ($st->{borrowed_ms})");
+
+# A million IDs span 245 milliseconds, at least 244 of them borrowed.
+my $borrowed = $st->{borrowed_ms};
+$node->safe_psql('postgres',
+	'SELECT count(*) FROM (SELECT snowflake_nextval_batch(1000000) LIMIT 1) s');
+$st = stats($node);
+is($st->{ids_issued}, 1005001, 'a batch of a million: counted whole');
+cmp_ok($st->{borrowed_ms} - $borrowed, '>=', 244,
+	'a batch of a million borrows at least 244 ms');
+is($st->{$_}, 0, "no $_ yet") foreach qw(clock_regressions waits refused);
+
+# --- a clock regression, absorbed ---
+
+my $session = $node->background_psql('postgres');
+$session->query_safe('SELECT snowflake_nextval()');
+set_clock('-0.2');
+$session->query_safe('SELECT snowflake_nextval()');
+$st = stats($node);
+is($st->{clock_regressions}, 1, 'a 200 ms step back: clock_regressions 1');
+cmp_ok($st->{max_clock_regression_ms}, '>', 0,
+	"max_clock_regression_ms set ($st->{max_clock_regression_ms} ms)");
+cmp_ok($st->{max_clock_regression_ms}, '<=', 200, 'at most the step');
+$session->quit;
+
+# --- a call that waits ---
+
+# With max_drift_ms 100, a 300 ms step back puts the next ID 300 ms ahead of
+# the clock: the call sleeps about 200 ms (within max_wait_ms, 1 s), then
+# succeeds.
+set_drift('100ms', '100ms');
+$session = $node->background_psql('postgres');
+$session->query_safe('SELECT snowflake_nextval()');
+set_clock('-0.5');
+$session->query_safe('SELECT snowflake_nextval()');
+$session->quit;
+$st = stats($node);
+is($st->{waits}, 1, 'a call that slept: waits 1');
+cmp_ok($st->{wait_ms}, '>', 0, "wait_ms counts the sleep ($st->{wait_ms} ms)");
+is($st->{clock_regressions}, 2, 'and the regression is counted');
+is($st->{refused}, 0, 'nothing refused yet');
+
+# --- a refused call ---
+
+# A million IDs span 245 ms, more than max_drift_ms now allows.
+my $issued = $st->{ids_issued};
+my ($sqlstate) = sql_error($node,
+	'SELECT count(*) FROM snowflake_nextval_batch(1000000)');
+is($sqlstate, '22023', 'a batch wider than max_drift_ms is refused (22023)');
+$st = stats($node);
+is($st->{refused}, 1, 'refused 1');
+is($st->{ids_issued}, $issued, 'and nothing issued');
+
+set_drift(undef, '1s');
+set_clock('+0');
+
+# --- snowflake_stats_reset() ---
+
+my ($ret, $stdout, $stderr) = $node->psql(
+	'postgres',
+	"\\set VERBOSITY verbose\nSELECT snowflake_stats_reset()",
+	extra_params => [ '-U', 'alice' ]);
+like($stderr, qr/ERROR:\s+42501: permission denied for function snowflake_stats_reset/,
+	'a non-superuser cannot reset the counters (42501)');
+is(stats($node)->{refused}, 1, 'and the counters are untouched');
+
+my $last = $node->safe_psql('postgres', 'SELECT snowflake_nextval()');
+my $before = stats($node);
+$node->safe_psql('postgres', 'SELECT snowflake_stats_reset()');
+my $after = stats($node);
+is($after->{$_}, 0, "after the reset: $_ is 0") foreach @counters;
+is($after->{$_}, $before->{$_}, "after the reset: $_ unchanged")
+  foreach qw(status node_id last_timestamp reserved_until);
+is( $node->safe_psql(
+		'postgres',
+		"SELECT stats_reset > '$before->{stats_reset}' FROM snowflake_stats"),
+	't',
+	'stats_reset moved');
+cmp_ok($node->safe_psql('postgres', 'SELECT snowflake_nextval()'),
+	'>', $last, 'the generator carries on above the IDs issued before the reset');
+
+# --- reservation writes under load ---
+
+# Run pgbench with $script for a couple of seconds from freshly reset
+# counters; return the counters and the elapsed time.
+sub load
+{
+	my ($name, $script_text) = @_;
+	my $script = PostgreSQL::Test::Utils::tempdir() . "/$name.sql";
+	open my $fh, '>', $script or die "could not write $script: $!";
+	print $fh $script_text;
+	close $fh;
+	$node->safe_psql('postgres', 'SELECT snowflake_stats_reset()');
+	my $t0 = Time::HiRes::time();
+	my ($out, $err);
+	my $ok = IPC::Run::run(
+		[
+			'pgbench', '-n', '-c', '4', '-j', '4', '-T', '2', '-f', $script,
+			'-h', $node->host, '-p', $node->port, 'postgres'
+		],
+		'>', \$out, '2>', \$err);
+	my $elapsed = Time::HiRes::time() - $t0;
+	ok($ok, "$name load: pgbench ran without errors") or diag($err);
+	my $st = stats($node);
+	note sprintf(
+		'%s load: %d IDs in %.1f s (%.0f IDs/s), %d reservation writes (%.1f per second), %d calls slept',
+		$name, $st->{ids_issued}, $elapsed, $st->{ids_issued} / $elapsed,
+		$st->{reservation_writes}, $st->{reservation_writes} / $elapsed,
+		$st->{waits});
+	cmp_ok($st->{reservation_writes}, '>=', 1, "$name load: the reservation moved");
+	cmp_ok($st->{reservation_writes} * 1000, '<', $st->{ids_issued},
+		"$name load: reservation writes are far fewer than IDs ($st->{reservation_writes} for $st->{ids_issued})");
+	return;
+}
+
+# Many single IDs from four sessions.
+load('single', "SELECT snowflake_nextval();\n");
+# Four sessions asking for more than the generator can mint: it runs at full
+# speed (4096 IDs per millisecond), max_drift_ms ahead of the clock.
+load('saturating', "SELECT snowflake_nextval_batch(10000) LIMIT 1;\n");
+
+$node->stop;
+done_testing();
