@@ -25,6 +25,7 @@
 
 #include "access/xlog.h"
 #include "miscadmin.h"
+#include "portability/instr_time.h"
 #include "storage/latch.h"
 #include "utils/timestamp.h"
 
@@ -62,7 +63,9 @@ sf_count_refused(SnowflakeShared *s)
 
 /*
  * sf_refuse_call
- *		Raise the error that explains why this server cannot generate now.
+ *		Raise the error that explains why this server cannot generate now;
+ *		returns if, looked at again, nothing stands in the way (an adoption
+ *		may just have cleared a refusal).
  */
 static pg_noinline void
 sf_refuse_call(SnowflakeShared *s)
@@ -72,6 +75,9 @@ sf_refuse_call(SnowflakeShared *s)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("snowflake must be loaded via \"shared_preload_libraries\""),
 				 errhint("Add snowflake to \"shared_preload_libraries\" in postgresql.conf and restart the server.")));
+
+	if (s->refusal == SNOWFLAKE_READY && !RecoveryInProgress())
+		return;
 
 	sf_count_refused(s);
 	switch (s->refusal)
@@ -111,6 +117,7 @@ sf_refuse_call(SnowflakeShared *s)
 	}
 
 	/* The only other reason to get here. */
+	Assert(RecoveryInProgress());
 	ereport(ERROR,
 			(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
 			 errmsg("cannot generate snowflake IDs during recovery"),
@@ -158,14 +165,27 @@ sf_note_regression(SnowflakeShared *s, int64 seen_ms)
 						   snowflake_max_drift_ms)));
 }
 
-/* Sleep for ms milliseconds, waking for interrupts. */
-static void
-sf_sleep(int64 ms)
+/*
+ * Sleep for up to ms milliseconds, waking for interrupts, and return how long
+ * this call has slept in all, in whole milliseconds, measured on the
+ * monotonic clock from *started (set by the first sleep).  The latch may end
+ * a sleep early, so the time actually slept is what counts.
+ */
+static int64
+sf_sleep(int64 ms, instr_time *started)
 {
+	instr_time	now;
+
+	if (INSTR_TIME_IS_ZERO(*started))
+		INSTR_TIME_SET_CURRENT(*started);
 	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 					 (long) ms, SNOWFLAKE_WAIT_EVENT());
 	ResetLatch(MyLatch);
 	CHECK_FOR_INTERRUPTS();
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, *started);
+	return (int64) INSTR_TIME_GET_MILLISEC(now);
 }
 
 /*
@@ -186,14 +206,16 @@ snowflake_generate(int64 count)
 {
 	SnowflakeShared *s = snowflake_shared;
 	int			sb;
-	int64		waited = 0;
+	int64		waited = 0;		/* ms slept so far by this call */
 	bool		slept = false;
+	instr_time	wait_start;
 
 	if (unlikely(s == NULL || s->refusal != SNOWFLAKE_READY ||
 				 RecoveryInProgress()))
 		sf_refuse_call(s);
 
 	sb = s->layout.sequence_bits;
+	INSTR_TIME_SET_ZERO(wait_start);
 
 	/* A batch spans at least this many milliseconds past its first. */
 	if (unlikely(((count - 1) >> sb) > snowflake_max_drift_ms))
@@ -298,8 +320,7 @@ snowflake_generate(int64 count)
 								   snowflake_max_wait_ms, "snowflake.max_wait_ms"),
 						 errhint("Generation resumes by itself once the clock catches up. Check the server's time synchronisation.")));
 			}
-			sf_sleep(excess);
-			waited += excess;
+			waited = sf_sleep(excess, &wait_start);
 			slept = true;
 			continue;
 		}
