@@ -37,6 +37,36 @@ sf_wait_event_clock(void)
 #define SNOWFLAKE_WAIT_EVENT() PG_WAIT_EXTENSION
 #endif
 
+/*
+ * Where a setting's current value came from (PGC_S_FILE, PGC_S_SESSION...),
+ * for a setting that may be only a placeholder.  find_option() is exported
+ * from 16; before that the sorted array of variables is searched.
+ */
+#include "utils/guc_tables.h"
+#if PG_VERSION_NUM >= 160000
+static inline GucSource
+sf_guc_source(const char *name)
+{
+	struct config_generic *gen = find_option(name, false, true, ERROR);
+
+	return gen ? gen->source : PGC_S_DEFAULT;
+}
+#else
+static inline GucSource
+sf_guc_source(const char *name)
+{
+	struct config_generic **vars = get_guc_variables();
+	int			n = GetNumConfigOptions();
+
+	for (int i = 0; i < n; i++)
+	{
+		if (pg_strcasecmp(vars[i]->name, name) == 0)
+			return vars[i]->source;
+	}
+	return PGC_S_DEFAULT;
+}
+#endif
+
 /* PostgreSQL 18 lets a module state its name and version. */
 #if PG_VERSION_NUM >= 180000
 #define SNOWFLAKE_MODULE_MAGIC() \

@@ -455,6 +455,6 @@ snowflake_adopt_layout(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
 				 errmsg("cannot adopt a snowflake layout during recovery")));
-	snowflake_adopt_layout_state();
+	snowflake_adopt_layout_state(snowflake_clock_ms());
 	PG_RETURN_VOID();
 }

@@ -104,7 +104,7 @@ extern void snowflake_shmem_startup(const SnowflakeLayout *layout,
 									int node_id);
 extern void snowflake_extend_reservation(int64 needed_ms, int64 now_ms,
 										 int64 promotion_floor_ms);
-extern void snowflake_adopt_layout_state(void);
+extern void snowflake_adopt_layout_state(int64 now_unix_ms);
 extern bool snowflake_configured_layout(SnowflakeLayout *layout,
 										const char **bad_name,
 										char *detail);

@@ -31,8 +31,10 @@
 #include "storage/ipc.h"
 #include "storage/shmem.h"
 #include "utils/guc.h"
+#include "utils/memutils.h"
 #include "utils/timestamp.h"
 
+#include "compat.h"
 #include "snowflake.h"
 
 #define SNOWFLAKE_STATE_MAGIC	0x534E464B	/* "SNFK" */
@@ -51,8 +53,18 @@ typedef struct SnowflakeStateFile
 	int64		reserved_ms;	/* no issued ID has a later millisecond */
 	int64		last;			/* packed last ID after a clean shutdown, or
 								 * -1 while the server runs */
+	uint32		flags;			/* SNOWFLAKE_STATE_* below */
 	pg_crc32c	crc;			/* over everything above */
 } SnowflakeStateFile;
+
+/*
+ * The first ID after recovery has yet to be placed past the IDs a previous
+ * primary may have issued.  Set when the server starts in recovery, cleared
+ * by the first reservation written above that floor: unlike standby.signal
+ * it survives the promotion, so a restart, a crash or a power loss between
+ * the promotion and the first ID cannot lose the obligation.
+ */
+#define SNOWFLAKE_STATE_PROMOTION	0x0001
 
 SnowflakeShared *snowflake_shared = NULL;
 
@@ -103,7 +115,7 @@ sf_state_crc(const SnowflakeStateFile *f)
 /* Fill a state file image from the shared layout. */
 static void
 sf_state_image(SnowflakeStateFile *f, const SnowflakeShared *s,
-			   int64 reserved_ms, int64 last)
+			   int64 reserved_ms, int64 last, bool promotion)
 {
 	memset(f, 0, sizeof(*f));
 	f->magic = SNOWFLAKE_STATE_MAGIC;
@@ -115,6 +127,7 @@ sf_state_image(SnowflakeStateFile *f, const SnowflakeShared *s,
 	f->node_id = s->node_id;
 	f->reserved_ms = reserved_ms;
 	f->last = last;
+	f->flags = promotion ? SNOWFLAKE_STATE_PROMOTION : 0;
 	f->crc = sf_state_crc(f);
 }
 
@@ -245,6 +258,7 @@ sf_load_state(SnowflakeShared *s)
 		sf_refuse(s, SNOWFLAKE_STATE_UNUSABLE, 0, detail);
 		return;
 	}
+	s->promotion_pending = (f.flags & SNOWFLAKE_STATE_PROMOTION) != 0;
 
 	if (f.epoch_ms != s->layout.epoch_ms ||
 		f.timestamp_bits != s->layout.timestamp_bits ||
@@ -335,11 +349,30 @@ snowflake_shmem_startup(const SnowflakeLayout *layout, int node_id)
 		 * A server that starts as a standby or from a backup may take over
 		 * from a primary that issued IDs after this state file was copied.
 		 * Its first ID after recovery is placed past anything that primary
-		 * can have issued (see snowflake_extend_reservation).
+		 * can have issued (see snowflake_extend_reservation); the state file
+		 * keeps that obligation until it is met.
 		 */
-		s->promotion_pending =
-			access("standby.signal", F_OK) == 0 ||
-			access("recovery.signal", F_OK) == 0;
+		if ((s->refusal == SNOWFLAKE_READY || s->refusal == SNOWFLAKE_NODE_UNSET) &&
+			(access("standby.signal", F_OK) == 0 ||
+			 access("recovery.signal", F_OK) == 0))
+		{
+			SnowflakeStateFile f;
+			const char *what;
+			const char *path;
+
+			sf_state_image(&f, s, s->last >> layout->sequence_bits, -1, true);
+			if (sf_write_state(&f, &what, &path))
+				s->promotion_pending = true;
+			else
+			{
+				int			save_errno = errno;
+				char		detail[SNOWFLAKE_DETAIL_LEN];
+
+				snprintf(detail, sizeof(detail), "could not %s file \"%s\"",
+						 what, path);
+				sf_refuse(s, SNOWFLAKE_STATE_UNUSABLE, save_errno, detail);
+			}
+		}
 	}
 	LWLockRelease(AddinShmemInitLock);
 
@@ -365,13 +398,24 @@ sf_shmem_shutdown(int code, Datum arg)
 		s->refusal == SNOWFLAKE_LAYOUT_CHANGED)
 		return;
 
+	/*
+	 * Every other process is gone, but one killed by an immediate shutdown
+	 * may have died holding the spinlock: read without it where an aligned
+	 * 8-byte read cannot be torn, rather than spin until "stuck spinlock".
+	 */
+#ifdef PG_HAVE_8BYTE_SINGLE_COPY_ATOMICITY
+	last = s->last;
+#else
 	SpinLockAcquire(&s->mutex);
 	last = s->last;
 	SpinLockRelease(&s->mutex);
+#endif
+
 	if (last < 0)
 		return;					/* nothing was ever issued */
 
-	sf_state_image(&f, s, last >> s->layout.sequence_bits, last);
+	sf_state_image(&f, s, last >> s->layout.sequence_bits, last,
+				   s->promotion_pending);
 	if (!sf_write_state(&f, &what, &path))
 		ereport(LOG,
 				(errcode_for_file_access(),
@@ -413,7 +457,6 @@ snowflake_extend_reservation(int64 needed_ms, int64 now_ms,
 		if (s->last < floor_packed)
 			s->last = floor_packed;
 		SpinLockRelease(&s->mutex);
-		s->promotion_pending = false;
 		needed_ms = Max(needed_ms, promotion_floor_ms);
 	}
 
@@ -421,11 +464,13 @@ snowflake_extend_reservation(int64 needed_ms, int64 now_ms,
 	reserved = s->reserved_ms;
 	SpinLockRelease(&s->mutex);
 
-	if (reserved < needed_ms)
+	/* After a promotion the write also clears the file's obligation. */
+	if (reserved < needed_ms || s->promotion_pending)
 	{
-		target = Min(Max(needed_ms, now_ms) + SNOWFLAKE_RESERVE_AHEAD_MS,
+		target = Min(Max(Max(needed_ms, now_ms) + SNOWFLAKE_RESERVE_AHEAD_MS,
+						 reserved),
 					 snowflake_max_ms(&s->layout));
-		sf_state_image(&f, s, target, -1);
+		sf_state_image(&f, s, target, -1, false);
 		if (!sf_write_state(&f, &what, &path))
 		{
 			int			save_errno = errno;
@@ -445,6 +490,8 @@ snowflake_extend_reservation(int64 needed_ms, int64 now_ms,
 		SpinLockRelease(&s->mutex);
 	}
 
+	/* Only now that the file covers the floor is the promotion settled. */
+	s->promotion_pending = false;
 	LWLockRelease(s->lock);
 }
 
@@ -454,12 +501,12 @@ snowflake_extend_reservation(int64 needed_ms, int64 now_ms,
  *
  * Writes a state file for the configured layout whose reservation lies above
  * both the old IDs' last millisecond (translated to the new epoch) and the
- * current time, then lets generation proceed.  The caller has checked that
+ * current time (now_unix_ms), then lets generation proceed.  The caller has checked that
  * the user is a superuser.  Raises ERROR if there is nothing to adopt or the
  * file cannot be written.
  */
 void
-snowflake_adopt_layout_state(void)
+snowflake_adopt_layout_state(int64 now_unix_ms)
 {
 	SnowflakeShared *s = snowflake_shared;
 	SnowflakeStateFile f;
@@ -478,7 +525,7 @@ snowflake_adopt_layout_state(void)
 				 errhint("There is nothing to adopt.")));
 	}
 
-	now_ms = snowflake_clock_ms() - s->layout.epoch_ms;
+	now_ms = now_unix_ms - s->layout.epoch_ms;
 	resume_ms = Max(sf_recorded()->reserved_unix_ms - s->layout.epoch_ms + 1,
 					now_ms);
 	if (resume_ms < 0 || resume_ms > snowflake_max_ms(&s->layout))
@@ -492,7 +539,7 @@ snowflake_adopt_layout_state(void)
 	}
 
 	/* Reserve nothing yet: the first ID writes a real reservation. */
-	sf_state_image(&f, s, resume_ms - 1, -1);
+	sf_state_image(&f, s, resume_ms - 1, -1, s->promotion_pending);
 	if (!sf_write_state(&f, &what, &path))
 		ereport(ERROR,
 				(errcode_for_file_access(),
@@ -514,28 +561,15 @@ snowflake_adopt_layout_state(void)
 					s->layout.sequence_bits)));
 }
 
-/* Parse one integer placeholder setting; false if it is not an integer. */
-static bool
-sf_placeholder_int(const char *name, int dflt, int *value)
-{
-	const char *text = GetConfigOption(name, true, false);
-	char	   *end;
-	long		v;
+/* The settings that shape IDs, as decoders without the preload read them. */
+static const char *const sf_layout_settings[] = {
+	"snowflake.epoch",
+	"snowflake.timestamp_bits",
+	"snowflake.node_bits",
+	"snowflake.sequence_bits",
+};
 
-	if (text == NULL)
-	{
-		*value = dflt;
-		return true;
-	}
-	errno = 0;
-	v = strtol(text, &end, 10);
-	while (*end == ' ')
-		end++;
-	if (errno != 0 || end == text || *end != '\0' || v < INT_MIN || v > INT_MAX)
-		return false;
-	*value = (int) v;
-	return true;
-}
+#define SF_NUM_LAYOUT_SETTINGS ((int) lengthof(sf_layout_settings))
 
 /*
  * snowflake_configured_layout
@@ -545,15 +579,28 @@ sf_placeholder_int(const char *name, int dflt, int *value)
  * the postmaster-context settings cannot be defined, but postgresql.conf's
  * values are still visible as placeholders: they are read and validated
  * here, so that decoding never silently uses a layout other than the
- * configured one.  Returns false, with *bad_name naming the offending
- * setting (or NULL for a bad combination) and a detail, if the
- * configuration is invalid.
+ * configured one.  A placeholder set for a database, a role or a session
+ * is refused: the layout belongs to the server, and an IMMUTABLE decoder
+ * must not answer differently per session.  Returns false, with *bad_name
+ * naming the offending setting (or NULL for a bad combination) and a
+ * detail, if the configuration is invalid.
+ *
+ * The result is cached per backend and reused while the settings' texts
+ * stay the same (a reload may change them).
  */
 bool
 snowflake_configured_layout(SnowflakeLayout *layout, const char **bad_name,
 							char *detail)
 {
-	const char *epoch;
+	static char *cached_text[SF_NUM_LAYOUT_SETTINGS];
+	static SnowflakeLayout cached_layout;
+	static bool cached = false;
+	const char *text[SF_NUM_LAYOUT_SETTINGS];
+	int		   *width[] = {NULL, &layout->timestamp_bits,
+		&layout->node_bits, &layout->sequence_bits};
+	const int	dflt[] = {0, SNOWFLAKE_DEFAULT_TIMESTAMP_BITS,
+		SNOWFLAKE_DEFAULT_NODE_BITS, SNOWFLAKE_DEFAULT_SEQUENCE_BITS};
+	bool		same = cached;
 
 	if (snowflake_shared != NULL)
 	{
@@ -561,29 +608,57 @@ snowflake_configured_layout(SnowflakeLayout *layout, const char **bad_name,
 		return true;
 	}
 
-	*bad_name = "snowflake.timestamp_bits";
-	if (!sf_placeholder_int(*bad_name, SNOWFLAKE_DEFAULT_TIMESTAMP_BITS,
-							&layout->timestamp_bits))
-		goto not_integer;
-	*bad_name = "snowflake.node_bits";
-	if (!sf_placeholder_int(*bad_name, SNOWFLAKE_DEFAULT_NODE_BITS,
-							&layout->node_bits))
-		goto not_integer;
-	*bad_name = "snowflake.sequence_bits";
-	if (!sf_placeholder_int(*bad_name, SNOWFLAKE_DEFAULT_SEQUENCE_BITS,
-							&layout->sequence_bits))
-		goto not_integer;
+	for (int i = 0; i < SF_NUM_LAYOUT_SETTINGS; i++)
+	{
+		text[i] = GetConfigOption(sf_layout_settings[i], true, false);
+		if (same && (text[i] == NULL) != (cached_text[i] == NULL))
+			same = false;
+		if (same && text[i] != NULL && strcmp(text[i], cached_text[i]) != 0)
+			same = false;
+	}
+	if (same)
+	{
+		*layout = cached_layout;
+		return true;
+	}
 
-	*bad_name = "snowflake.epoch";
-	epoch = GetConfigOption(*bad_name, true, false);
-	if (!snowflake_parse_epoch(epoch ? epoch : SNOWFLAKE_DEFAULT_EPOCH,
-							   &layout->epoch_ms, detail))
+	for (int i = 0; i < SF_NUM_LAYOUT_SETTINGS; i++)
+	{
+		*bad_name = sf_layout_settings[i];
+		if (text[i] != NULL &&
+			sf_guc_source(sf_layout_settings[i]) > PGC_S_ARGV)
+		{
+			snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+					 "The snowflake layout is read from the server configuration only, but this value was set for a database, a role or the session.");
+			return false;
+		}
+		if (i == 0)
+		{
+			if (!snowflake_parse_epoch(text[i] ? text[i] : SNOWFLAKE_DEFAULT_EPOCH,
+									   &layout->epoch_ms, detail))
+				return false;
+		}
+		else if (text[i] == NULL)
+			*width[i] = dflt[i];
+		else if (!snowflake_parse_int(text[i], width[i]))
+		{
+			snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+					 "The value must be a plain decimal integer.");
+			return false;
+		}
+	}
+	*bad_name = NULL;
+	if (!snowflake_layout_check(layout, detail))
 		return false;
 
-	*bad_name = NULL;
-	return snowflake_layout_check(layout, detail);
-
-not_integer:
-	snprintf(detail, SNOWFLAKE_DETAIL_LEN, "The value must be an integer.");
-	return false;
+	for (int i = 0; i < SF_NUM_LAYOUT_SETTINGS; i++)
+	{
+		if (cached_text[i] != NULL)
+			pfree(cached_text[i]);
+		cached_text[i] = text[i] ?
+			MemoryContextStrdup(TopMemoryContext, text[i]) : NULL;
+	}
+	cached_layout = *layout;
+	cached = true;
+	return true;
 }
