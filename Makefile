@@ -27,7 +27,7 @@ ISOLATION_OPTS = --temp-instance=$(CURDIR)/tmp_check_isolation \
 
 # TAP tests (PostgreSQL::Test::Cluster) in test/t.
 TAP_TESTS = 1
-PROVE_TESTS = test/t/*.pl
+PROVE_TESTS ?= test/t/*.pl
 
 EXTRA_CLEAN = tmp_check tmp_check_regress tmp_check_isolation results output_iso regression.diffs regression.out
 
