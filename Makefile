@@ -34,3 +34,6 @@ EXTRA_CLEAN = tmp_check tmp_check_regress tmp_check_isolation results output_iso
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# The TAP tests share test/t/SnowflakeTest.pm.
+PG_PROVE_FLAGS += -I $(srcdir)/test/t

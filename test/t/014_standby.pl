@@ -132,6 +132,10 @@ like($stderr, qr/cannot generate snowflake IDs during recovery/,
 	'the message says why');
 ($sqlstate) = sql_error($standby, 'SELECT count(*) FROM snowflake_nextval_batch(10)');
 is($sqlstate, '25006', 'snowflake_nextval_batch() too');
+($sqlstate, $stderr) = sql_error($standby, 'SELECT snowflake_adopt_layout()');
+is($sqlstate, '25006', 'snowflake_adopt_layout() too');
+like($stderr, qr/cannot adopt a snowflake layout during recovery/,
+	'with its own message');
 my $st = stats($standby);
 is($st->{status}, 'recovery', 'snowflake_stats on the standby says "recovery"');
 is($st->{ids_issued}, 0, 'the standby issued nothing');

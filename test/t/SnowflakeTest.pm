@@ -1,0 +1,106 @@
+# Copyright: see LICENSE
+#
+# SnowflakeTest.pm
+#	Helpers shared by the snowflake TAP tests: servers with the library
+#	preloaded, error and stats capture, and a steppable clock (libfaketime).
+
+package SnowflakeTest;
+
+use strict;
+use warnings;
+
+use Exporter 'import';
+use JSON::PP qw(decode_json);
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+our @EXPORT = qw(new_snowflake_node sql_error stats set_clock start_faked
+  faketime_available);
+
+# A new, initialised (not started) node with the library preloaded and the
+# given extra settings (name => value, written quoted).
+sub new_snowflake_node
+{
+	my ($name, %settings) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init;
+	my $conf = "shared_preload_libraries = 'snowflake'\n";
+	$conf .= "$_ = '$settings{$_}'\n" foreach sort keys %settings;
+	$node->append_conf('postgresql.conf', $conf);
+	return $node;
+}
+
+# Run $sql (in database postgres) with verbose error reports; return the
+# SQLSTATE of the first error ('none' if there was none), stderr and stdout.
+sub sql_error
+{
+	my ($node, $sql, %opts) = @_;
+	my ($ret, $stdout, $stderr) =
+	  $node->psql('postgres', "\\set VERBOSITY verbose\n$sql",
+		on_error_stop => 0, %opts);
+	my ($sqlstate) = $stderr =~ /ERROR:\s+([0-9A-Z]{5}):/;
+	return ($sqlstate // 'none', $stderr, $stdout);
+}
+
+# The snowflake_stats row as a hash.
+sub stats
+{
+	my ($node) = @_;
+	return decode_json(
+		$node->safe_psql('postgres',
+			'SELECT row_to_json(s) FROM snowflake_stats s'));
+}
+
+# libfaketime, which steps a running server's clock.  Tests that need it
+# fail (not skip) without it: they would prove nothing.
+my ($faketime_lib) = grep { -e $_ } glob(
+	'/usr/lib/*/faketime/libfaketime.so.1 '
+	  . '/usr/lib/faketime/libfaketime.so.1 '
+	  . '/usr/local/lib/faketime/libfaketime.so.1');
+my $clock_file;
+
+sub faketime_available
+{
+	return 1 if defined $faketime_lib;
+	fail('libfaketime.so.1 is installed (Debian package "libfaketime")');
+	return 0;
+}
+
+# Set the clock of servers started by start_faked() to the real time plus
+# $offset seconds ("+0", "-30", "-0.3").  libfaketime rereads the file at
+# every clock call and treats an empty file as "no offset", so the file is
+# replaced atomically.
+sub set_clock
+{
+	my ($offset) = @_;
+	$clock_file //= PostgreSQL::Test::Utils::tempdir() . '/clock_offset';
+	open my $fh, '>', "$clock_file.new"
+	  or die "could not write $clock_file.new: $!";
+	print $fh "$offset\n";
+	close $fh or die "could not write $clock_file.new: $!";
+	rename("$clock_file.new", $clock_file)
+	  or die "could not rename to $clock_file: $!";
+	return;
+}
+
+# Start (or with $how = 'restart', restart) the node with libfaketime
+# preloaded; the environment is restored afterwards so that no client
+# program runs with a fake clock.  Extra arguments go to start/restart.
+sub start_faked
+{
+	my ($node, $how, %args) = @_;
+	die 'libfaketime is not installed' unless defined $faketime_lib;
+	set_clock('+0') unless defined $clock_file;
+	local $ENV{LD_PRELOAD} = $faketime_lib;
+	local $ENV{FAKETIME_TIMESTAMP_FILE} = $clock_file;
+	local $ENV{FAKETIME_NO_CACHE} = '1';
+	# Only the wall clock moves: PostgreSQL times its sleeps and timeouts
+	# with the monotonic clock, which must keep running forwards.
+	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = '1';
+	return ($how // 'start') eq 'restart'
+	  ? $node->restart(%args)
+	  : $node->start(%args);
+}
+
+1;
