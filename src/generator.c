@@ -314,7 +314,7 @@ snowflake_generate(int64 count)
 				ereport(ERROR,
 						(errcode(ERRCODE_SYSTEM_ERROR),
 						 errmsg("system clock is %lld ms behind the last issued snowflake ID",
-								(long long) ((last >> sb) - now)),
+								(long long) (end_ms - now)),
 						 errdetail("IDs may lead the clock by %d ms (%s) and a call may wait %d ms (%s); no ID was issued.",
 								   (int) drift, "snowflake.max_drift_ms",
 								   snowflake_max_wait_ms, "snowflake.max_wait_ms"),
