@@ -16,6 +16,7 @@ use warnings;
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowflakeTest;
 use Test::More;
 use Time::Local qw(timegm);
 
@@ -68,16 +69,6 @@ sub configure
 	return;
 }
 
-# Run SQL that must fail; return psql's stderr, which with VERBOSITY verbose
-# carries the SQLSTATE ("ERROR:  55000: ...") and the DETAIL and HINT lines.
-sub sql_error
-{
-	my ($node, $sql, %params) = @_;
-	my ($ret, $stdout, $stderr) =
-	  $node->psql('postgres', "\\set VERBOSITY verbose\n$sql", %params);
-	return $ret == 0 ? "(no error; output: $stdout)" : $stderr;
-}
-
 # The ID the layout above gives (ms after the epoch, node, sequence).
 my $epoch_ms = timegm(0, 0, 10, 15, 5, 2020) * 1000;
 sub expected_id
@@ -96,6 +87,8 @@ is( $node->safe_psql(
 
 # ---------------------------------------------------------------------------
 # Everything that needs the shared generator: 55000 and the preload hint.
+# The checks match sql_error()'s stderr, which carries the SQLSTATE
+# ("ERROR:  55000: ...") and the DETAIL and HINT lines.
 # ---------------------------------------------------------------------------
 my $hint = qr/HINT:  Add snowflake to "shared_preload_libraries" in postgresql\.conf and restart the server\./;
 foreach my $sql (
@@ -105,7 +98,7 @@ foreach my $sql (
 	'SELECT * FROM snowflake_stats',
 	'SELECT snowflake_stats_reset()')
 {
-	my $err = sql_error($node, $sql);
+	my (undef, $err) = sql_error($node, $sql);
 	like($err,
 		qr/ERROR:  55000: snowflake must be loaded via "shared_preload_libraries"/,
 		"$sql: 55000 without the preload");
@@ -116,7 +109,7 @@ foreach my $sql (
 $node->safe_psql('postgres',
 	'CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), v int)');
 like(
-	sql_error($node, 'INSERT INTO t (v) VALUES (1)'),
+	(sql_error($node, 'INSERT INTO t (v) VALUES (1)'))[1],
 	qr/ERROR:  55000: snowflake must be loaded via "shared_preload_libraries"/,
 	'a DEFAULT snowflake_nextval() fails with 55000');
 is($node->safe_psql('postgres', 'SELECT count(*) FROM t'), '0',
@@ -183,20 +176,20 @@ is( $node->safe_psql(
 
 # Range checks follow the configured widths, not the 10/12 defaults.
 like(
-	sql_error($node, "SELECT snowflake_compose('$when', 128, 0)"),
+	(sql_error($node, "SELECT snowflake_compose('$when', 128, 0)"))[1],
 	qr/ERROR:  22003: snowflake ID field out of range\n.*DETAIL:  The node id must be between 0 and 127\./,
 	'node id 128 does not fit 7 node bits');
 like(
-	sql_error($node, "SELECT snowflake_compose('$when', 0, 32)"),
+	(sql_error($node, "SELECT snowflake_compose('$when', 0, 32)"))[1],
 	qr/ERROR:  22003: .*\n.*DETAIL:  The sequence must be between 0 and 31\./,
 	'sequence 32 does not fit 5 sequence bits');
 like(
-	sql_error($node,
-		"SELECT snowflake_compose('2020-06-15 09:59:59.999+00', 0, 0)"),
+	(sql_error($node,
+		"SELECT snowflake_compose('2020-06-15 09:59:59.999+00', 0, 0)"))[1],
 	qr/ERROR:  22003: timestamp out of range for snowflake IDs/,
 	'a time before the configured epoch is out of range');
 like(
-	sql_error($node, 'SELECT snowflake_decode(-1)'),
+	(sql_error($node, 'SELECT snowflake_decode(-1)'))[1],
 	qr/ERROR:  22023: snowflake ID must not be negative/,
 	'a negative ID is rejected');
 
@@ -217,7 +210,7 @@ configure($node, %layout, 'snowflake.node_bits' => 'abc');
 foreach my $sql (@decoders)
 {
 	like(
-		sql_error($node, $sql),
+		(sql_error($node, $sql))[1],
 		qr/ERROR:  22023: invalid value for parameter "snowflake\.node_bits": "abc"/,
 		"node_bits = 'abc': $sql fails with 22023 naming the setting");
 }
@@ -231,7 +224,7 @@ configure(
 foreach my $sql (@decoders)
 {
 	like(
-		sql_error($node, $sql),
+		(sql_error($node, $sql))[1],
 		qr/ERROR:  22023: invalid snowflake layout\n.*DETAIL:  snowflake\.timestamp_bits \(45\) \+ snowflake\.node_bits \(10\) \+ snowflake\.sequence_bits \(12\) = 67, but an ID has only 63 bits\./,
 		"45/10/12: $sql fails with 22023 naming the settings");
 }
@@ -239,14 +232,14 @@ foreach my $sql (@decoders)
 # An epoch that does not parse.
 configure($node, %layout, 'snowflake.epoch' => 'next tuesday');
 like(
-	sql_error($node, 'SELECT snowflake_decode(1)'),
+	(sql_error($node, 'SELECT snowflake_decode(1)'))[1],
 	qr/ERROR:  22023: invalid value for parameter "snowflake\.epoch": "next tuesday"/,
 	'an unparsable epoch makes the decoders fail with 22023');
 
 # A width out of its own range.
 configure($node, %layout, 'snowflake.sequence_bits' => '40');
 like(
-	sql_error($node, 'SELECT snowflake_decode(1)'),
+	(sql_error($node, 'SELECT snowflake_decode(1)'))[1],
 	qr/ERROR:  22023: invalid snowflake layout/,
 	'sequence_bits = 40 makes the decoders fail with 22023');
 

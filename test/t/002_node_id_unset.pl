@@ -13,6 +13,7 @@ use warnings;
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowflakeTest;
 use Test::More;
 
 my $node = PostgreSQL::Test::Cluster->new('node_id_unset');
@@ -21,16 +22,6 @@ $node->append_conf('postgresql.conf',
 	"timezone = 'UTC'\nshared_preload_libraries = 'snowflake'");
 ok($node->start(fail_ok => 1), 'the server starts without snowflake.node_id');
 
-# Run SQL that must fail; return psql's stderr (VERBOSITY verbose, so it
-# carries the SQLSTATE and the DETAIL and HINT lines).
-sub sql_error
-{
-	my ($node, $sql) = @_;
-	my ($ret, $stdout, $stderr) =
-	  $node->psql('postgres', "\\set VERBOSITY verbose\n$sql");
-	return $ret == 0 ? "(no error; output: $stdout)" : $stderr;
-}
-
 $node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 
 is($node->safe_psql('postgres', 'SHOW snowflake.node_id'),
@@ -38,11 +29,13 @@ is($node->safe_psql('postgres', 'SHOW snowflake.node_id'),
 
 # ---------------------------------------------------------------------------
 # Generation is refused: 55000, the setting and its range in the hint.
+# The checks match sql_error()'s stderr, which carries the SQLSTATE and the
+# DETAIL and HINT lines.
 # ---------------------------------------------------------------------------
 foreach my $sql ('SELECT snowflake_nextval()',
 	'SELECT * FROM snowflake_nextval_batch(3)')
 {
-	my $err = sql_error($node, $sql);
+	my (undef, $err) = sql_error($node, $sql);
 	like(
 		$err,
 		qr/ERROR:  55000: parameter "snowflake\.node_id" is not set/,
@@ -57,7 +50,7 @@ foreach my $sql ('SELECT snowflake_nextval()',
 $node->safe_psql('postgres',
 	'CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), v int)');
 like(
-	sql_error($node, 'INSERT INTO t (v) VALUES (1)'),
+	(sql_error($node, 'INSERT INTO t (v) VALUES (1)'))[1],
 	qr/ERROR:  55000: parameter "snowflake\.node_id" is not set/,
 	'INSERT with DEFAULT snowflake_nextval() is refused');
 is($node->safe_psql('postgres', 'SELECT count(*) FROM t'),

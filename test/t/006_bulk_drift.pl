@@ -36,6 +36,7 @@ use warnings;
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowflakeTest;
 use Test::More;
 
 my $node_id = 4242;
@@ -56,18 +57,6 @@ snowflake.max_drift_ms = 1000
 });
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
-
-# One row of snowflake_stats as a hash.
-sub stats
-{
-	my @cols = qw(lead_ms ids_issued borrowed_ms waits wait_ms refused);
-	my @vals = split /\|/,
-	  $node->safe_psql('postgres',
-		'SELECT ' . join(', ', @cols) . ' FROM snowflake_stats');
-	my %s;
-	@s{@cols} = @vals;
-	return \%s;
-}
 
 # The generator's packed value, (ms << 8) | sequence, of an ID: the IDs of
 # a batch are consecutive packed values.
@@ -118,7 +107,7 @@ bulk_check(1000, 'max_drift_ms 1000');
 # 3000000 IDs need 11719 ms of timestamps, at most 1000 of them borrowed:
 # unless minting them took over 10 s without any wait (it takes a second
 # or two), calls borrowed and then slept.
-my $s = stats();
+my $s = stats($node);
 is($s->{ids_issued}, $bulk, "stats: $bulk IDs issued");
 cmp_ok($s->{borrowed_ms}, '>', 0, 'stats: milliseconds were borrowed');
 cmp_ok($s->{waits}, '>', 0, 'stats: calls slept for the clock');
@@ -145,7 +134,7 @@ is( $node->safe_psql(
 	'200000|200000|199999|t|t',
 	'a batch of 200000: distinct, consecutive, within the lead bound');
 
-$s = stats();
+$s = stats($node);
 is($s->{ids_issued}, 200000, 'stats: the batch was counted');
 cmp_ok($s->{borrowed_ms}, '>=', 781, 'stats: at least 781 ms were borrowed');
 cmp_ok($s->{lead_ms}, '<=', 1000, 'stats: lead_ms within max_drift_ms');
@@ -160,13 +149,13 @@ ok($node->poll_query_until('postgres', 'SHOW snowflake.max_drift_ms', '200ms'),
 $node->safe_psql('postgres', 'SELECT snowflake_stats_reset()');
 
 # A batch that needs more than 200 ms of timestamps is refused whole.
-my ($ret, $out, $err) = $node->psql('postgres',
-	"\\set VERBOSITY verbose\nSELECT count(*) FROM snowflake_nextval_batch(100000)");
+my (undef, $err) =
+  sql_error($node, 'SELECT count(*) FROM snowflake_nextval_batch(100000)');
 like(
 	$err,
 	qr/ERROR:  22023: a batch of 100000 snowflake IDs cannot be issued within "snowflake\.max_drift_ms"/,
 	'a batch of 100000 IDs (391 ms) is refused with max_drift_ms 200');
-$s = stats();
+$s = stats($node);
 is("$s->{ids_issued}|$s->{refused}", '0|1', 'the refused batch issued nothing');
 
 # Two batches of 51201 IDs, each spanning exactly 200 ms of timestamps,
@@ -185,7 +174,7 @@ is( $node->safe_psql(
 		             (SELECT snowflake_nextval_batch($span) LIMIT 1) AS b) s}),
 	't|t',
 	'two batches spanning max_drift_ms each are issued back to back');
-$s = stats();
+$s = stats($node);
 is($s->{ids_issued}, 2 * $span, 'stats: both batches issued');
 cmp_ok($s->{waits}, '>=', 1, 'stats: a call slept for the clock');
 cmp_ok($s->{wait_ms}, '>', 0, 'stats: wait_ms counts the time slept');
@@ -193,7 +182,7 @@ cmp_ok($s->{lead_ms}, '<=', 200, 'stats: lead_ms within max_drift_ms (200)');
 
 bulk_check(200, 'max_drift_ms 200');
 
-$s = stats();
+$s = stats($node);
 is($s->{ids_issued}, 2 * $span + $bulk, "stats: $bulk more IDs issued");
 cmp_ok($s->{lead_ms}, '<=', 200, 'stats: lead_ms within max_drift_ms (200)');
 is($s->{refused}, 1, 'stats: no further call refused');

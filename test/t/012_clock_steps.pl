@@ -21,72 +21,17 @@
 use strict;
 use warnings;
 
-use JSON::PP qw(decode_json);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowflakeTest;
 use Test::More;
 use Time::HiRes;
 
 # libfaketime is required: without it this test proves nothing, so it fails.
-my ($faketime_lib) = grep { -e $_ } glob(
-	'/usr/lib/*/faketime/libfaketime.so.1 '
-	  . '/usr/lib/faketime/libfaketime.so.1 '
-	  . '/usr/local/lib/faketime/libfaketime.so.1');
-if (!defined $faketime_lib)
+if (!faketime_available())
 {
-	fail('libfaketime.so.1 is installed (Debian package "libfaketime")');
 	done_testing();
 	exit;
-}
-my $clock_file = PostgreSQL::Test::Utils::tempdir() . '/clock_offset';
-
-# Set the server's clock to the real time plus $offset seconds ("+0",
-# "-30", "-0.3").  libfaketime rereads the file at every clock call and
-# treats an empty file as "no offset", so the file is replaced atomically.
-sub set_clock
-{
-	my ($offset) = @_;
-	open my $fh, '>', "$clock_file.new" or die "could not write $clock_file.new: $!";
-	print $fh "$offset\n";
-	close $fh or die "could not write $clock_file.new: $!";
-	rename("$clock_file.new", $clock_file) or die "could not rename to $clock_file: $!";
-	return;
-}
-
-# Start the server with libfaketime preloaded; the environment is restored
-# afterwards so that no client program runs with a fake clock.
-sub start_faked
-{
-	my ($node) = @_;
-	local $ENV{LD_PRELOAD} = $faketime_lib;
-	local $ENV{FAKETIME_TIMESTAMP_FILE} = $clock_file;
-	local $ENV{FAKETIME_NO_CACHE} = '1';
-	# Only the wall clock moves: PostgreSQL times its sleeps and timeouts
-	# with the monotonic clock, which must keep running forwards.
-	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = '1';
-	$node->start;
-	return;
-}
-
-# Run $sql with verbose error reports; return the SQLSTATE of the first
-# error ('none' if there was none), stderr and stdout.
-sub sql_error
-{
-	my ($node, $sql) = @_;
-	my ($ret, $stdout, $stderr) =
-	  $node->psql('postgres', "\\set VERBOSITY verbose\n$sql",
-		on_error_stop => 0);
-	my ($sqlstate) = $stderr =~ /ERROR:\s+([0-9A-Z]{5}):/;
-	return ($sqlstate // 'none', $stderr, $stdout);
-}
-
-# The snowflake_stats row as a hash.
-sub stats
-{
-	my ($node) = @_;
-	return decode_json(
-		$node->safe_psql('postgres',
-			'SELECT row_to_json(s) FROM snowflake_stats s'));
 }
 
 my $node = PostgreSQL::Test::Cluster->new('clock_steps');

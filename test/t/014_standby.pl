@@ -16,32 +16,11 @@
 use strict;
 use warnings;
 
-use JSON::PP qw(decode_json);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowflakeTest;
 use Test::More;
 use Time::HiRes;
-
-# Run $sql with verbose error reports; return the SQLSTATE of the first
-# error ('none' if there was none) and stderr.
-sub sql_error
-{
-	my ($node, $sql) = @_;
-	my ($ret, $stdout, $stderr) =
-	  $node->psql('postgres', "\\set VERBOSITY verbose\n$sql",
-		on_error_stop => 0);
-	my ($sqlstate) = $stderr =~ /ERROR:\s+([0-9A-Z]{5}):/;
-	return ($sqlstate // 'none', $stderr);
-}
-
-# The snowflake_stats row as a hash.
-sub stats
-{
-	my ($node) = @_;
-	return decode_json(
-		$node->safe_psql('postgres',
-			'SELECT row_to_json(s) FROM snowflake_stats s'));
-}
 
 # Issue IDs on $node: committed ones, then $batches batches of a million
 # that run ahead of the clock (each spans 245 ms of ID time).  Returns the

@@ -16,73 +16,18 @@
 use strict;
 use warnings;
 
-use JSON::PP qw(decode_json);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowflakeTest;
 use Test::More;
 use IPC::Run;
 use Time::HiRes;
 
 # libfaketime is required: without it this test proves nothing, so it fails.
-my ($faketime_lib) = grep { -e $_ } glob(
-	'/usr/lib/*/faketime/libfaketime.so.1 '
-	  . '/usr/lib/faketime/libfaketime.so.1 '
-	  . '/usr/local/lib/faketime/libfaketime.so.1');
-if (!defined $faketime_lib)
+if (!faketime_available())
 {
-	fail('libfaketime.so.1 is installed (Debian package "libfaketime")');
 	done_testing();
 	exit;
-}
-my $clock_file = PostgreSQL::Test::Utils::tempdir() . '/clock_offset';
-
-# Set the server's clock to the real time plus $offset seconds ("+0",
-# "-30", "-0.3").  libfaketime rereads the file at every clock call and
-# treats an empty file as "no offset", so the file is replaced atomically.
-sub set_clock
-{
-	my ($offset) = @_;
-	open my $fh, '>', "$clock_file.new" or die "could not write $clock_file.new: $!";
-	print $fh "$offset\n";
-	close $fh or die "could not write $clock_file.new: $!";
-	rename("$clock_file.new", $clock_file) or die "could not rename to $clock_file: $!";
-	return;
-}
-
-# Start the server with libfaketime preloaded; the environment is restored
-# afterwards so that no client program runs with a fake clock.
-sub start_faked
-{
-	my ($node) = @_;
-	local $ENV{LD_PRELOAD} = $faketime_lib;
-	local $ENV{FAKETIME_TIMESTAMP_FILE} = $clock_file;
-	local $ENV{FAKETIME_NO_CACHE} = '1';
-	# Only the wall clock moves: PostgreSQL times its sleeps and timeouts
-	# with the monotonic clock, which must keep running forwards.
-	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = '1';
-	$node->start;
-	return;
-}
-
-# Run $sql with verbose error reports; return the SQLSTATE of the first
-# error ('none' if there was none), stderr and stdout.
-sub sql_error
-{
-	my ($node, $sql) = @_;
-	my ($ret, $stdout, $stderr) =
-	  $node->psql('postgres', "\\set VERBOSITY verbose\n$sql",
-		on_error_stop => 0);
-	my ($sqlstate) = $stderr =~ /ERROR:\s+([0-9A-Z]{5}):/;
-	return ($sqlstate // 'none', $stderr, $stdout);
-}
-
-# The snowflake_stats row as a hash.
-sub stats
-{
-	my ($node) = @_;
-	return decode_json(
-		$node->safe_psql('postgres',
-			'SELECT row_to_json(s) FROM snowflake_stats s'));
 }
 
 my $node = PostgreSQL::Test::Cluster->new('stats');
@@ -175,13 +120,13 @@ $session->quit;
 set_drift('100ms', '100ms');
 $session = $node->background_psql('postgres');
 $session->query_safe('SELECT snowflake_nextval()');
-my $before = stats($node);
+my $before_wait = stats($node);
 set_clock('-0.5');
 $session->query_safe('SELECT snowflake_nextval()');
 $session->quit;
 $st = stats($node);
-is($st->{waits} - $before->{waits}, 1, 'a call that slept: waits +1');
-cmp_ok($st->{wait_ms} - $before->{wait_ms},
+is($st->{waits} - $before_wait->{waits}, 1, 'a call that slept: waits +1');
+cmp_ok($st->{wait_ms} - $before_wait->{wait_ms},
 	'>', 0, "wait_ms counts the sleep ($st->{wait_ms} ms)");
 is($st->{clock_regressions}, 2, 'and the regression is counted');
 is($st->{refused}, 0, 'nothing refused yet');
@@ -202,9 +147,7 @@ set_clock('+0');
 
 # --- snowflake_stats_reset() ---
 
-my ($ret, $stdout, $stderr) = $node->psql(
-	'postgres',
-	"\\set VERBOSITY verbose\nSELECT snowflake_stats_reset()",
+my (undef, $stderr) = sql_error($node, 'SELECT snowflake_stats_reset()',
 	extra_params => [ '-U', 'alice' ]);
 like($stderr, qr/ERROR:\s+42501: permission denied for function snowflake_stats_reset/,
 	'a non-superuser cannot reset the counters (42501)');

@@ -32,7 +32,10 @@ sub new_snowflake_node
 }
 
 # Run $sql (in database postgres) with verbose error reports; return the
-# SQLSTATE of the first error ('none' if there was none), stderr and stdout.
+# SQLSTATE of the first error, stderr and stdout.  The SQLSTATE is 'none'
+# only if psql ran the whole script without an error; a psql failure that
+# reports no SQLSTATE (a lost connection, a crashed backend) gives
+# 'psql failed'.  Extra arguments go to psql (connstr, extra_params).
 sub sql_error
 {
 	my ($node, $sql, %opts) = @_;
@@ -40,7 +43,8 @@ sub sql_error
 	  $node->psql('postgres', "\\set VERBOSITY verbose\n$sql",
 		on_error_stop => 0, %opts);
 	my ($sqlstate) = $stderr =~ /ERROR:\s+([0-9A-Z]{5}):/;
-	return ($sqlstate // 'none', $stderr, $stdout);
+	$sqlstate //= $ret == 0 ? 'none' : 'psql failed';
+	return ($sqlstate, $stderr, $stdout);
 }
 
 # The snowflake_stats row as a hash.
@@ -62,6 +66,7 @@ my $clock_file;
 
 sub faketime_available
 {
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
 	return 1 if defined $faketime_lib;
 	fail('libfaketime.so.1 is installed (Debian package "libfaketime")');
 	return 0;
