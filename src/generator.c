@@ -36,6 +36,9 @@
 int			snowflake_max_drift_ms = 1000;
 int			snowflake_max_wait_ms = 1000;
 
+/* This backend has found the generator ready (see snowflake_generate). */
+static bool sf_backend_ready = false;
+
 /* At most one clock regression LOG line per this many milliseconds. */
 #define SNOWFLAKE_REGRESSION_LOG_INTERVAL_MS	10000
 
@@ -210,9 +213,17 @@ snowflake_generate(int64 count)
 	bool		slept = false;
 	instr_time	wait_start;
 
-	if (unlikely(s == NULL || s->refusal != SNOWFLAKE_READY ||
-				 RecoveryInProgress()))
+	/*
+	 * Once this backend has seen the generator ready outside recovery, that
+	 * cannot change for as long as it lives (a refusal is only ever lifted,
+	 * and a server leaves recovery for good), so one flag spares the hot
+	 * path those checks.
+	 */
+	if (unlikely(!sf_backend_ready))
+	{
 		sf_refuse_call(s);
+		sf_backend_ready = true;
+	}
 
 	sb = s->layout.sequence_bits;
 	INSTR_TIME_SET_ZERO(wait_start);
