@@ -29,7 +29,7 @@ ISOLATION_OPTS = --temp-instance=$(CURDIR)/tmp_check_isolation \
 TAP_TESTS = 1
 PROVE_TESTS ?= test/t/*.pl
 
-EXTRA_CLEAN = tmp_check tmp_check_regress tmp_check_isolation results output_iso regression.diffs regression.out
+EXTRA_CLEAN = .build-flags tmp_check tmp_check_regress tmp_check_isolation results output_iso regression.diffs regression.out
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -37,3 +37,11 @@ include $(PGXS)
 
 # The TAP tests share test/t/SnowflakeTest.pm.
 PG_PROVE_FLAGS += -I $(srcdir)/test/t
+
+# Rebuild every object when WERROR or ASSERTS change: otherwise objects of
+# an assertion build could be linked into a production one.
+SNOWFLAKE_BUILD_FLAGS := werror=$(WERROR) asserts=$(ASSERTS)
+ifneq ($(SNOWFLAKE_BUILD_FLAGS),$(shell cat .build-flags 2>/dev/null))
+$(shell echo '$(SNOWFLAKE_BUILD_FLAGS)' > .build-flags)
+endif
+$(OBJS): .build-flags

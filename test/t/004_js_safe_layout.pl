@@ -14,23 +14,20 @@ use warnings;
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowflakeTest;
 use Test::More;
 
 my $two_53 = '9007199254740992';
 my $node_id = 99;
 
-my $node = PostgreSQL::Test::Cluster->new('js_safe');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-timezone = 'UTC'
-shared_preload_libraries = 'snowflake'
-snowflake.node_id = $node_id
-snowflake.timestamp_bits = 41
-snowflake.node_bits = 7
-snowflake.sequence_bits = 5
-snowflake.max_drift_ms = 1000
-});
+my $node = new_snowflake_node(
+	'js_safe',
+	'timezone' => 'UTC',
+	'snowflake.node_id' => $node_id,
+	'snowflake.timestamp_bits' => 41,
+	'snowflake.node_bits' => 7,
+	'snowflake.sequence_bits' => 5,
+	'snowflake.max_drift_ms' => 1000);
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 

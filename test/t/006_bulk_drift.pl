@@ -43,18 +43,14 @@ my $node_id = 4242;
 my $bulk = 3_000_000;
 my $per_ms = 256;    # 2^sequence_bits
 
-my $node = PostgreSQL::Test::Cluster->new('bulk');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-timezone = 'UTC'
-shared_preload_libraries = 'snowflake'
-snowflake.node_id = $node_id
-snowflake.timestamp_bits = 41
-snowflake.node_bits = 14
-snowflake.sequence_bits = 8
-snowflake.max_drift_ms = 1000
-});
+my $node = new_snowflake_node(
+	'bulk',
+	'timezone' => 'UTC',
+	'snowflake.node_id' => $node_id,
+	'snowflake.timestamp_bits' => 41,
+	'snowflake.node_bits' => 14,
+	'snowflake.sequence_bits' => 8,
+	'snowflake.max_drift_ms' => 1000);
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 
