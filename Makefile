@@ -45,3 +45,6 @@ ifneq ($(SNOWFLAKE_BUILD_FLAGS),$(shell cat .build-flags 2>/dev/null))
 $(shell echo '$(SNOWFLAKE_BUILD_FLAGS)' > .build-flags)
 endif
 $(OBJS): .build-flags
+
+# PGXS does not track header dependencies: every object depends on them all.
+$(OBJS): $(wildcard $(srcdir)/src/*.h)

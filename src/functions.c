@@ -149,11 +149,15 @@ snowflake_nextval(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64(sf_packed_id(snowflake_shared, packed));
 }
 
-/* Per-call state of snowflake_nextval_batch(). */
+/* Per-call state of snowflake_nextval_batch(), the layout copied in. */
 typedef struct SfBatch
 {
 	int64		next;			/* packed value of the next ID to return */
 	int64		remaining;
+	int			sequence_bits;
+	int			shift;			/* node_bits + sequence_bits */
+	int64		node_part;
+	int64		sequence_mask;
 } SfBatch;
 
 /*
@@ -185,6 +189,10 @@ snowflake_nextval_batch(PG_FUNCTION_ARGS)
 		MemoryContextSwitchTo(oldcontext);
 		batch->next = snowflake_generate(count);
 		batch->remaining = count;
+		batch->sequence_bits = snowflake_shared->layout.sequence_bits;
+		batch->shift = snowflake_shared->layout.node_bits + batch->sequence_bits;
+		batch->node_part = snowflake_shared->node_part;
+		batch->sequence_mask = snowflake_max_sequence(&snowflake_shared->layout);
 		funcctx->user_fctx = batch;
 	}
 
@@ -192,7 +200,8 @@ snowflake_nextval_batch(PG_FUNCTION_ARGS)
 	batch = (SfBatch *) funcctx->user_fctx;
 	if (batch->remaining > 0)
 	{
-		int64		id = sf_packed_id(snowflake_shared, batch->next);
+		int64		id = ((batch->next >> batch->sequence_bits) << batch->shift) |
+			batch->node_part | (batch->next & batch->sequence_mask);
 
 		batch->next++;
 		batch->remaining--;

@@ -42,17 +42,24 @@ static bool sf_backend_ready = false;
 /* At most one clock regression LOG line per this many milliseconds. */
 #define SNOWFLAKE_REGRESSION_LOG_INTERVAL_MS	10000
 
-/*
- * snowflake_clock_ms
- *		The wall clock in milliseconds since the Unix epoch.
- */
-int64
-snowflake_clock_ms(void)
+/* The wall clock in milliseconds since the Unix epoch. */
+static inline int64
+sf_clock_ms(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * snowflake_clock_ms
+ *		The same, for the other files.
+ */
+int64
+snowflake_clock_ms(void)
+{
+	return sf_clock_ms();
 }
 
 /* Count one refused call. */
@@ -137,7 +144,7 @@ sf_refuse_call(SnowflakeShared *s)
 static pg_noinline void
 sf_note_regression(SnowflakeShared *s, int64 seen_ms)
 {
-	int64		fresh = snowflake_clock_ms() - s->layout.epoch_ms;
+	int64		fresh = sf_clock_ms() - s->layout.epoch_ms;
 	int64		step = 0;
 	bool		log_it = false;
 
@@ -191,21 +198,82 @@ sf_sleep(int64 ms, instr_time *started)
 	return (int64) INSTR_TIME_GET_MILLISEC(now);
 }
 
+/* What one attempt under the spinlock saw, for the decisions after it. */
+typedef struct SfAttempt
+{
+	uint64		first;			/* packed value of the first ID */
+	int64		end_ms;			/* millisecond of the last ID */
+	int64		last;			/* the generator's value before */
+	int64		reserved;		/* the reservation */
+	int64		clock_seen;		/* the latest clock reading before */
+} SfAttempt;
+
 /*
- * snowflake_generate
- *		Reserve count consecutive IDs and return the packed value of the
- *		first; the others follow it one by one.
- *
- * All or nothing: either every ID is issued, strictly above any issued
- * before by this server, or an error is raised and none is.  May sleep up to
- * snowflake.max_wait_ms in total, and may write the state file (under the
- * snowflake LWLock).  Raises 55000 when the library is not preloaded or the
- * generator is refused, 25006 during recovery, 22003 outside the timestamp
- * field, 22023 for a batch that cannot fit within snowflake.max_drift_ms,
- * 58000 when the clock is too far behind.
+ * sf_try_issue
+ *		The critical section: issue count IDs if they fit within the lead
+ *		allowed over now and within the reservation.  now must lie within the
+ *		timestamp field (0 .. max_ms); waited_ms >= 0 counts a call that
+ *		slept that long.  Nothing here can fail, allocate or block.
  */
-int64
-snowflake_generate(int64 count)
+static inline bool
+sf_try_issue(SnowflakeShared *s, int64 now, int64 count, int64 drift,
+			 int64 waited_ms, SfAttempt *a)
+{
+	int			sb = s->layout.sequence_bits;
+	bool		issued;
+
+	SpinLockAcquire(&s->mutex);
+	a->last = s->last;
+	a->first = Max((uint64) now << sb, (uint64) (a->last + 1));
+	a->end_ms = (int64) ((a->first + count - 1) >> sb);
+	a->clock_seen = s->clock_ms;
+	if (now > a->clock_seen)
+		s->clock_ms = now;
+	a->reserved = s->reserved_ms;
+	issued = a->end_ms <= now + drift && a->end_ms <= a->reserved;
+	if (likely(issued))
+	{
+		s->last = (int64) (a->first + count - 1);
+		s->counters.issued += count;
+		if (a->end_ms > now && a->end_ms > (a->last >> sb))
+			s->counters.borrowed_ms += a->end_ms - Max(now, a->last >> sb);
+		if (waited_ms >= 0)
+		{
+			s->counters.waits++;
+			s->counters.wait_ms += waited_ms;
+		}
+	}
+	SpinLockRelease(&s->mutex);
+	return issued;
+}
+
+/*
+ * After an attempt, outside the spinlock: note a clock regression, and once
+ * issued IDs come within half the reservation's headroom of its end, write
+ * the next reservation early, if no one else is at it, so that callers
+ * seldom find it used up and wait for the write.
+ */
+static inline void
+sf_after_attempt(SnowflakeShared *s, int64 now, int64 drift,
+				 const SfAttempt *a, bool issued)
+{
+	if (unlikely(now < a->clock_seen))
+		sf_note_regression(s, a->clock_seen);
+	if (issued &&
+		unlikely(a->end_ms > a->reserved - SNOWFLAKE_RESERVE_AHEAD_MS / 2) &&
+		a->reserved < snowflake_max_ms(&s->layout))
+		snowflake_extend_reservation(a->reserved + 1, now, now + drift, true);
+}
+
+/*
+ * sf_generate_slow
+ *		Everything snowflake_generate's fast path does not handle: the first
+ *		call of a backend, refusals, the clock outside the timestamp field,
+ *		waiting for the clock, writing a reservation that is used up, and
+ *		the errors.  Same contract as snowflake_generate.
+ */
+static pg_noinline int64
+sf_generate_slow(int64 count)
 {
 	SnowflakeShared *s = snowflake_shared;
 	int			sb;
@@ -213,13 +281,7 @@ snowflake_generate(int64 count)
 	bool		slept = false;
 	instr_time	wait_start;
 
-	/*
-	 * Once this backend has seen the generator ready outside recovery, that
-	 * cannot change for as long as it lives (a refusal is only ever lifted,
-	 * and a server leaves recovery for good), so one flag spares the hot
-	 * path those checks.
-	 */
-	if (unlikely(!sf_backend_ready))
+	if (!sf_backend_ready)
 	{
 		sf_refuse_call(s);
 		sf_backend_ready = true;
@@ -246,12 +308,8 @@ snowflake_generate(int64 count)
 	for (;;)
 	{
 		int64		drift = snowflake_max_drift_ms;
-		int64		now = snowflake_clock_ms() - s->layout.epoch_ms;
-		uint64		first;
-		int64		end_ms;
-		int64		last;
-		int64		reserved;
-		int64		clock_seen;
+		int64		now = sf_clock_ms() - s->layout.epoch_ms;
+		SfAttempt	a;
 		bool		issued;
 
 		if (unlikely(now < 0 || now > snowflake_max_ms(&s->layout)))
@@ -275,36 +333,13 @@ snowflake_generate(int64 count)
 							   s->layout.timestamp_bits, when)));
 		}
 
-		SpinLockAcquire(&s->mutex);
-		last = s->last;
-		first = Max((uint64) now << sb, (uint64) (last + 1));
-		end_ms = (int64) ((first + count - 1) >> sb);
-		clock_seen = s->clock_ms;
-		if (now > clock_seen)
-			s->clock_ms = now;
-		reserved = s->reserved_ms;
-		issued = end_ms <= now + drift && end_ms <= reserved;
-		if (likely(issued))
-		{
-			s->last = (int64) (first + count - 1);
-			s->counters.issued += count;
-			if (end_ms > now && end_ms > (last >> sb))
-				s->counters.borrowed_ms += end_ms - Max(now, last >> sb);
-			if (slept)
-			{
-				s->counters.waits++;
-				s->counters.wait_ms += waited;
-			}
-		}
-		SpinLockRelease(&s->mutex);
-
-		if (unlikely(now < clock_seen))
-			sf_note_regression(s, clock_seen);
-		if (likely(issued))
-			return (int64) first;
+		issued = sf_try_issue(s, now, count, drift, slept ? waited : -1, &a);
+		sf_after_attempt(s, now, drift, &a, issued);
+		if (issued)
+			return (int64) a.first;
 
 		/* Decide what went wrong, outside the spinlock. */
-		if (end_ms > snowflake_max_ms(&s->layout))
+		if (a.end_ms > snowflake_max_ms(&s->layout))
 		{
 			sf_count_refused(s);
 			ereport(ERROR,
@@ -315,9 +350,9 @@ snowflake_generate(int64 count)
 							   s->layout.timestamp_bits,
 							   (long long) snowflake_max_ms(&s->layout))));
 		}
-		if (end_ms > now + drift)
+		if (a.end_ms > now + drift)
 		{
-			int64		excess = end_ms - (now + drift);
+			int64		excess = a.end_ms - (now + drift);
 
 			if (waited + excess > snowflake_max_wait_ms)
 			{
@@ -325,7 +360,7 @@ snowflake_generate(int64 count)
 				ereport(ERROR,
 						(errcode(ERRCODE_SYSTEM_ERROR),
 						 errmsg("system clock is %lld ms behind the last issued snowflake ID",
-								(long long) (end_ms - now)),
+								(long long) (a.end_ms - now)),
 						 errdetail("IDs may lead the clock by %d ms (%s) and a call may wait %d ms (%s); no ID was issued.",
 								   (int) drift, "snowflake.max_drift_ms",
 								   snowflake_max_wait_ms, "snowflake.max_wait_ms"),
@@ -337,6 +372,48 @@ snowflake_generate(int64 count)
 		}
 
 		/* Only the reservation is in the way: write a new one and retry. */
-		snowflake_extend_reservation(end_ms, now, now + drift);
+		snowflake_extend_reservation(a.end_ms, now, now + drift, false);
 	}
+}
+
+/*
+ * snowflake_generate
+ *		Reserve count consecutive IDs and return the packed value of the
+ *		first; the others follow it one by one.
+ *
+ * All or nothing: either every ID is issued, strictly above any issued
+ * before by this server, or an error is raised and none is.  May sleep up to
+ * snowflake.max_wait_ms in total, and may write the state file (under the
+ * snowflake LWLock).  Raises 55000 when the library is not preloaded or the
+ * generator is refused, 25006 during recovery, 22003 outside the timestamp
+ * field, 22023 for a batch that cannot fit within snowflake.max_drift_ms,
+ * 58000 when the clock is too far behind.
+ *
+ * The fast path handles a ready backend whose IDs fit within the lead and
+ * the reservation; everything else, including every error, is in
+ * sf_generate_slow.  Once a backend has seen the generator ready outside
+ * recovery, that cannot change for as long as it lives (a refusal is only
+ * ever lifted, and a server leaves recovery for good), so one flag stands
+ * for those checks.
+ */
+int64
+snowflake_generate(int64 count)
+{
+	SnowflakeShared *s = snowflake_shared;
+
+	if (likely(sf_backend_ready))
+	{
+		int64		now = sf_clock_ms() - s->layout.epoch_ms;
+		int64		drift = snowflake_max_drift_ms;
+		SfAttempt	a;
+
+		/* One unsigned comparison rejects both ends of the field. */
+		if (likely((uint64) now <= (uint64) snowflake_max_ms(&s->layout)) &&
+			likely(sf_try_issue(s, now, count, drift, -1, &a)))
+		{
+			sf_after_attempt(s, now, drift, &a, true);
+			return (int64) a.first;
+		}
+	}
+	return sf_generate_slow(count);
 }

@@ -28,6 +28,7 @@
 #ifndef SNOWFLAKE_H
 #define SNOWFLAKE_H
 
+#include "datatype/timestamp.h"
 #include "storage/lwlock.h"
 #include "storage/spin.h"
 
@@ -84,35 +85,42 @@ typedef struct SnowflakeShared
 	int			refusal_errno;	/* errno of a state file failure */
 	bool		promotion_pending;	/* started in recovery; protected by lock */
 
+	/*
+	 * Protected by mutex.  Written for every ID, so kept on cache lines of
+	 * their own, away from the fixed fields every backend reads.
+	 */
+#ifdef pg_attribute_aligned
+	slock_t		mutex pg_attribute_aligned(PG_CACHE_LINE_SIZE);
+#else
 	slock_t		mutex;
-	/* Protected by mutex. */
+#endif
 	int64		last;			/* packed (ms << sequence_bits | seq) of the
 								 * last issued ID */
 	int64		reserved_ms;	/* IDs up to this millisecond may be issued:
 								 * a restart resumes above it */
 	int64		clock_ms;		/* latest wall clock reading, ms since epoch */
+	SnowflakeCounters counters;
 	int64		regression_logged_ms;	/* clock_ms when a regression was last
 										 * logged */
-	SnowflakeCounters counters;
 } SnowflakeShared;
 
 /* state.c */
-extern SnowflakeShared *snowflake_shared;
-extern Size snowflake_shmem_size(void);
-extern void snowflake_shmem_request(void);
-extern void snowflake_shmem_startup(const SnowflakeLayout *layout,
+extern SNOWFLAKE_INTERNAL SnowflakeShared *snowflake_shared;
+extern SNOWFLAKE_INTERNAL Size snowflake_shmem_size(void);
+extern SNOWFLAKE_INTERNAL void snowflake_shmem_request(void);
+extern SNOWFLAKE_INTERNAL void snowflake_shmem_startup(const SnowflakeLayout *layout,
 									int node_id);
-extern void snowflake_extend_reservation(int64 needed_ms, int64 now_ms,
-										 int64 promotion_floor_ms);
-extern void snowflake_adopt_layout_state(int64 now_unix_ms);
-extern bool snowflake_configured_layout(SnowflakeLayout *layout,
+extern SNOWFLAKE_INTERNAL void snowflake_extend_reservation(int64 needed_ms, int64 now_ms,
+										 int64 promotion_floor_ms, bool early);
+extern SNOWFLAKE_INTERNAL void snowflake_adopt_layout_state(int64 now_unix_ms);
+extern SNOWFLAKE_INTERNAL bool snowflake_configured_layout(SnowflakeLayout *layout,
 										const char **bad_name,
 										char *detail);
 
 /* generator.c */
-extern int	snowflake_max_drift_ms;
-extern int	snowflake_max_wait_ms;
-extern int64 snowflake_generate(int64 count);
-extern int64 snowflake_clock_ms(void);
+extern SNOWFLAKE_INTERNAL int	snowflake_max_drift_ms;
+extern SNOWFLAKE_INTERNAL int	snowflake_max_wait_ms;
+extern SNOWFLAKE_INTERNAL int64 snowflake_generate(int64 count);
+extern SNOWFLAKE_INTERNAL int64 snowflake_clock_ms(void);
 
 #endif							/* SNOWFLAKE_H */

@@ -429,13 +429,17 @@ sf_shmem_shutdown(int code, Datum arg)
  *		the first millisecond that may be used if this server has just left
  *		recovery (the caller passes now plus the lead allowed to a primary).
  *
- * Takes the snowflake LWLock; raises ERROR with the operating system's
- * reason if the file cannot be written, in which case nothing changes.
- * The caller retries its generation attempt afterwards.
+ * Takes the snowflake LWLock.  When the reservation is used up (early is
+ * false), raises ERROR with the operating system's reason if the file cannot
+ * be written, in which case nothing changes; the caller retries its
+ * generation attempt afterwards.  An early extension, made by a caller whose
+ * IDs are already issued, gives way if another backend holds the lock and
+ * only logs a failure: the next caller to find the reservation used up
+ * retries the write and reports the error.
  */
 void
 snowflake_extend_reservation(int64 needed_ms, int64 now_ms,
-							 int64 promotion_floor_ms)
+							 int64 promotion_floor_ms, bool early)
 {
 	SnowflakeShared *s = snowflake_shared;
 	SnowflakeStateFile f;
@@ -444,7 +448,10 @@ snowflake_extend_reservation(int64 needed_ms, int64 now_ms,
 	const char *what;
 	const char *path;
 
-	LWLockAcquire(s->lock, LW_EXCLUSIVE);
+	if (!early)
+		LWLockAcquire(s->lock, LW_EXCLUSIVE);
+	else if (!LWLockConditionalAcquire(s->lock, LW_EXCLUSIVE))
+		return;
 
 	if (s->promotion_pending)
 	{
@@ -475,6 +482,16 @@ snowflake_extend_reservation(int64 needed_ms, int64 now_ms,
 		{
 			int			save_errno = errno;
 
+			if (early)
+			{
+				errno = save_errno;
+				ereport(LOG,
+						(errcode_for_file_access(),
+						 errmsg("could not %s file \"%s\": %m", what, path),
+						 errdetail("The snowflake reservation could not be extended ahead of need.")));
+				LWLockRelease(s->lock);
+				return;
+			}
 			SpinLockAcquire(&s->mutex);
 			s->counters.refused++;
 			SpinLockRelease(&s->mutex);
