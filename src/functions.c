@@ -80,16 +80,16 @@ sf_check_id(int64 id)
 static TimestampTz
 sf_id_timestamp(const SnowflakeLayout *layout, int64 ms)
 {
-	int64		pg_ms = ms + (layout->epoch_ms - SF_POSTGRES_EPOCH_UNIX_MS);
+	int64		offset = layout->epoch_ms - SF_POSTGRES_EPOCH_UNIX_MS;
 
-	/* ms < 2^62 and |epoch| < 2^48, so pg_ms cannot overflow. */
-	if (pg_ms >= END_TIMESTAMP / 1000)
+	/* 0 <= ms < 2^63 and |offset| < 2^48: compare before adding. */
+	if (ms >= END_TIMESTAMP / 1000 - offset)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 				 errmsg("timestamp out of range"),
 				 errdetail("The ID's timestamp field, %lld ms after the epoch, is past the largest timestamp.",
 						   (long long) ms)));
-	return (TimestampTz) pg_ms * 1000;
+	return (TimestampTz) (ms + offset) * 1000;
 }
 
 /*
@@ -327,18 +327,6 @@ snowflake_compose(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64(id);
 }
 
-/* The preloaded shared state, or the "not preloaded" error. */
-static SnowflakeShared *
-sf_require_shared(void)
-{
-	if (snowflake_shared == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("snowflake must be loaded via \"shared_preload_libraries\""),
-				 errhint("Add snowflake to \"shared_preload_libraries\" in postgresql.conf and restart the server.")));
-	return snowflake_shared;
-}
-
 static TimestampTz
 sf_unix_ms_timestamp(int64 unix_ms)
 {
@@ -352,7 +340,7 @@ sf_unix_ms_timestamp(int64 unix_ms)
 Datum
 snowflake_stats(PG_FUNCTION_ARGS)
 {
-	SnowflakeShared *s = sf_require_shared();
+	SnowflakeShared *s = snowflake_require_shared();
 	TupleDesc	tupdesc;
 	Datum		values[20];
 	bool		nulls[20];
@@ -437,7 +425,7 @@ snowflake_stats(PG_FUNCTION_ARGS)
 Datum
 snowflake_stats_reset(PG_FUNCTION_ARGS)
 {
-	SnowflakeShared *s = sf_require_shared();
+	SnowflakeShared *s = snowflake_require_shared();
 	TimestampTz now = GetCurrentTimestamp();
 
 	SpinLockAcquire(&s->mutex);
@@ -454,7 +442,7 @@ snowflake_stats_reset(PG_FUNCTION_ARGS)
 Datum
 snowflake_adopt_layout(PG_FUNCTION_ARGS)
 {
-	sf_require_shared();
+	snowflake_require_shared();
 	if (!superuser())
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
@@ -464,6 +452,6 @@ snowflake_adopt_layout(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
 				 errmsg("cannot adopt a snowflake layout during recovery")));
-	snowflake_adopt_layout_state(snowflake_clock_ms());
+	snowflake_adopt_layout_state(snowflake_clock_ms(), PG_GETARG_BOOL(0));
 	PG_RETURN_VOID();
 }

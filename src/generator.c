@@ -32,7 +32,7 @@
 #include "compat.h"
 #include "snowflake.h"
 
-/* GUC variables, defined in snowflake.c's _PG_init. */
+/* GUC variables, registered by snowflake.c's _PG_init. */
 int			snowflake_max_drift_ms = 1000;
 int			snowflake_max_wait_ms = 1000;
 
@@ -78,13 +78,9 @@ sf_count_refused(SnowflakeShared *s)
  *		may just have cleared a refusal).
  */
 static pg_noinline void
-sf_refuse_call(SnowflakeShared *s)
+sf_refuse_call(void)
 {
-	if (s == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("snowflake must be loaded via \"shared_preload_libraries\""),
-				 errhint("Add snowflake to \"shared_preload_libraries\" in postgresql.conf and restart the server.")));
+	SnowflakeShared *s = snowflake_require_shared();
 
 	if (s->refusal == SNOWFLAKE_READY && !RecoveryInProgress())
 		return;
@@ -115,7 +111,7 @@ sf_refuse_call(SnowflakeShared *s)
 				ereport(ERROR,
 						(errcode_for_file_access(),
 						 errmsg("%s: %m", s->refusal_detail),
-						 errhint("The state file is read at server start. Fix its permissions and restart the server.")));
+						 errhint("The state file is read at server start. Correct the cause and restart the server.")));
 			}
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
@@ -224,7 +220,7 @@ sf_try_issue(SnowflakeShared *s, int64 now, int64 count, int64 drift,
 
 	SpinLockAcquire(&s->mutex);
 	a->last = s->last;
-	a->first = Max((uint64) now << sb, (uint64) (a->last + 1));
+	a->first = Max((uint64) now << sb, (uint64) a->last + 1);
 	a->end_ms = (int64) ((a->first + count - 1) >> sb);
 	a->clock_seen = s->clock_ms;
 	if (now > a->clock_seen)
@@ -283,7 +279,7 @@ sf_generate_slow(int64 count)
 
 	if (!sf_backend_ready)
 	{
-		sf_refuse_call(s);
+		sf_refuse_call();
 		sf_backend_ready = true;
 	}
 

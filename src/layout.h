@@ -29,7 +29,8 @@
 
 /* Bounds of each field width, in bits. */
 #define SNOWFLAKE_MIN_TIMESTAMP_BITS	32
-#define SNOWFLAKE_MAX_TIMESTAMP_BITS	63
+#define SNOWFLAKE_MAX_TIMESTAMP_BITS	53	/* 2^53 ms: 285,000 years, past the
+												 * end of timestamptz */
 #define SNOWFLAKE_MAX_NODE_BITS			31
 #define SNOWFLAKE_MAX_SEQUENCE_BITS		31
 #define SNOWFLAKE_TOTAL_BITS			63

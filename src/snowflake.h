@@ -84,6 +84,9 @@ typedef struct SnowflakeShared
 	char		refusal_detail[2 * SNOWFLAKE_DETAIL_LEN];
 	int			refusal_errno;	/* errno of a state file failure */
 	bool		promotion_pending;	/* started in recovery; protected by lock */
+	/* With SNOWFLAKE_LAYOUT_CHANGED: where the recorded layout's IDs end. */
+	int64		recorded_end_unix_ms;	/* their last millisecond, or -1 */
+	int64		recorded_max_id;	/* a bound above every one, or -1 */
 
 	/*
 	 * Protected by mutex.  Written for every ID, so kept on cache lines of
@@ -106,13 +109,15 @@ typedef struct SnowflakeShared
 
 /* state.c */
 extern SNOWFLAKE_INTERNAL SnowflakeShared *snowflake_shared;
+extern SNOWFLAKE_INTERNAL SnowflakeShared *snowflake_require_shared(void);
 extern SNOWFLAKE_INTERNAL Size snowflake_shmem_size(void);
 extern SNOWFLAKE_INTERNAL void snowflake_shmem_request(void);
 extern SNOWFLAKE_INTERNAL void snowflake_shmem_startup(const SnowflakeLayout *layout,
 									int node_id);
 extern SNOWFLAKE_INTERNAL void snowflake_extend_reservation(int64 needed_ms, int64 now_ms,
 										 int64 promotion_floor_ms, bool early);
-extern SNOWFLAKE_INTERNAL void snowflake_adopt_layout_state(int64 now_unix_ms);
+extern SNOWFLAKE_INTERNAL void snowflake_adopt_layout_state(int64 now_unix_ms,
+														 bool force);
 extern SNOWFLAKE_INTERNAL bool snowflake_configured_layout(SnowflakeLayout *layout,
 										const char **bad_name,
 										char *detail);

@@ -68,22 +68,28 @@ typedef struct SnowflakeStateFile
 
 SnowflakeShared *snowflake_shared = NULL;
 
-/*
- * The reservation recorded under another layout, in Unix milliseconds,
- * kept by the postmaster for snowflake_adopt_layout_state().  -1 if none.
- */
-typedef struct SnowflakeRecorded
-{
-	int64		reserved_unix_ms;
-} SnowflakeRecorded;
-
 static void sf_shmem_shutdown(int code, Datum arg);
+
+/*
+ * snowflake_require_shared
+ *		The shared state, or the error for a server where the library was
+ *		not preloaded (55000).
+ */
+SnowflakeShared *
+snowflake_require_shared(void)
+{
+	if (unlikely(snowflake_shared == NULL))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowflake must be loaded via \"shared_preload_libraries\""),
+				 errhint("Add snowflake to \"shared_preload_libraries\" in postgresql.conf and restart the server.")));
+	return snowflake_shared;
+}
 
 Size
 snowflake_shmem_size(void)
 {
-	return MAXALIGN(sizeof(SnowflakeShared)) +
-		MAXALIGN(sizeof(SnowflakeRecorded));
+	return MAXALIGN(sizeof(SnowflakeShared));
 }
 
 /* Ask for our shared memory and LWLock; called from shmem_request_hook. */
@@ -92,13 +98,6 @@ snowflake_shmem_request(void)
 {
 	RequestAddinShmemSpace(snowflake_shmem_size());
 	RequestNamedLWLockTranche(SNOWFLAKE_NAME, 1);
-}
-
-static SnowflakeRecorded *
-sf_recorded(void)
-{
-	return (SnowflakeRecorded *) ((char *) snowflake_shared +
-								  MAXALIGN(sizeof(SnowflakeShared)));
 }
 
 static pg_crc32c
@@ -131,72 +130,128 @@ sf_state_image(SnowflakeStateFile *f, const SnowflakeShared *s,
 	f->crc = sf_state_crc(f);
 }
 
+/* The step of a state file write that failed, and its errno. */
+typedef enum SfWriteStep
+{
+	SF_WRITE_CREATE,
+	SF_WRITE_WRITE,
+	SF_WRITE_FSYNC,
+	SF_WRITE_CLOSE,
+	SF_WRITE_RENAME,
+	SF_WRITE_FSYNC_DIR
+} SfWriteStep;
+
+typedef struct SfWriteFailure
+{
+	SfWriteStep step;
+	int			err;
+} SfWriteFailure;
+
+/* Record a failed step; closes fd (if >= 0) keeping errno. */
+static bool
+sf_write_failed(SfWriteFailure *failure, SfWriteStep step, int fd)
+{
+	failure->step = step;
+	failure->err = errno;
+	if (fd >= 0)
+		CloseTransientFile(fd);
+	return false;
+}
+
 /*
  * sf_write_state
- *		Durably replace the state file with the given image.
+ *		Durably replace the state file with the given image: write a
+ *		temporary file, fsync it, rename it over the state file, fsync the
+ *		directory.  No partial file is ever visible under the real name.
  *
- * Returns true on success.  On failure returns false with errno set and
- * *what naming the step ("create", "write", ...) and *path its file; the
- * caller reports it at the level it needs.  No partial file is ever visible
- * under the real name.
+ * Returns true on success; on failure false, with the step and its errno in
+ * *failure for sf_report_write_failure().
  */
 static bool
-sf_write_state(const SnowflakeStateFile *f, const char **what,
-			   const char **path)
+sf_write_state(const SnowflakeStateFile *f, SfWriteFailure *failure)
 {
 	int			fd;
-	int			save_errno;
 
-	*path = SNOWFLAKE_STATE_TMP_FILE;
-	*what = "create";
 	fd = OpenTransientFile(SNOWFLAKE_STATE_TMP_FILE,
 						   O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
 	if (fd < 0)
-		return false;
-
-	*what = "write";
+		return sf_write_failed(failure, SF_WRITE_CREATE, -1);
 	errno = 0;
 	if (write(fd, f, sizeof(*f)) != sizeof(*f))
 	{
-		save_errno = errno ? errno : ENOSPC;
-		CloseTransientFile(fd);
-		errno = save_errno;
-		return false;
+		if (errno == 0)
+			errno = ENOSPC;
+		return sf_write_failed(failure, SF_WRITE_WRITE, fd);
 	}
-	*what = "fsync";
 	if (pg_fsync(fd) != 0)
-	{
-		save_errno = errno;
-		CloseTransientFile(fd);
-		errno = save_errno;
-		return false;
-	}
-	*what = "close";
+		return sf_write_failed(failure, SF_WRITE_FSYNC, fd);
 	if (CloseTransientFile(fd) != 0)
-		return false;
-
-	*what = "rename";
+		return sf_write_failed(failure, SF_WRITE_CLOSE, -1);
 	if (rename(SNOWFLAKE_STATE_TMP_FILE, SNOWFLAKE_STATE_FILE) != 0)
-		return false;
+		return sf_write_failed(failure, SF_WRITE_RENAME, -1);
 
 	/* Make the rename itself durable. */
-	*path = ".";
-	*what = "fsync";
 	fd = OpenTransientFile(".", O_RDONLY | PG_BINARY);
-	if (fd < 0)
-	{
-		*what = "open";
-		return false;
-	}
-	if (pg_fsync(fd) != 0)
-	{
-		save_errno = errno;
-		CloseTransientFile(fd);
-		errno = save_errno;
-		return false;
-	}
+	if (fd < 0 || pg_fsync(fd) != 0)
+		return sf_write_failed(failure, SF_WRITE_FSYNC_DIR, fd);
 	CloseTransientFile(fd);
 	return true;
+}
+
+/*
+ * sf_report_write_failure
+ *		Report a failed state file write at elevel, with the operating
+ *		system's reason and an optional detail.
+ */
+static void
+sf_report_write_failure(int elevel, const SfWriteFailure *failure,
+						const char *detail)
+{
+	errno = failure->err;
+	switch (failure->step)
+	{
+		case SF_WRITE_CREATE:
+			ereport(elevel,
+					(errcode_for_file_access(),
+					 errmsg("could not create file \"%s\": %m",
+							SNOWFLAKE_STATE_TMP_FILE),
+					 detail ? errdetail_internal("%s", detail) : 0));
+			break;
+		case SF_WRITE_WRITE:
+			ereport(elevel,
+					(errcode_for_file_access(),
+					 errmsg("could not write file \"%s\": %m",
+							SNOWFLAKE_STATE_TMP_FILE),
+					 detail ? errdetail_internal("%s", detail) : 0));
+			break;
+		case SF_WRITE_FSYNC:
+			ereport(elevel,
+					(errcode_for_file_access(),
+					 errmsg("could not fsync file \"%s\": %m",
+							SNOWFLAKE_STATE_TMP_FILE),
+					 detail ? errdetail_internal("%s", detail) : 0));
+			break;
+		case SF_WRITE_CLOSE:
+			ereport(elevel,
+					(errcode_for_file_access(),
+					 errmsg("could not close file \"%s\": %m",
+							SNOWFLAKE_STATE_TMP_FILE),
+					 detail ? errdetail_internal("%s", detail) : 0));
+			break;
+		case SF_WRITE_RENAME:
+			ereport(elevel,
+					(errcode_for_file_access(),
+					 errmsg("could not rename file \"%s\" to \"%s\": %m",
+							SNOWFLAKE_STATE_TMP_FILE, SNOWFLAKE_STATE_FILE),
+					 detail ? errdetail_internal("%s", detail) : 0));
+			break;
+		case SF_WRITE_FSYNC_DIR:
+			ereport(elevel,
+					(errcode_for_file_access(),
+					 errmsg("could not fsync the data directory: %m"),
+					 detail ? errdetail_internal("%s", detail) : 0));
+			break;
+	}
 }
 
 /* Set the refusal state with a detail message (startup only). */
@@ -224,6 +279,7 @@ sf_load_state(SnowflakeShared *s)
 	ssize_t		n;
 	char		detail[2 * SNOWFLAKE_DETAIL_LEN];
 	int64		max_packed;
+	bool		node_changed;
 
 	fd = OpenTransientFile(SNOWFLAKE_STATE_FILE, O_RDONLY | PG_BINARY);
 	if (fd < 0)
@@ -276,17 +332,30 @@ sf_load_state(SnowflakeShared *s)
 				 cfg_epoch, s->layout.timestamp_bits, s->layout.node_bits,
 				 s->layout.sequence_bits);
 		sf_refuse(s, SNOWFLAKE_LAYOUT_CHANGED, 0, detail);
-		/* Where the old IDs ended, in absolute time, for a later adoption. */
-		sf_recorded()->reserved_unix_ms = f.epoch_ms +
-			(f.last >= 0 ? (f.last >> f.sequence_bits) : f.reserved_ms);
+
+		/*
+		 * Where the old IDs end, for a later adoption: their last
+		 * millisecond in absolute time, and a bound above every one of them
+		 * (the last millisecond's IDs with every node and sequence bit set).
+		 */
+		{
+			int64		old_ms = f.last >= 0 ?
+				(f.last >> f.sequence_bits) : f.reserved_ms;
+			int			old_shift = f.node_bits + f.sequence_bits;
+
+			s->recorded_end_unix_ms = f.epoch_ms + old_ms;
+			s->recorded_max_id = old_ms < 0 ? -1 :
+				(int64) ((((uint64) old_ms + 1) << old_shift) - 1);
+		}
 		return;
 	}
 
-	if (f.node_id != s->node_id)
+	node_changed = f.node_id != s->node_id;
+	if (node_changed)
 		ereport(LOG,
-				(errmsg("snowflake.node_id changed from %d to %d",
-						f.node_id, s->node_id),
-				 errdetail("IDs minted from now on carry node id %d.",
+				(errmsg("parameter \"%s\" changed from %d to %d",
+						"snowflake.node_id", f.node_id, s->node_id),
+				 errdetail("IDs minted from now on carry node id %d, from the next millisecond on.",
 						   s->node_id)));
 
 	/*
@@ -298,10 +367,22 @@ sf_load_state(SnowflakeShared *s)
 	 */
 	max_packed = (int64) ((UINT64CONST(1) <<
 						   (s->layout.timestamp_bits + s->layout.sequence_bits)) - 1);
-	if (f.last >= 0)
+	if (f.last >= 0 && !node_changed)
 	{
 		s->last = Min(f.last, max_packed);
 		s->reserved_ms = (s->last >> s->layout.sequence_bits) - 1;
+	}
+	else if (f.last >= 0)
+	{
+		/*
+		 * With another node id, an ID in the last ID's millisecond could be
+		 * smaller than it: resume in the next millisecond.
+		 */
+		int64		last_ms = f.last >> s->layout.sequence_bits;
+
+		s->reserved_ms = last_ms;
+		s->last = last_ms >= snowflake_max_ms(&s->layout) ? max_packed :
+			((last_ms + 1) << s->layout.sequence_bits) - 1;
 	}
 	else
 	{
@@ -339,7 +420,8 @@ snowflake_shmem_startup(const SnowflakeLayout *layout, int node_id)
 		s->reserved_ms = -1;
 		s->clock_ms = 0;
 		s->counters.reset_time = GetCurrentTimestamp();
-		sf_recorded()->reserved_unix_ms = -1;
+		s->recorded_end_unix_ms = -1;
+		s->recorded_max_id = -1;
 
 		sf_load_state(s);
 		if (s->refusal == SNOWFLAKE_READY && node_id < 0)
@@ -352,25 +434,27 @@ snowflake_shmem_startup(const SnowflakeLayout *layout, int node_id)
 		 * can have issued (see snowflake_extend_reservation); the state file
 		 * keeps that obligation until it is met.
 		 */
-		if ((s->refusal == SNOWFLAKE_READY || s->refusal == SNOWFLAKE_NODE_UNSET) &&
+		if (s->refusal == SNOWFLAKE_LAYOUT_CHANGED &&
 			(access("standby.signal", F_OK) == 0 ||
 			 access("recovery.signal", F_OK) == 0))
+			s->promotion_pending = true;	/* written by an adoption */
+		else if ((s->refusal == SNOWFLAKE_READY ||
+				  s->refusal == SNOWFLAKE_NODE_UNSET) &&
+				 (access("standby.signal", F_OK) == 0 ||
+				  access("recovery.signal", F_OK) == 0))
 		{
 			SnowflakeStateFile f;
-			const char *what;
-			const char *path;
+			SfWriteFailure failure;
 
 			sf_state_image(&f, s, s->last >> layout->sequence_bits, -1, true);
-			if (sf_write_state(&f, &what, &path))
+			if (sf_write_state(&f, &failure))
 				s->promotion_pending = true;
 			else
 			{
-				int			save_errno = errno;
-				char		detail[SNOWFLAKE_DETAIL_LEN];
-
-				snprintf(detail, sizeof(detail), "could not %s file \"%s\"",
-						 what, path);
-				sf_refuse(s, SNOWFLAKE_STATE_UNUSABLE, save_errno, detail);
+				sf_report_write_failure(LOG, &failure,
+										"Generation is refused until the state file can be written at a restart.");
+				sf_refuse(s, SNOWFLAKE_STATE_UNUSABLE, failure.err,
+						  "could not write file \"" SNOWFLAKE_STATE_TMP_FILE "\"");
 			}
 		}
 	}
@@ -389,8 +473,7 @@ sf_shmem_shutdown(int code, Datum arg)
 {
 	SnowflakeShared *s = snowflake_shared;
 	SnowflakeStateFile f;
-	const char *what;
-	const char *path;
+	SfWriteFailure failure;
 	int64		last;
 
 	/* After a crash, or if the file must be left as it is, do nothing. */
@@ -416,10 +499,9 @@ sf_shmem_shutdown(int code, Datum arg)
 
 	sf_state_image(&f, s, last >> s->layout.sequence_bits, last,
 				   s->promotion_pending);
-	if (!sf_write_state(&f, &what, &path))
-		ereport(LOG,
-				(errcode_for_file_access(),
-				 errmsg("could not %s file \"%s\": %m", what, path)));
+	if (!sf_write_state(&f, &failure))
+		sf_report_write_failure(LOG, &failure,
+								"The exact last snowflake ID was not recorded; the next start resumes above the reservation.");
 }
 
 /*
@@ -445,8 +527,7 @@ snowflake_extend_reservation(int64 needed_ms, int64 now_ms,
 	SnowflakeStateFile f;
 	int64		reserved;
 	int64		target;
-	const char *what;
-	const char *path;
+	SfWriteFailure failure;
 
 	if (!early)
 		LWLockAcquire(s->lock, LW_EXCLUSIVE);
@@ -478,28 +559,20 @@ snowflake_extend_reservation(int64 needed_ms, int64 now_ms,
 						 reserved),
 					 snowflake_max_ms(&s->layout));
 		sf_state_image(&f, s, target, -1, false);
-		if (!sf_write_state(&f, &what, &path))
+		if (!sf_write_state(&f, &failure))
 		{
-			int			save_errno = errno;
-
 			if (early)
 			{
-				errno = save_errno;
-				ereport(LOG,
-						(errcode_for_file_access(),
-						 errmsg("could not %s file \"%s\": %m", what, path),
-						 errdetail("The snowflake reservation could not be extended ahead of need.")));
+				sf_report_write_failure(LOG, &failure,
+										"The snowflake reservation could not be extended ahead of need.");
 				LWLockRelease(s->lock);
 				return;
 			}
 			SpinLockAcquire(&s->mutex);
 			s->counters.refused++;
 			SpinLockRelease(&s->mutex);
-			errno = save_errno;
-			ereport(ERROR,
-					(errcode_for_file_access(),
-					 errmsg("could not %s file \"%s\": %m", what, path),
-					 errdetail("The snowflake reservation could not be made durable, so no ID was issued.")));
+			sf_report_write_failure(ERROR, &failure,
+									"The snowflake reservation could not be made durable, so no ID was issued.");
 		}
 		SpinLockAcquire(&s->mutex);
 		s->reserved_ms = target;
@@ -518,19 +591,21 @@ snowflake_extend_reservation(int64 needed_ms, int64 now_ms,
  *
  * Writes a state file for the configured layout whose reservation lies above
  * both the old IDs' last millisecond (translated to the new epoch) and the
- * current time (now_unix_ms), then lets generation proceed.  The caller has checked that
- * the user is a superuser.  Raises ERROR if there is nothing to adopt or the
+ * current time (now_unix_ms), then lets generation proceed.  Unless force is
+ * set, refuses if the new layout's IDs would not all be larger than the old
+ * ones (narrower node or sequence fields, or a later epoch, can make them
+ * smaller and collide with stored keys).  The caller has checked that the
+ * user is a superuser.  Raises ERROR if there is nothing to adopt or the
  * file cannot be written.
  */
 void
-snowflake_adopt_layout_state(int64 now_unix_ms)
+snowflake_adopt_layout_state(int64 now_unix_ms, bool force)
 {
 	SnowflakeShared *s = snowflake_shared;
 	SnowflakeStateFile f;
 	int64		resume_ms;
-	int64		now_ms;
-	const char *what;
-	const char *path;
+	int64		first_id;
+	SfWriteFailure failure;
 
 	LWLockAcquire(s->lock, LW_EXCLUSIVE);
 	if (s->refusal != SNOWFLAKE_LAYOUT_CHANGED)
@@ -538,13 +613,13 @@ snowflake_adopt_layout_state(int64 now_unix_ms)
 		LWLockRelease(s->lock);
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("the configured snowflake layout matches the recorded one"),
-				 errhint("There is nothing to adopt.")));
+				 errmsg("no changed snowflake layout to adopt"),
+				 errdetail("The server's epoch and layout are those recorded in \"%s\", or that file is unusable.",
+						   SNOWFLAKE_STATE_FILE)));
 	}
 
-	now_ms = now_unix_ms - s->layout.epoch_ms;
-	resume_ms = Max(sf_recorded()->reserved_unix_ms - s->layout.epoch_ms + 1,
-					now_ms);
+	resume_ms = Max(s->recorded_end_unix_ms - s->layout.epoch_ms + 1,
+					now_unix_ms - s->layout.epoch_ms);
 	if (resume_ms < 0 || resume_ms > snowflake_max_ms(&s->layout))
 	{
 		LWLockRelease(s->lock);
@@ -555,12 +630,23 @@ snowflake_adopt_layout_state(int64 now_unix_ms)
 						   (long long) resume_ms)));
 	}
 
+	first_id = resume_ms << (s->layout.node_bits + s->layout.sequence_bits);
+	if (first_id <= s->recorded_max_id && !force)
+	{
+		LWLockRelease(s->lock);
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("IDs of the configured snowflake layout would not all be larger than existing ones"),
+				 errdetail("The first new ID would be %lld, but IDs up to %lld may already exist.",
+						   (long long) first_id, (long long) s->recorded_max_id),
+				 errhint("New IDs could collide with stored keys. Restore the recorded settings, or widen the node or sequence fields instead; call snowflake_adopt_layout(force => true) only if no key minted under the old layout will meet a new one.")));
+	}
+
 	/* Reserve nothing yet: the first ID writes a real reservation. */
 	sf_state_image(&f, s, resume_ms - 1, -1, s->promotion_pending);
-	if (!sf_write_state(&f, &what, &path))
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not %s file \"%s\": %m", what, path)));
+	if (!sf_write_state(&f, &failure))
+		sf_report_write_failure(ERROR, &failure,
+								"The changed layout was not adopted.");
 
 	SpinLockAcquire(&s->mutex);
 	s->last = (resume_ms << s->layout.sequence_bits) - 1;
@@ -573,9 +659,9 @@ snowflake_adopt_layout_state(int64 now_unix_ms)
 	LWLockRelease(s->lock);
 
 	ereport(LOG,
-			(errmsg("snowflake layout %d/%d/%d adopted",
+			(errmsg("snowflake layout %d/%d/%d adopted%s",
 					s->layout.timestamp_bits, s->layout.node_bits,
-					s->layout.sequence_bits)));
+					s->layout.sequence_bits, force ? " by force" : "")));
 }
 
 /* The settings that shape IDs, as decoders without the preload read them. */

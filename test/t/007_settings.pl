@@ -207,7 +207,7 @@ $log_offset = -s $node->logfile;
 $node->restart;
 is($node->safe_psql('postgres', 'SELECT snowflake_node_id(snowflake_nextval()), node_id FROM snowflake_stats'),
 	'12|12', 'after a restart IDs carry node id 12');
-ok($node->log_contains(qr/snowflake\.node_id changed from 11 to 12/, $log_offset),
+ok($node->log_contains(qr/parameter "snowflake\.node_id" changed from 11 to 12/, $log_offset),
 	'the node id change is logged');
 
 $node->stop;

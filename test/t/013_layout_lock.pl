@@ -136,10 +136,24 @@ like($stderr, qr/ERROR:\s+42501: permission denied/,
 	'a non-superuser cannot adopt the layout (42501)');
 is(stats($node)->{status}, 'layout changed', 'and the refusal stays');
 
+# Two fewer sequence bits make new IDs about four times smaller than the
+# old ones: they would land among stored keys, so a plain adoption refuses.
+($sqlstate, $stderr) = sql_error($node, 'SELECT snowflake_adopt_layout()');
+is($sqlstate, '55000',
+	'narrower fields: adoption refused, new IDs would not all be larger (55000)');
+like(
+	$stderr,
+	qr/IDs of the configured snowflake layout would not all be larger than existing ones\nDETAIL:\s+The first new ID would be \d+, but IDs up to \d+ may already exist\./,
+	'the message gives the first new ID and the bound of the old ones');
+like($stderr, qr/HINT:.*snowflake_adopt_layout\(force => true\)/,
+	'the hint names the forced adoption');
+is(stats($node)->{status}, 'layout changed', 'and the refusal stays');
+
 my $log_offset = -s $node->logfile;
-$node->safe_psql('postgres', 'SELECT snowflake_adopt_layout()');
-ok($node->log_contains(qr/LOG:\s+snowflake layout 41\/10\/10 adopted/, $log_offset),
-	'a superuser adopts the layout, and the log says so');
+$node->safe_psql('postgres', 'SELECT snowflake_adopt_layout(force => true)');
+ok( $node->log_contains(
+		qr/LOG:\s+snowflake layout 41\/10\/10 adopted by force/, $log_offset),
+	'a superuser adopts the layout by force, and the log says so');
 is(stats($node)->{status}, 'ready', 'generator ready after the adoption');
 ($sqlstate, $stderr) = sql_error($node, 'SELECT snowflake_adopt_layout()');
 is($sqlstate, '55000', 'adopting again: nothing to adopt (55000)');
@@ -213,7 +227,7 @@ restart_with(
 	sequence_bits => 10,
 	epoch => '2023-01-01 00:00:00+00');
 ok( $node->log_contains(
-		qr/LOG:\s+snowflake.node_id changed from 7 to 8/, $log_offset),
+		qr/LOG:\s+parameter "snowflake\.node_id" changed from 7 to 8/, $log_offset),
 	'a changed node id is logged');
 is(stats($node)->{status}, 'ready', 'and accepted');
 is( $node->safe_psql(
@@ -221,6 +235,29 @@ is( $node->safe_psql(
 		"SELECT snowflake_node_id(x), x > $before FROM snowflake_nextval() x"),
 	'8|t',
 	'new IDs carry the new node id and are above the ones issued before');
+
+# --- a lower node id after a clean stop, the last ID still ahead of the clock ---
+
+# A clean stop records the exact last ID.  Resuming right after it, in the
+# same millisecond, would give a smaller ID under a lower node id (the node
+# field lies above the sequence): the restarted generator must move on to
+# the next millisecond.  The clock is set back so that the last ID is still
+# ahead of it after the restart, and max_drift_ms lets IDs lead that far.
+$before = $node->safe_psql('postgres', 'SELECT snowflake_nextval()');
+set_clock('-30');
+restart_with(
+	node_id => 2,
+	sequence_bits => 10,
+	epoch => '2023-01-01 00:00:00+00',
+	max_drift_ms => 60000);
+is( $node->safe_psql(
+		'postgres',
+		"SELECT snowflake_node_id(x), x > $before, "
+		  . "snowflake_timestamp(x) > snowflake_timestamp($before) "
+		  . 'FROM snowflake_nextval() x'),
+	'2|t|t',
+	'with a lower node id, the next ID is larger, in a later millisecond');
+set_clock('+0');
 
 $node->stop;
 done_testing();

@@ -116,12 +116,12 @@ ok($node->safe_psql('postgres', 'SELECT snowflake_nextval() > 0'),
 $node->stop;
 
 # ---------------------------------------------------------------------------
-# Decoding what the bits say, up to timestamptz's range: with 60/0/3 the
+# Decoding what the bits say, up to timestamptz's range: with 53/0/3 the
 # largest ID's time is 2^60 ms after the epoch, far past year 294276.
 # ---------------------------------------------------------------------------
 $node = new_snowflake_node('wide_field',
 	'snowflake.node_id' => 0,
-	'snowflake.timestamp_bits' => 60,
+	'snowflake.timestamp_bits' => 53,
 	'snowflake.node_bits' => 0,
 	'snowflake.sequence_bits' => 3);
 $node->start;
@@ -130,7 +130,7 @@ is( $node->safe_psql(
 		'postgres',
 		"SET timezone = 'UTC'; SELECT snowflake_timestamp(8 * 1000)"),
 	'2024-01-01 00:00:01+00',
-	'60/0/3: 8000 is one second after the epoch');
+	'53/0/3: 8000 is one second after the epoch');
 ($sqlstate, $err) =
   sql_error($node, 'SELECT snowflake_timestamp(9223372036854775807)');
 is($sqlstate, '22008', 'a time past timestamptz range: 22008');
