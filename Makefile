@@ -44,7 +44,7 @@ SNOWFLAKE_BUILD_FLAGS := werror=$(WERROR) asserts=$(ASSERTS)
 ifneq ($(SNOWFLAKE_BUILD_FLAGS),$(shell cat .build-flags 2>/dev/null))
 $(shell echo '$(SNOWFLAKE_BUILD_FLAGS)' > .build-flags)
 endif
-$(OBJS): .build-flags
+$(OBJS) $(OBJS:.o=.bc): .build-flags
 
 # PGXS does not track header dependencies: every object depends on them all.
-$(OBJS): $(wildcard $(srcdir)/src/*.h)
+$(OBJS) $(OBJS:.o=.bc): $(wildcard $(srcdir)/src/*.h)

@@ -129,12 +129,12 @@ REVOKE ALL ON FUNCTION snowflake_stats_reset() FROM PUBLIC;
 
 -- Operations
 
-CREATE FUNCTION snowflake_adopt_layout()
+CREATE FUNCTION snowflake_adopt_layout(force boolean DEFAULT false)
 RETURNS void
 AS 'MODULE_PATHNAME', 'snowflake_adopt_layout'
 LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
-COMMENT ON FUNCTION snowflake_adopt_layout() IS
-'accept a changed epoch or layout after a restart refused it (superuser only; read the README first)';
+COMMENT ON FUNCTION snowflake_adopt_layout(boolean) IS
+'accept a changed epoch or layout after a restart refused it; force when new IDs would not all be larger than old ones (superuser only; read the README first)';
 
-REVOKE ALL ON FUNCTION snowflake_adopt_layout() FROM PUBLIC;
+REVOKE ALL ON FUNCTION snowflake_adopt_layout(boolean) FROM PUBLIC;

@@ -67,11 +67,11 @@ SELECT snowflake_adopt_layout();
 SELECT pg_temp.sqlstate_of('SELECT snowflake_stats_reset()') AS reset_sqlstate;
 RESET ROLE;
 -- Even with EXECUTE granted, only a superuser may adopt a layout.
-GRANT EXECUTE ON FUNCTION snowflake_adopt_layout() TO snowflake_regress_user;
+GRANT EXECUTE ON FUNCTION snowflake_adopt_layout(boolean) TO snowflake_regress_user;
 SET ROLE snowflake_regress_user;
 SELECT snowflake_adopt_layout();
 RESET ROLE;
-REVOKE EXECUTE ON FUNCTION snowflake_adopt_layout() FROM snowflake_regress_user;
+REVOKE EXECUTE ON FUNCTION snowflake_adopt_layout(boolean) FROM snowflake_regress_user;
 SET ROLE snowflake_regress_user;
 -- Generating and reading the stats need no privilege.
 SELECT snowflake_nextval() > 0 AS generated;
