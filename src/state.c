@@ -714,6 +714,9 @@ snowflake_configured_layout(SnowflakeLayout *layout, const char **bad_name,
 	for (int i = 0; i < SF_NUM_LAYOUT_SETTINGS; i++)
 	{
 		text[i] = GetConfigOption(sf_layout_settings[i], true, false);
+		/* From 17 a placeholder removed by a reload reads as "". */
+		if (text[i] != NULL && text[i][0] == '\0')
+			text[i] = NULL;
 		if (same && (text[i] == NULL) != (cached_text[i] == NULL))
 			same = false;
 		if (same && text[i] != NULL && strcmp(text[i], cached_text[i]) != 0)
