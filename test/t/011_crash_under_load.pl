@@ -96,7 +96,9 @@ set_clock('-30');
 $pgbench->finish;
 $observer->quit;
 $node->wait_for_log(
-	qr/server process \(PID $victim\) was terminated by signal 9/, $log_offset);
+	# "server process" before PostgreSQL 18, "client backend" from 18.
+	qr/(?:server process|client backend) \(PID $victim\) was terminated by signal 9/,
+	$log_offset);
 $node->wait_for_log(qr/all server processes terminated; reinitializing/,
 	$log_offset);
 ok($node->poll_query_until('postgres', 'SELECT true'),
