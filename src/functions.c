@@ -127,16 +127,6 @@ sf_ts_to_ms(const SnowflakeLayout *layout, TimestampTz ts)
 	pg_unreachable();
 }
 
-/* Turn a packed generator value into this server's ID. */
-static inline int64
-sf_packed_id(const SnowflakeShared *s, int64 packed)
-{
-	int			sb = s->layout.sequence_bits;
-
-	return ((packed >> sb) << (s->layout.node_bits + sb)) | s->node_part |
-		(packed & snowflake_max_sequence(&s->layout));
-}
-
 /*
  * snowflake_nextval()
  *		The next ID of this server's generator.
@@ -146,7 +136,9 @@ snowflake_nextval(PG_FUNCTION_ARGS)
 {
 	int64		packed = snowflake_generate(1);
 
-	PG_RETURN_INT64(sf_packed_id(snowflake_shared, packed));
+	PG_RETURN_INT64(snowflake_packed_to_id(&snowflake_shared->layout,
+										   snowflake_shared->node_part,
+										   packed));
 }
 
 /* Per-call state of snowflake_nextval_batch(), the layout copied in. */
@@ -154,10 +146,8 @@ typedef struct SfBatch
 {
 	int64		next;			/* packed value of the next ID to return */
 	int64		remaining;
-	int			sequence_bits;
-	int			shift;			/* node_bits + sequence_bits */
+	SnowflakeLayout layout;
 	int64		node_part;
-	int64		sequence_mask;
 } SfBatch;
 
 /*
@@ -189,10 +179,8 @@ snowflake_nextval_batch(PG_FUNCTION_ARGS)
 		MemoryContextSwitchTo(oldcontext);
 		batch->next = snowflake_generate(count);
 		batch->remaining = count;
-		batch->sequence_bits = snowflake_shared->layout.sequence_bits;
-		batch->shift = snowflake_shared->layout.node_bits + batch->sequence_bits;
+		batch->layout = snowflake_shared->layout;
 		batch->node_part = snowflake_shared->node_part;
-		batch->sequence_mask = snowflake_max_sequence(&snowflake_shared->layout);
 		funcctx->user_fctx = batch;
 	}
 
@@ -200,8 +188,8 @@ snowflake_nextval_batch(PG_FUNCTION_ARGS)
 	batch = (SfBatch *) funcctx->user_fctx;
 	if (batch->remaining > 0)
 	{
-		int64		id = ((batch->next >> batch->sequence_bits) << batch->shift) |
-			batch->node_part | (batch->next & batch->sequence_mask);
+		int64		id = snowflake_packed_to_id(&batch->layout, batch->node_part,
+											batch->next);
 
 		batch->next++;
 		batch->remaining--;

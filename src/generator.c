@@ -27,7 +27,6 @@
 #include "miscadmin.h"
 #include "portability/instr_time.h"
 #include "storage/latch.h"
-#include "utils/timestamp.h"
 
 #include "compat.h"
 #include "snowflake.h"

@@ -78,23 +78,17 @@ snowflake_max_sequence(const SnowflakeLayout *layout)
 /*
  * The generator's state is a "packed" value, (ms << sequence_bits) | seq:
  * adding one moves to the next sequence number and carries into the next
- * millisecond.  These convert between it and an ID for a given node.
+ * millisecond.  This turns it into the ID of the node whose field is
+ * node_part (node_id << sequence_bits).
  */
 static inline int64
-snowflake_packed_ms(const SnowflakeLayout *layout, int64 packed)
-{
-	return packed >> layout->sequence_bits;
-}
-
-static inline int64
-snowflake_packed_to_id(const SnowflakeLayout *layout, int64 node_id,
+snowflake_packed_to_id(const SnowflakeLayout *layout, int64 node_part,
 					   int64 packed)
 {
-	int64		ms = packed >> layout->sequence_bits;
-	int64		seq = packed & snowflake_max_sequence(layout);
+	int			sb = layout->sequence_bits;
 
-	return (ms << (layout->node_bits + layout->sequence_bits)) |
-		(node_id << layout->sequence_bits) | seq;
+	return ((packed >> sb) << (layout->node_bits + sb)) | node_part |
+		(packed & snowflake_max_sequence(layout));
 }
 
 /* Parts of an ID, as the bits say (the timestamp field is not masked). */

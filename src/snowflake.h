@@ -12,16 +12,18 @@
  *	layout.c      pure arithmetic on the ID layout
  *
  * Locking rules for SnowflakeShared (one instance in shared memory):
- *	- the fields above "mutex" are written once by the postmaster at shared
+ *	- the fields above "mutex" are written by the postmaster at shared
  *	  memory initialisation and read without a lock afterwards, except
- *	  "refusal"/"refusal_detail", which are changed only while holding
- *	  "lock" exclusively (by snowflake_adopt_layout) and read without it;
+ *	  "refusal"/"refusal_detail", changed only by an adoption while holding
+ *	  "lock" exclusively (read without it: a refusal is only ever lifted),
+ *	  and "promotion_pending", read and cleared only under "lock";
  *	- "mutex" (a spinlock) protects the generator state and the counters.
  *	  It is held for a few instructions: the clock is read before taking it,
  *	  and no error, allocation, system call or sleep happens while it is held;
  *	- "lock" (an LWLock of the "snowflake" tranche) serialises writes of the
- *	  state file.  The spinlock may be taken while holding it, never the
- *	  other way round.
+ *	  state file, and the changes that go with them (a new reservation, the
+ *	  promotion floor, an adoption's new "last").  The spinlock may be taken
+ *	  while holding it, never the other way round.
  *
  *-------------------------------------------------------------------------
  */

@@ -22,7 +22,6 @@
 #include "postgres.h"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "miscadmin.h"
