@@ -6,6 +6,8 @@
 # Works as root (CI) and as a normal user with sudo.  Environment:
 #   PG_MAJOR   PostgreSQL major to build against (default: the newest one
 #              installed, else the distribution's default)
+#   PG_CONFIG  a pg_config to build and test against instead (a private or
+#              relocated installation); its packages must be installed already
 #   WERROR=1   build with -Werror (test/check.sh sets it)
 #   ASSERTS=1  build with the extension's assertions on (test/check.sh sets it)
 
@@ -23,6 +25,10 @@ log() { printf '==> %s\n' "$*" >&2; }
 
 # Pick the PostgreSQL major version.
 sf_pick_major() {
+    if [ -n "${PG_CONFIG:-}" ]; then
+        PG_MAJOR=$("$PG_CONFIG" --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')
+        return
+    fi
     if [ -n "${PG_MAJOR:-}" ]; then
         return
     fi
@@ -66,7 +72,7 @@ sf_install_packages() {
 
 # Build and install the extension.
 sf_build_install() {
-    PG_CONFIG=/usr/lib/postgresql/$PG_MAJOR/bin/pg_config
+    PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/$PG_MAJOR/bin/pg_config}
     PG_BINDIR=$("$PG_CONFIG" --bindir)
     export PG_CONFIG PG_BINDIR
     log "building snowflake against PostgreSQL $PG_MAJOR"

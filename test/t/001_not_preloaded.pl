@@ -82,7 +82,7 @@ pass('CREATE EXTENSION works without the preload');
 
 is( $node->safe_psql(
 		'postgres', "SELECT extversion FROM pg_extension WHERE extname = 'snowflake'"),
-	'1.0',
+	'1.1',
 	'the extension is installed');
 
 # ---------------------------------------------------------------------------
