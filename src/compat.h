@@ -20,9 +20,10 @@
  * PostgreSQL 17 lets an extension name its own; before that every extension
  * shares "Extension".
  */
-#if PG_VERSION_NUM >= 170000
 #include "utils/wait_event.h"
+#if PG_VERSION_NUM >= 170000
 #define SNOWFLAKE_WAIT_EVENT() sf_wait_event_clock()
+#define SNOWFLAKE_WAIT_EVENT_IO() sf_wait_event_io()
 static inline uint32
 sf_wait_event_clock(void)
 {
@@ -32,9 +33,28 @@ sf_wait_event_clock(void)
 		event = WaitEventExtensionNew("SnowflakeClock");
 	return event;
 }
+static inline uint32
+sf_wait_event_io(void)
+{
+	static uint32 event = 0;
+
+	if (event == 0)
+		event = WaitEventExtensionNew("SnowflakeStateWrite");
+	return event;
+}
 #else
-#include "utils/wait_event.h"
 #define SNOWFLAKE_WAIT_EVENT() PG_WAIT_EXTENSION
+#define SNOWFLAKE_WAIT_EVENT_IO() PG_WAIT_EXTENSION
+#endif
+
+/*
+ * Names of files in the data directory that tell how the server starts.
+ * access/xlog.h has them on 15 to 18; defined here only if a later major
+ * moves them.
+ */
+#include "access/xlog.h"
+#ifndef BACKUP_LABEL_FILE
+#define BACKUP_LABEL_FILE "backup_label"
 #endif
 
 /*

@@ -5,7 +5,7 @@
  *
  * Generators call down into generator.c; decoders only need the layout,
  * which comes from shared memory when the library is preloaded and from
- * postgresql.conf otherwise (state.c), so they work on every server.
+ * postgresql.conf otherwise (config.c), so they work on every server.
  *
  *-------------------------------------------------------------------------
  */
@@ -49,7 +49,13 @@ sf_layout(SnowflakeLayout *layout)
 	const char *bad_name;
 	char		detail[SNOWFLAKE_DETAIL_LEN];
 
-	if (!snowflake_configured_layout(layout, &bad_name, detail))
+	/* Preloaded: the layout validated at startup. */
+	if (snowflake_shared != NULL)
+	{
+		*layout = snowflake_shared->layout;
+		return;
+	}
+	if (!snowflake_file_layout(layout, &bad_name, detail))
 	{
 		if (bad_name != NULL)
 			ereport(ERROR,
@@ -347,7 +353,7 @@ snowflake_stats(PG_FUNCTION_ARGS)
 	now_ms = snowflake_clock_ms() - s->layout.epoch_ms;
 	SpinLockAcquire(&s->mutex);
 	last = s->last;
-	reserved = s->reserved_ms;
+	reserved = s->durable_ms;
 	c = s->counters;
 	SpinLockRelease(&s->mutex);
 

@@ -21,8 +21,6 @@
  */
 #include "postgres.h"
 
-#include <time.h>
-
 #include "access/xlog.h"
 #include "miscadmin.h"
 #include "portability/instr_time.h"
@@ -31,42 +29,26 @@
 #include "compat.h"
 #include "snowflake.h"
 
-/* GUC variables, registered by snowflake.c's _PG_init. */
-int			snowflake_max_drift_ms = 1000;
-int			snowflake_max_wait_ms = 1000;
-
 /* This backend has found the generator ready (see snowflake_generate). */
 static bool sf_backend_ready = false;
 
 /* At most one clock regression LOG line per this many milliseconds. */
 #define SNOWFLAKE_REGRESSION_LOG_INTERVAL_MS	10000
 
-/* The wall clock in milliseconds since the Unix epoch. */
-static inline int64
-sf_clock_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /*
- * snowflake_clock_ms
- *		The same, for the other files.
+ * Count one refused call; waited_ms >= 0 counts a call that slept that
+ * long before it failed.
  */
-int64
-snowflake_clock_ms(void)
-{
-	return sf_clock_ms();
-}
-
-/* Count one refused call. */
 static void
-sf_count_refused(SnowflakeShared *s)
+sf_count_refused(SnowflakeShared *s, int64 waited_ms)
 {
 	SpinLockAcquire(&s->mutex);
 	s->counters.refused++;
+	if (waited_ms >= 0)
+	{
+		s->counters.waits++;
+		s->counters.wait_ms += waited_ms;
+	}
 	SpinLockRelease(&s->mutex);
 }
 
@@ -84,7 +66,7 @@ sf_refuse_call(void)
 	if (s->refusal == SNOWFLAKE_READY && !RecoveryInProgress())
 		return;
 
-	sf_count_refused(s);
+	sf_count_refused(s, -1);
 	switch (s->refusal)
 	{
 		case SNOWFLAKE_NODE_UNSET:
@@ -139,7 +121,7 @@ sf_refuse_call(void)
 static pg_noinline void
 sf_note_regression(SnowflakeShared *s, int64 seen_ms)
 {
-	int64		fresh = sf_clock_ms() - s->layout.epoch_ms;
+	int64		fresh = snowflake_clock_ms() - s->layout.epoch_ms;
 	int64		step = 0;
 	bool		log_it = false;
 
@@ -150,6 +132,8 @@ sf_note_regression(SnowflakeShared *s, int64 seen_ms)
 	if (s->clock_ms > fresh)
 	{
 		step = s->clock_ms - fresh;
+		if (s->clock_ms > s->clock_high_ms)
+			s->clock_high_ms = s->clock_ms;
 		s->clock_ms = fresh;
 		s->counters.regressions++;
 		if (step > s->counters.max_regression_ms)
@@ -243,21 +227,78 @@ sf_try_issue(SnowflakeShared *s, int64 now, int64 count, int64 drift,
 }
 
 /*
+ * sf_refuse_lead
+ *		Raise the error for a call that cannot be served within the lead
+ *		allowed over the clock, even after waiting what it may (58000).
+ *		Tells IDs placed past a failover floor, a clock that went backwards
+ *		(in this life, or across a restart: the lead was inherited from the
+ *		IDs of an earlier life), and IDs that ran ahead of a steady clock in
+ *		a burst.
+ */
+static pg_noinline void
+sf_refuse_lead(SnowflakeShared *s, const SfAttempt *a, int64 now,
+			   int64 drift, int64 waited_ms)
+{
+	int64		behind = a->end_ms - now;
+	int64		last_ms = a->last >> s->layout.sequence_bits;
+	int64		high;
+
+	sf_count_refused(s, waited_ms);
+	SpinLockAcquire(&s->mutex);
+	high = Max(s->clock_ms, s->clock_high_ms);
+	SpinLockRelease(&s->mutex);
+	if (now < high || (last_ms <= s->resume_ms && last_ms > s->floor_ms))
+		ereport(ERROR,
+				(errcode(ERRCODE_SYSTEM_ERROR),
+				 errmsg("system clock is %lld ms behind the last issued snowflake ID",
+						(long long) behind),
+				 errdetail("IDs may lead the clock by %d ms (%s) and a call may wait %d ms (%s); no ID was issued.",
+						   (int) drift, "snowflake.max_drift_ms",
+						   snowflake_max_wait_ms, "snowflake.max_wait_ms"),
+				 errhint("Generation resumes by itself once the clock catches up. Check the server's time synchronisation.")));
+	if (last_ms <= s->floor_ms)
+		ereport(ERROR,
+				(errcode(ERRCODE_SYSTEM_ERROR),
+				 errmsg("snowflake IDs are %lld ms ahead of the system clock after a failover or restore",
+						(long long) behind),
+				 errdetail("The first IDs after a failover, a restore or a lost state file are placed past any ID this data directory's history can have issued, by the largest lead it allowed (%lld ms); IDs may lead the clock by %d ms (%s) and a call may wait %d ms (%s); no ID was issued.",
+						   (long long) s->max_lead_ms, (int) drift,
+						   "snowflake.max_drift_ms", snowflake_max_wait_ms,
+						   "snowflake.max_wait_ms"),
+				 errhint("Generation resumes by itself once the clock catches up.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_SYSTEM_ERROR),
+			 errmsg("snowflake IDs are %lld ms ahead of the system clock after a burst",
+					(long long) behind),
+			 errdetail("More IDs were asked for than the sequence field holds per millisecond, and the time borrowed from the future exceeds what IDs may lead the clock by, %d ms (%s), plus what a call may wait, %d ms (%s); no ID was issued.",
+					   (int) drift, "snowflake.max_drift_ms",
+					   snowflake_max_wait_ms, "snowflake.max_wait_ms"),
+			 errhint("Ask for fewer IDs at once, or raise \"%s\" or \"%s\".",
+					 "snowflake.max_wait_ms", "snowflake.max_drift_ms")));
+}
+
+/*
  * After an attempt, outside the spinlock: note a clock regression, and once
  * issued IDs come within half the reservation's headroom of its end, write
  * the next reservation early, if no one else is at it, so that callers
  * seldom find it used up and wait for the write.
  */
 static inline void
-sf_after_attempt(SnowflakeShared *s, int64 now, int64 drift,
-				 const SfAttempt *a, bool issued)
+sf_after_attempt(SnowflakeShared *s, int64 now, const SfAttempt *a,
+				 bool issued)
 {
 	if (unlikely(now < a->clock_seen))
 		sf_note_regression(s, a->clock_seen);
 	if (issued &&
 		unlikely(a->end_ms > a->reserved - SNOWFLAKE_RESERVE_AHEAD_MS / 2) &&
 		a->reserved < snowflake_max_ms(&s->layout))
-		snowflake_extend_reservation(a->reserved + 1, now, now + drift, true);
+	{
+		SfWriteFailure failure;
+
+		/* Never raises: these IDs are issued already. */
+		(void) snowflake_extend_reservation(a->reserved + 1, now, true,
+											&failure);
+	}
 }
 
 /*
@@ -275,6 +316,7 @@ sf_generate_slow(int64 count)
 	int64		waited = 0;		/* ms slept so far by this call */
 	bool		slept = false;
 	instr_time	wait_start;
+	SfWriteFailure failure;
 
 	if (!sf_backend_ready)
 	{
@@ -288,7 +330,7 @@ sf_generate_slow(int64 count)
 	/* A batch spans at least this many milliseconds past its first. */
 	if (unlikely(((count - 1) >> sb) > snowflake_max_drift_ms))
 	{
-		sf_count_refused(s);
+		sf_count_refused(s, -1);
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("a batch of %lld snowflake IDs cannot be issued within \"%s\"",
@@ -303,7 +345,7 @@ sf_generate_slow(int64 count)
 	for (;;)
 	{
 		int64		drift = snowflake_max_drift_ms;
-		int64		now = sf_clock_ms() - s->layout.epoch_ms;
+		int64		now = snowflake_clock_ms() - s->layout.epoch_ms;
 		SfAttempt	a;
 		bool		issued;
 
@@ -311,7 +353,7 @@ sf_generate_slow(int64 count)
 		{
 			char		when[64];
 
-			sf_count_refused(s);
+			sf_count_refused(s, -1);
 			snowflake_format_ms(now < 0 ? s->layout.epoch_ms :
 								s->layout.epoch_ms + snowflake_max_ms(&s->layout),
 								when, sizeof(when));
@@ -329,14 +371,14 @@ sf_generate_slow(int64 count)
 		}
 
 		issued = sf_try_issue(s, now, count, drift, slept ? waited : -1, &a);
-		sf_after_attempt(s, now, drift, &a, issued);
+		sf_after_attempt(s, now, &a, issued);
 		if (issued)
 			return (int64) a.first;
 
 		/* Decide what went wrong, outside the spinlock. */
 		if (a.end_ms > snowflake_max_ms(&s->layout))
 		{
-			sf_count_refused(s);
+			sf_count_refused(s, -1);
 			ereport(ERROR,
 					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 					 errmsg("snowflake timestamp field exhausted"),
@@ -350,24 +392,19 @@ sf_generate_slow(int64 count)
 			int64		excess = a.end_ms - (now + drift);
 
 			if (waited + excess > snowflake_max_wait_ms)
-			{
-				sf_count_refused(s);
-				ereport(ERROR,
-						(errcode(ERRCODE_SYSTEM_ERROR),
-						 errmsg("system clock is %lld ms behind the last issued snowflake ID",
-								(long long) (a.end_ms - now)),
-						 errdetail("IDs may lead the clock by %d ms (%s) and a call may wait %d ms (%s); no ID was issued.",
-								   (int) drift, "snowflake.max_drift_ms",
-								   snowflake_max_wait_ms, "snowflake.max_wait_ms"),
-						 errhint("Generation resumes by itself once the clock catches up. Check the server's time synchronisation.")));
-			}
+				sf_refuse_lead(s, &a, now, drift, slept ? waited : -1);
 			waited = sf_sleep(excess, &wait_start);
 			slept = true;
 			continue;
 		}
 
 		/* Only the reservation is in the way: write a new one and retry. */
-		snowflake_extend_reservation(a.end_ms, now, now + drift, false);
+		if (!snowflake_extend_reservation(a.end_ms, now, false, &failure))
+		{
+			sf_count_refused(s, slept ? waited : -1);
+			snowflake_report_write_failure(ERROR, &failure,
+										   "The snowflake reservation could not be made durable, so no ID was issued.");
+		}
 	}
 }
 
@@ -398,7 +435,7 @@ snowflake_generate(int64 count)
 
 	if (likely(sf_backend_ready))
 	{
-		int64		now = sf_clock_ms() - s->layout.epoch_ms;
+		int64		now = snowflake_clock_ms() - s->layout.epoch_ms;
 		int64		drift = snowflake_max_drift_ms;
 		SfAttempt	a;
 
@@ -406,7 +443,7 @@ snowflake_generate(int64 count)
 		if (likely((uint64) now <= (uint64) snowflake_max_ms(&s->layout)) &&
 			likely(sf_try_issue(s, now, count, drift, -1, &a)))
 		{
-			sf_after_attempt(s, now, drift, &a, true);
+			sf_after_attempt(s, now, &a, true);
 			return (int64) a.first;
 		}
 	}

@@ -109,8 +109,5 @@ extern SNOWFLAKE_INTERNAL bool snowflake_layout_check(const SnowflakeLayout *lay
 extern SNOWFLAKE_INTERNAL bool snowflake_node_check(const SnowflakeLayout *layout, int node_id,
 								 char *detail);
 extern SNOWFLAKE_INTERNAL bool snowflake_parse_int(const char *text, int *value);
-extern SNOWFLAKE_INTERNAL bool snowflake_parse_epoch(const char *text, int64 *epoch_ms,
-								  char *detail);
-extern SNOWFLAKE_INTERNAL void snowflake_format_ms(int64 unix_ms, char *buf, size_t len);
 
 #endif							/* SNOWFLAKE_LAYOUT_H */

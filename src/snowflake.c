@@ -101,7 +101,7 @@ sf_require_applied(const char *name, const char *raw, bool applied)
  * Whether an integer setting took the value its text spells.  Only plain
  * decimal counts: PostgreSQL would also read "010" as octal 8 and round
  * "11.6" to 12, which the decoders of a server without the library preloaded
- * (snowflake_configured_layout) would read differently or refuse.
+ * (snowflake_file_layout) would read differently or refuse.
  */
 static bool
 sf_int_applied(const char *raw, int value)
@@ -217,13 +217,11 @@ _PG_init(void)
 				 errdetail("%s", detail),
 				 errhint("Choose a node id that fits the node field, or widen \"%s\".",
 						 "snowflake.node_bits")));
-	if (sf_layout.epoch_ms > snowflake_clock_ms())
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid value for parameter \"%s\": \"%s\"",
-						"snowflake.epoch", sf_epoch),
-				 errdetail("The epoch is in the future, so no ID could be minted yet."),
-				 errhint("Choose an epoch in the past, or correct the system clock.")));
+	/*
+	 * An epoch ahead of the clock does not stop the server: a host may boot
+	 * with its clock behind until time synchronisation catches up.  Calls
+	 * fail with 22003 until the clock passes the epoch.
+	 */
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = sf_shmem_request;

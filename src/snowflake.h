@@ -5,10 +5,12 @@
  *
  * The files depend on each other in one direction only:
  *
- *	snowflake.c   module init and GUCs
+ *	snowflake.c   module init and GUC definitions
  *	functions.c   SQL-callable functions
  *	generator.c   the hot path: minting IDs under the spinlock
  *	state.c       shared memory, the state file and the reservation
+ *	config.c      settings' variables, the epoch as a time, the layout read
+ *	              from postgresql.conf; the clock is inline below
  *	layout.c      pure arithmetic on the ID layout
  *
  * Locking rules for SnowflakeShared (one instance in shared memory):
@@ -16,7 +18,7 @@
  *	  memory initialisation and read without a lock afterwards, except
  *	  "refusal"/"refusal_detail", changed only by an adoption while holding
  *	  "lock" exclusively (read without it: a refusal is only ever lifted),
- *	  and "promotion_pending", read and cleared only under "lock";
+ *	  and the fields marked "lock" below, read and written only under it;
  *	- "mutex" (a spinlock) protects the generator state and the counters.
  *	  It is held for a few instructions: the clock is read before taking it,
  *	  and no error, allocation, system call or sleep happens while it is held;
@@ -29,6 +31,8 @@
  */
 #ifndef SNOWFLAKE_H
 #define SNOWFLAKE_H
+
+#include <time.h>
 
 #include "datatype/timestamp.h"
 #include "storage/lwlock.h"
@@ -48,6 +52,9 @@
  * At full speed the generator crosses a reservation about twice a second.
  */
 #define SNOWFLAKE_RESERVE_AHEAD_MS	500
+
+/* At most one LOG line per this many milliseconds for a repeated problem. */
+#define SNOWFLAKE_LOG_INTERVAL_MS	60000
 
 /* Largest count accepted by snowflake_nextval_batch(). */
 #define SNOWFLAKE_MAX_BATCH		1000000
@@ -75,6 +82,23 @@ typedef struct SnowflakeCounters
 	TimestampTz reset_time;		/* when the counters were last zeroed */
 } SnowflakeCounters;
 
+/* The step of a state file write that failed, and its errno. */
+typedef enum SfWriteStep
+{
+	SF_WRITE_CREATE,
+	SF_WRITE_WRITE,
+	SF_WRITE_FSYNC,
+	SF_WRITE_CLOSE,
+	SF_WRITE_RENAME,
+	SF_WRITE_FSYNC_DIR
+} SfWriteStep;
+
+typedef struct SfWriteFailure
+{
+	SfWriteStep step;
+	int			err;
+} SfWriteFailure;
+
 typedef struct SnowflakeShared
 {
 	/* Fixed at startup (see the locking rules above). */
@@ -85,10 +109,22 @@ typedef struct SnowflakeShared
 	SnowflakeRefusal refusal;
 	char		refusal_detail[2 * SNOWFLAKE_DETAIL_LEN];
 	int			refusal_errno;	/* errno of a state file failure */
-	bool		promotion_pending;	/* started in recovery; protected by lock */
 	/* With SNOWFLAKE_LAYOUT_CHANGED: where the recorded layout's IDs end. */
 	int64		recorded_end_unix_ms;	/* their last millisecond, or -1 */
 	int64		recorded_max_id;	/* a bound above every one, or -1 */
+	int64		resume_ms;		/* millisecond of the last ID at startup (or
+								 * an adoption), before any of this life */
+
+	/* Protected by lock: the lineage and the floor (see state.c). */
+	uint64		recorded_system_id; /* as in the state file, 0 if unknown */
+	uint32		recorded_tli;	/* as in the state file, 0 if unknown */
+	bool		lineage_checked;	/* compared at this life's first write */
+	bool		floor_pending;	/* the next write applies the floor */
+	const char *floor_reason;	/* why, for the log */
+	int64		floor_ms;		/* the floor last applied, ms since epoch */
+	int64		max_lead_ms;	/* largest lead of the history's IDs */
+	int64		lead_lowered_ms;	/* Unix ms a lower drift was first seen */
+	int64		early_failure_logged_ms;	/* Unix ms of the last LOG line */
 
 	/*
 	 * Protected by mutex.  Written for every ID, so kept on cache lines of
@@ -103,11 +139,28 @@ typedef struct SnowflakeShared
 								 * last issued ID */
 	int64		reserved_ms;	/* IDs up to this millisecond may be issued:
 								 * a restart resumes above it */
+	int64		durable_ms;		/* the reservation in the file (above
+								 * reserved_ms after a clean shutdown) */
 	int64		clock_ms;		/* latest wall clock reading, ms since epoch */
+	int64		clock_high_ms;	/* the highest reading before the clock last
+								 * went backwards */
 	SnowflakeCounters counters;
 	int64		regression_logged_ms;	/* clock_ms when a regression was last
 										 * logged */
 } SnowflakeShared;
+
+/*
+ * snowflake_clock_ms
+ *		The wall clock in milliseconds since the Unix epoch.
+ */
+static inline int64
+snowflake_clock_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 /* state.c */
 extern SNOWFLAKE_INTERNAL SnowflakeShared *snowflake_shared;
@@ -115,19 +168,27 @@ extern SNOWFLAKE_INTERNAL SnowflakeShared *snowflake_require_shared(void);
 extern SNOWFLAKE_INTERNAL Size snowflake_shmem_size(void);
 extern SNOWFLAKE_INTERNAL void snowflake_shmem_request(void);
 extern SNOWFLAKE_INTERNAL void snowflake_shmem_startup(const SnowflakeLayout *layout,
-									int node_id);
-extern SNOWFLAKE_INTERNAL void snowflake_extend_reservation(int64 needed_ms, int64 now_ms,
-										 int64 promotion_floor_ms, bool early);
+													int node_id);
+extern SNOWFLAKE_INTERNAL bool snowflake_extend_reservation(int64 needed_ms, int64 now_ms,
+														 bool early,
+														 SfWriteFailure *failure);
+extern SNOWFLAKE_INTERNAL void snowflake_report_write_failure(int elevel,
+														   const SfWriteFailure *failure,
+														   const char *detail);
 extern SNOWFLAKE_INTERNAL void snowflake_adopt_layout_state(int64 now_unix_ms,
 														 bool force);
-extern SNOWFLAKE_INTERNAL bool snowflake_configured_layout(SnowflakeLayout *layout,
-										const char **bad_name,
-										char *detail);
+
+/* config.c */
+extern SNOWFLAKE_INTERNAL int snowflake_max_drift_ms;
+extern SNOWFLAKE_INTERNAL int snowflake_max_wait_ms;
+extern SNOWFLAKE_INTERNAL bool snowflake_parse_epoch(const char *text, int64 *epoch_ms,
+												  char *detail);
+extern SNOWFLAKE_INTERNAL void snowflake_format_ms(int64 unix_ms, char *buf, size_t len);
+extern SNOWFLAKE_INTERNAL bool snowflake_file_layout(SnowflakeLayout *layout,
+												  const char **bad_name,
+												  char *detail);
 
 /* generator.c */
-extern SNOWFLAKE_INTERNAL int	snowflake_max_drift_ms;
-extern SNOWFLAKE_INTERNAL int	snowflake_max_wait_ms;
 extern SNOWFLAKE_INTERNAL int64 snowflake_generate(int64 count);
-extern SNOWFLAKE_INTERNAL int64 snowflake_clock_ms(void);
 
 #endif							/* SNOWFLAKE_H */

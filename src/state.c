@@ -13,9 +13,19 @@
  * strictly above the file's reservation can never issue an ID twice.  A clean
  * shutdown records the exact last ID instead.
  *
+ * The file also records the lineage of the IDs: the system identifier and
+ * timeline they were last issued under, and the largest lead over the clock
+ * any ID of this data directory's history may have had.  The first ID of a
+ * life that cannot trust the reservation (no state file, a start in recovery
+ * or from a base backup, another system, another timeline) is placed past
+ * the "floor", now plus that lead, durably, before it is handed out.
+ *
  * The file is written whole to a temporary file, fsynced, renamed over the
  * old one, and the directory is fsynced.  Writes are serialised by the
  * "snowflake" LWLock; the spinlock is taken only to read or publish values.
+ * Nothing on the write path raises an error: failures are returned to the
+ * caller, which decides whether to raise (a write before any ID is handed
+ * out) or only to log (a write ahead of need, after IDs were issued).
  *
  *-------------------------------------------------------------------------
  */
@@ -24,20 +34,20 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "access/xlog.h"
 #include "miscadmin.h"
+#include "pgstat.h"
 #include "port/pg_crc32c.h"
 #include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
-#include "utils/guc.h"
-#include "utils/memutils.h"
 #include "utils/timestamp.h"
 
 #include "compat.h"
 #include "snowflake.h"
 
 #define SNOWFLAKE_STATE_MAGIC	0x534E464B	/* "SNFK" */
-#define SNOWFLAKE_STATE_VERSION	1
+#define SNOWFLAKE_STATE_VERSION	2
 
 /* The state file's contents, written and read as one block. */
 typedef struct SnowflakeStateFile
@@ -53,17 +63,38 @@ typedef struct SnowflakeStateFile
 	int64		last;			/* packed last ID after a clean shutdown, or
 								 * -1 while the server runs */
 	uint32		flags;			/* SNOWFLAKE_STATE_* below */
+	uint32		timeline;		/* timeline IDs were last issued on, 0 if
+								 * unknown */
+	uint64		system_id;		/* system identifier, 0 if unknown */
+	int64		max_lead_ms;	/* largest lead any ID of the history may have */
+	int64		lead_lowered_ms;	/* Unix ms when a max_drift_ms lower than
+									 * max_lead_ms was first recorded, or 0 */
 	pg_crc32c	crc;			/* over everything above */
 } SnowflakeStateFile;
 
+/* Version 1 (snowflake 1.0), still read after an upgrade. */
+typedef struct SnowflakeStateFileV1
+{
+	uint32		magic;
+	uint32		version;
+	int64		epoch_ms;
+	int32		timestamp_bits;
+	int32		node_bits;
+	int32		sequence_bits;
+	int32		node_id;
+	int64		reserved_ms;
+	int64		last;
+	uint32		flags;
+	pg_crc32c	crc;
+} SnowflakeStateFileV1;
+
 /*
- * The first ID after recovery has yet to be placed past the IDs a previous
- * primary may have issued.  Set when the server starts in recovery, cleared
- * by the first reservation written above that floor: unlike standby.signal
- * it survives the promotion, so a restart, a crash or a power loss between
- * the promotion and the first ID cannot lose the obligation.
+ * The first ID of this data directory has yet to be placed past the floor.
+ * Set at a start that cannot trust the reservation (see sf_floor_reason),
+ * cleared by the first reservation written above the floor: a restart, a
+ * crash or a power loss before the first ID cannot lose the obligation.
  */
-#define SNOWFLAKE_STATE_PROMOTION	0x0001
+#define SNOWFLAKE_STATE_FLOOR	0x0001
 
 SnowflakeShared *snowflake_shared = NULL;
 
@@ -100,20 +131,53 @@ snowflake_shmem_request(void)
 }
 
 static pg_crc32c
-sf_state_crc(const SnowflakeStateFile *f)
+sf_crc(const void *data, size_t len)
 {
 	pg_crc32c	crc;
 
 	INIT_CRC32C(crc);
-	COMP_CRC32C(crc, f, offsetof(SnowflakeStateFile, crc));
+	COMP_CRC32C(crc, data, len);
 	FIN_CRC32C(crc);
 	return crc;
 }
 
-/* Fill a state file image from the shared layout. */
+/*
+ * sf_history_lead
+ *		The largest lead over the clock that an ID of this data directory's
+ *		history may have had, as of now_unix_ms, updating the record.
+ *
+ * snowflake.max_drift_ms may be lowered by a reload while IDs issued under
+ * the old value still lead the clock: the old value keeps counting until it
+ * has elapsed since a lower one was first recorded here (which is no earlier
+ * than the reload).  Call with the LWLock held, or in the postmaster.
+ */
+static int64
+sf_history_lead(SnowflakeShared *s, int64 now_unix_ms)
+{
+	int64		drift = snowflake_max_drift_ms;
+
+	if (drift >= s->max_lead_ms)
+	{
+		s->max_lead_ms = drift;
+		s->lead_lowered_ms = 0;
+	}
+	else if (s->lead_lowered_ms == 0)
+		s->lead_lowered_ms = now_unix_ms;
+	else if (now_unix_ms >= s->lead_lowered_ms + s->max_lead_ms)
+	{
+		s->max_lead_ms = drift;
+		s->lead_lowered_ms = 0;
+	}
+	return s->max_lead_ms;
+}
+
+/*
+ * Fill a state file image: the layout and node id of the server, the given
+ * reservation, last ID and floor obligation, the lineage in shared memory.
+ */
 static void
 sf_state_image(SnowflakeStateFile *f, const SnowflakeShared *s,
-			   int64 reserved_ms, int64 last, bool promotion)
+			   int64 reserved_ms, int64 last, bool floor)
 {
 	memset(f, 0, sizeof(*f));
 	f->magic = SNOWFLAKE_STATE_MAGIC;
@@ -125,26 +189,24 @@ sf_state_image(SnowflakeStateFile *f, const SnowflakeShared *s,
 	f->node_id = s->node_id;
 	f->reserved_ms = reserved_ms;
 	f->last = last;
-	f->flags = promotion ? SNOWFLAKE_STATE_PROMOTION : 0;
-	f->crc = sf_state_crc(f);
+	f->flags = floor ? SNOWFLAKE_STATE_FLOOR : 0;
+	f->timeline = s->recorded_tli;
+	f->system_id = s->recorded_system_id;
+	f->max_lead_ms = s->max_lead_ms;
+	f->lead_lowered_ms = s->lead_lowered_ms;
+	f->crc = sf_crc(f, offsetof(SnowflakeStateFile, crc));
 }
 
-/* The step of a state file write that failed, and its errno. */
-typedef enum SfWriteStep
+/*
+ * Wait events of the state file's I/O, shown in pg_stat_activity.  The
+ * postmaster (writing at startup) uses the generic one: a custom event's
+ * number would not survive the re-initialisation after a crash.
+ */
+static uint32
+sf_io_event(void)
 {
-	SF_WRITE_CREATE,
-	SF_WRITE_WRITE,
-	SF_WRITE_FSYNC,
-	SF_WRITE_CLOSE,
-	SF_WRITE_RENAME,
-	SF_WRITE_FSYNC_DIR
-} SfWriteStep;
-
-typedef struct SfWriteFailure
-{
-	SfWriteStep step;
-	int			err;
-} SfWriteFailure;
+	return IsUnderPostmaster ? SNOWFLAKE_WAIT_EVENT_IO() : PG_WAIT_EXTENSION;
+}
 
 /* Record a failed step; closes fd (if >= 0) keeping errno. */
 static bool
@@ -152,8 +214,9 @@ sf_write_failed(SfWriteFailure *failure, SfWriteStep step, int fd)
 {
 	failure->step = step;
 	failure->err = errno;
+	pgstat_report_wait_end();
 	if (fd >= 0)
-		CloseTransientFile(fd);
+		close(fd);
 	return false;
 }
 
@@ -164,15 +227,20 @@ sf_write_failed(SfWriteFailure *failure, SfWriteStep step, int fd)
  *		directory.  No partial file is ever visible under the real name.
  *
  * Returns true on success; on failure false, with the step and its errno in
- * *failure for sf_report_write_failure().
+ * *failure for sf_report_write_failure().  Never raises an error: files are
+ * opened with BasicOpenFile (no allocated descriptor to run out of), and
+ * PostgreSQL's durable_rename() is not used because it PANICs on an fsync
+ * failure (data_sync_retry); this whole-file rewrite into a fresh temporary
+ * file can safely be retried instead.
  */
 static bool
 sf_write_state(const SnowflakeStateFile *f, SfWriteFailure *failure)
 {
 	int			fd;
 
-	fd = OpenTransientFile(SNOWFLAKE_STATE_TMP_FILE,
-						   O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
+	pgstat_report_wait_start(sf_io_event());
+	fd = BasicOpenFile(SNOWFLAKE_STATE_TMP_FILE,
+					   O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
 	if (fd < 0)
 		return sf_write_failed(failure, SF_WRITE_CREATE, -1);
 	errno = 0;
@@ -184,16 +252,17 @@ sf_write_state(const SnowflakeStateFile *f, SfWriteFailure *failure)
 	}
 	if (pg_fsync(fd) != 0)
 		return sf_write_failed(failure, SF_WRITE_FSYNC, fd);
-	if (CloseTransientFile(fd) != 0)
+	if (close(fd) != 0)
 		return sf_write_failed(failure, SF_WRITE_CLOSE, -1);
 	if (rename(SNOWFLAKE_STATE_TMP_FILE, SNOWFLAKE_STATE_FILE) != 0)
 		return sf_write_failed(failure, SF_WRITE_RENAME, -1);
 
 	/* Make the rename itself durable. */
-	fd = OpenTransientFile(".", O_RDONLY | PG_BINARY);
+	fd = BasicOpenFile(".", O_RDONLY | PG_BINARY);
 	if (fd < 0 || pg_fsync(fd) != 0)
 		return sf_write_failed(failure, SF_WRITE_FSYNC_DIR, fd);
-	CloseTransientFile(fd);
+	close(fd);
+	pgstat_report_wait_end();
 	return true;
 }
 
@@ -202,9 +271,9 @@ sf_write_state(const SnowflakeStateFile *f, SfWriteFailure *failure)
  *		Report a failed state file write at elevel, with the operating
  *		system's reason and an optional detail.
  */
-static void
-sf_report_write_failure(int elevel, const SfWriteFailure *failure,
-						const char *detail)
+void
+snowflake_report_write_failure(int elevel, const SfWriteFailure *failure,
+							   const char *detail)
 {
 	errno = failure->err;
 	switch (failure->step)
@@ -264,32 +333,34 @@ sf_refuse(SnowflakeShared *s, SnowflakeRefusal why, int err,
 }
 
 /*
- * sf_load_state
- *		Read the state file at shared memory initialisation and decide where
- *		generation resumes.  Runs in the postmaster; problems are recorded
- *		in shared memory and raised by each generation attempt, so that the
- *		server still starts and decoding keeps working.
+ * sf_read_state
+ *		Read and check the state file into *f (a version 1 file is
+ *		converted).  Returns 1 if read, 0 if there is no file, -1 if it is
+ *		unusable (the refusal is recorded in shared memory).
  */
-static void
-sf_load_state(SnowflakeShared *s)
+static int
+sf_read_state(SnowflakeShared *s, SnowflakeStateFile *f)
 {
-	SnowflakeStateFile f;
+	union
+	{
+		SnowflakeStateFile v2;
+		SnowflakeStateFileV1 v1;
+		char		extra[sizeof(SnowflakeStateFile) + 1];
+	}			buf;
 	int			fd;
 	ssize_t		n;
-	char		detail[2 * SNOWFLAKE_DETAIL_LEN];
-	int64		max_packed;
-	bool		node_changed;
+	const char *corrupt = NULL;
 
 	fd = OpenTransientFile(SNOWFLAKE_STATE_FILE, O_RDONLY | PG_BINARY);
 	if (fd < 0)
 	{
 		if (errno == ENOENT)
-			return;				/* first start: nothing issued yet */
+			return 0;
 		sf_refuse(s, SNOWFLAKE_STATE_UNUSABLE, errno,
 				  "could not open file \"" SNOWFLAKE_STATE_FILE "\"");
-		return;
+		return -1;
 	}
-	n = read(fd, &f, sizeof(f));
+	n = read(fd, &buf, sizeof(buf));
 	if (n < 0)
 	{
 		int			save_errno = errno;
@@ -297,63 +368,70 @@ sf_load_state(SnowflakeShared *s)
 		CloseTransientFile(fd);
 		sf_refuse(s, SNOWFLAKE_STATE_UNUSABLE, save_errno,
 				  "could not read file \"" SNOWFLAKE_STATE_FILE "\"");
-		return;
+		return -1;
 	}
 	CloseTransientFile(fd);
 
-	if (n != sizeof(f) || f.magic != SNOWFLAKE_STATE_MAGIC ||
-		f.version != SNOWFLAKE_STATE_VERSION || f.crc != sf_state_crc(&f))
+	if (n == sizeof(SnowflakeStateFileV1) && buf.v1.magic == SNOWFLAKE_STATE_MAGIC &&
+		buf.v1.version == 1)
 	{
-		snprintf(detail, sizeof(detail),
-				 "file \"%s\" is corrupt (%s)", SNOWFLAKE_STATE_FILE,
-				 n != sizeof(f) ? "wrong size" :
-				 f.magic != SNOWFLAKE_STATE_MAGIC ? "bad magic number" :
-				 f.version != SNOWFLAKE_STATE_VERSION ? "unknown version" :
-				 "checksum mismatch");
-		sf_refuse(s, SNOWFLAKE_STATE_UNUSABLE, 0, detail);
-		return;
-	}
-	s->promotion_pending = (f.flags & SNOWFLAKE_STATE_PROMOTION) != 0;
+		SnowflakeStateFileV1 v1 = buf.v1;
 
-	if (f.epoch_ms != s->layout.epoch_ms ||
-		f.timestamp_bits != s->layout.timestamp_bits ||
-		f.node_bits != s->layout.node_bits ||
-		f.sequence_bits != s->layout.sequence_bits)
-	{
-		char		rec_epoch[64];
-		char		cfg_epoch[64];
-
-		snowflake_format_ms(f.epoch_ms, rec_epoch, sizeof(rec_epoch));
-		snowflake_format_ms(s->layout.epoch_ms, cfg_epoch, sizeof(cfg_epoch));
-		snprintf(detail, sizeof(detail),
-				 "The state file records epoch %s and layout %d/%d/%d (timestamp/node/sequence bits); the server is configured with epoch %s and layout %d/%d/%d.",
-				 rec_epoch, f.timestamp_bits, f.node_bits, f.sequence_bits,
-				 cfg_epoch, s->layout.timestamp_bits, s->layout.node_bits,
-				 s->layout.sequence_bits);
-		sf_refuse(s, SNOWFLAKE_LAYOUT_CHANGED, 0, detail);
-
-		/*
-		 * Where the old IDs end, for a later adoption: their last
-		 * millisecond in absolute time, and a bound above every one of them
-		 * (the last millisecond's IDs with every node and sequence bit set).
-		 */
+		if (v1.crc != sf_crc(&v1, offsetof(SnowflakeStateFileV1, crc)))
+			corrupt = "checksum mismatch";
+		else
 		{
-			int64		old_ms = f.last >= 0 ?
-				(f.last >> f.sequence_bits) : f.reserved_ms;
-			int			old_shift = f.node_bits + f.sequence_bits;
-
-			s->recorded_end_unix_ms = f.epoch_ms + old_ms;
-			s->recorded_max_id = old_ms < 0 ? -1 :
-				(int64) ((((uint64) old_ms + 1) << old_shift) - 1);
+			/* 1.0 recorded no lineage: the first ID of 1.1 takes the floor. */
+			memset(f, 0, sizeof(*f));
+			f->magic = v1.magic;
+			f->version = SNOWFLAKE_STATE_VERSION;
+			f->epoch_ms = v1.epoch_ms;
+			f->timestamp_bits = v1.timestamp_bits;
+			f->node_bits = v1.node_bits;
+			f->sequence_bits = v1.sequence_bits;
+			f->node_id = v1.node_id;
+			f->reserved_ms = v1.reserved_ms;
+			f->last = v1.last;
+			f->flags = v1.flags & SNOWFLAKE_STATE_FLOOR;
+			return 1;
 		}
-		return;
 	}
+	else if (n != sizeof(SnowflakeStateFile))
+		corrupt = "wrong size";
+	else if (buf.v2.magic != SNOWFLAKE_STATE_MAGIC)
+		corrupt = "bad magic number";
+	else if (buf.v2.version != SNOWFLAKE_STATE_VERSION)
+		corrupt = "unknown version";
+	else if (buf.v2.crc != sf_crc(&buf.v2, offsetof(SnowflakeStateFile, crc)))
+		corrupt = "checksum mismatch";
 
-	node_changed = f.node_id != s->node_id;
-	if (node_changed)
+	if (corrupt != NULL)
+	{
+		char		detail[2 * SNOWFLAKE_DETAIL_LEN];
+
+		snprintf(detail, sizeof(detail), "file \"%s\" is corrupt (%s)",
+				 SNOWFLAKE_STATE_FILE, corrupt);
+		sf_refuse(s, SNOWFLAKE_STATE_UNUSABLE, 0, detail);
+		return -1;
+	}
+	*f = buf.v2;
+	return 1;
+}
+
+/*
+ * sf_resume
+ *		Decide where generation resumes after reading a state file of the
+ *		configured layout.
+ */
+static void
+sf_resume(SnowflakeShared *s, const SnowflakeStateFile *f)
+{
+	int64		max_packed;
+
+	if (f->node_id != s->node_id)
 		ereport(LOG,
 				(errmsg("parameter \"%s\" changed from %d to %d",
-						"snowflake.node_id", f.node_id, s->node_id),
+						"snowflake.node_id", f->node_id, s->node_id),
 				 errdetail("IDs minted from now on carry node id %d, from the next millisecond on.",
 						   s->node_id)));
 
@@ -366,18 +444,18 @@ sf_load_state(SnowflakeShared *s)
 	 */
 	max_packed = (int64) ((UINT64CONST(1) <<
 						   (s->layout.timestamp_bits + s->layout.sequence_bits)) - 1);
-	if (f.last >= 0 && !node_changed)
+	if (f->last >= 0 && f->node_id == s->node_id)
 	{
-		s->last = Min(f.last, max_packed);
+		s->last = Min(f->last, max_packed);
 		s->reserved_ms = (s->last >> s->layout.sequence_bits) - 1;
 	}
-	else if (f.last >= 0)
+	else if (f->last >= 0)
 	{
 		/*
 		 * With another node id, an ID in the last ID's millisecond could be
 		 * smaller than it: resume in the next millisecond.
 		 */
-		int64		last_ms = f.last >> s->layout.sequence_bits;
+		int64		last_ms = f->last >> s->layout.sequence_bits;
 
 		s->reserved_ms = last_ms;
 		s->last = last_ms >= snowflake_max_ms(&s->layout) ? max_packed :
@@ -385,11 +463,152 @@ sf_load_state(SnowflakeShared *s)
 	}
 	else
 	{
-		s->reserved_ms = f.reserved_ms;
-		if (f.reserved_ms >= snowflake_max_ms(&s->layout))
+		s->reserved_ms = f->reserved_ms;
+		if (f->reserved_ms >= snowflake_max_ms(&s->layout))
 			s->last = max_packed;
 		else
-			s->last = ((f.reserved_ms + 1) << s->layout.sequence_bits) - 1;
+			s->last = ((f->reserved_ms + 1) << s->layout.sequence_bits) - 1;
+	}
+	s->durable_ms = f->last >= 0 ? (f->last >> f->sequence_bits) : f->reserved_ms;
+	s->resume_ms = s->last >> s->layout.sequence_bits;
+}
+
+/*
+ * sf_layout_changed
+ *		Refuse generation because the file records another epoch or layout,
+ *		and remember where the old IDs end, for a later adoption.
+ */
+static void
+sf_layout_changed(SnowflakeShared *s, const SnowflakeStateFile *f)
+{
+	char		detail[2 * SNOWFLAKE_DETAIL_LEN];
+	char		rec_epoch[64];
+	char		cfg_epoch[64];
+	int64		old_ms = f->last >= 0 ? (f->last >> f->sequence_bits) :
+		f->reserved_ms;
+	int			old_shift = f->node_bits + f->sequence_bits;
+
+	snowflake_format_ms(f->epoch_ms, rec_epoch, sizeof(rec_epoch));
+	snowflake_format_ms(s->layout.epoch_ms, cfg_epoch, sizeof(cfg_epoch));
+	snprintf(detail, sizeof(detail),
+			 "The state file records epoch %s and layout %d/%d/%d (timestamp/node/sequence bits); the server is configured with epoch %s and layout %d/%d/%d.",
+			 rec_epoch, f->timestamp_bits, f->node_bits, f->sequence_bits,
+			 cfg_epoch, s->layout.timestamp_bits, s->layout.node_bits,
+			 s->layout.sequence_bits);
+	sf_refuse(s, SNOWFLAKE_LAYOUT_CHANGED, 0, detail);
+
+	/*
+	 * Where the old IDs end: their last millisecond in absolute time, and a
+	 * bound above every one of them (the last millisecond's IDs with every
+	 * node and sequence bit set).
+	 */
+	s->recorded_end_unix_ms = f->epoch_ms + old_ms;
+	s->recorded_max_id = old_ms < 0 ? -1 :
+		(int64) ((((uint64) old_ms + 1) << old_shift) - 1);
+}
+
+/*
+ * sf_start_reason
+ *		Why, at this start, the reservation in the file cannot be trusted
+ *		to cover every ID of this data directory's history, or NULL.
+ *
+ * A server started in recovery may take over from a primary that issued
+ * IDs after this file was copied (even without a promotion: a standby
+ * restarted without standby.signal continues the primary's timeline), and
+ * a base backup started as a primary likewise.  Promotions, point-in-time
+ * recovery and other systems are also caught at the first ID by the
+ * timeline and system identifier the file records.
+ */
+static const char *
+sf_start_reason(bool have_file)
+{
+	if (!have_file)
+		return "there is no state file";
+	if (access(STANDBY_SIGNAL_FILE, F_OK) == 0 ||
+		access(RECOVERY_SIGNAL_FILE, F_OK) == 0)
+		return "the server starts in recovery";
+	if (access(BACKUP_LABEL_FILE, F_OK) == 0)
+		return "the server starts from a base backup";
+	return NULL;
+}
+
+/*
+ * sf_load_state
+ *		Read the state file at shared memory initialisation and decide where
+ *		generation resumes.  Runs in the postmaster; problems are recorded
+ *		in shared memory and raised by each generation attempt, so that the
+ *		server still starts and decoding keeps working.
+ */
+static void
+sf_load_state(SnowflakeShared *s)
+{
+	SnowflakeStateFile f;
+	int			got;
+	const char *reason;
+
+	/* A temporary file left by a write that a crash interrupted. */
+	if (unlink(SNOWFLAKE_STATE_TMP_FILE) != 0 && errno != ENOENT &&
+		errno != EISDIR && errno != EPERM)
+		ereport(LOG,
+				(errcode_for_file_access(),
+				 errmsg("could not remove file \"%s\": %m",
+						SNOWFLAKE_STATE_TMP_FILE)));
+
+	got = sf_read_state(s, &f);
+	if (got < 0)
+		return;
+	if (got == 0)
+	{
+		/* An image of an empty history: nothing issued, lineage unknown. */
+		sf_state_image(&f, s, -1, -1, true);
+		f.flags = 0;
+	}
+
+	s->recorded_tli = f.timeline;
+	s->recorded_system_id = f.system_id;
+	s->max_lead_ms = f.max_lead_ms;
+	s->lead_lowered_ms = f.lead_lowered_ms;
+	s->floor_pending = (f.flags & SNOWFLAKE_STATE_FLOOR) != 0;
+	s->floor_reason = s->floor_pending ? "the state file records a floor not yet applied" : NULL;
+
+	if (got > 0 &&
+		(f.epoch_ms != s->layout.epoch_ms ||
+		 f.timestamp_bits != s->layout.timestamp_bits ||
+		 f.node_bits != s->layout.node_bits ||
+		 f.sequence_bits != s->layout.sequence_bits))
+		sf_layout_changed(s, &f);
+	else if (got > 0)
+		sf_resume(s, &f);
+
+	/*
+	 * Record the floor obligation durably now, before anything can be
+	 * issued.  The file keeps its reservation, layout and lineage, so a
+	 * changed layout is still refused and an adoption keeps the floor.
+	 */
+	reason = sf_start_reason(got > 0);
+	if (reason != NULL)
+	{
+		SfWriteFailure failure;
+
+		s->floor_pending = true;
+		s->floor_reason = reason;
+		(void) sf_history_lead(s, snowflake_clock_ms());
+		f.flags |= SNOWFLAKE_STATE_FLOOR;
+		f.max_lead_ms = s->max_lead_ms;
+		f.lead_lowered_ms = s->lead_lowered_ms;
+		f.crc = sf_crc(&f, offsetof(SnowflakeStateFile, crc));
+		if (!sf_write_state(&f, &failure))
+		{
+			snowflake_report_write_failure(LOG, &failure,
+										   "Generation is refused until the state file can be written at a restart.");
+			sf_refuse(s, SNOWFLAKE_STATE_UNUSABLE, failure.err,
+					  "could not write file \"" SNOWFLAKE_STATE_TMP_FILE "\"");
+			return;
+		}
+		ereport(LOG,
+				(errmsg("snowflake IDs will resume past the clock plus %lld ms, because %s",
+						(long long) s->max_lead_ms, reason),
+				 errdetail("The first ID this server issues is placed past any ID an earlier life of this data directory can have issued.")));
 	}
 }
 
@@ -417,6 +636,9 @@ snowflake_shmem_startup(const SnowflakeLayout *layout, int node_id)
 		SpinLockInit(&s->mutex);
 		s->last = -1;
 		s->reserved_ms = -1;
+		s->durable_ms = -1;
+		s->resume_ms = -1;
+		s->floor_ms = -1;
 		s->clock_ms = 0;
 		s->counters.reset_time = GetCurrentTimestamp();
 		s->recorded_end_unix_ms = -1;
@@ -425,37 +647,6 @@ snowflake_shmem_startup(const SnowflakeLayout *layout, int node_id)
 		sf_load_state(s);
 		if (s->refusal == SNOWFLAKE_READY && node_id < 0)
 			sf_refuse(s, SNOWFLAKE_NODE_UNSET, 0, "");
-
-		/*
-		 * A server that starts as a standby or from a backup may take over
-		 * from a primary that issued IDs after this state file was copied.
-		 * Its first ID after recovery is placed past anything that primary
-		 * can have issued (see snowflake_extend_reservation); the state file
-		 * keeps that obligation until it is met.
-		 */
-		if (s->refusal == SNOWFLAKE_LAYOUT_CHANGED &&
-			(access("standby.signal", F_OK) == 0 ||
-			 access("recovery.signal", F_OK) == 0))
-			s->promotion_pending = true;	/* written by an adoption */
-		else if ((s->refusal == SNOWFLAKE_READY ||
-				  s->refusal == SNOWFLAKE_NODE_UNSET) &&
-				 (access("standby.signal", F_OK) == 0 ||
-				  access("recovery.signal", F_OK) == 0))
-		{
-			SnowflakeStateFile f;
-			SfWriteFailure failure;
-
-			sf_state_image(&f, s, s->last >> layout->sequence_bits, -1, true);
-			if (sf_write_state(&f, &failure))
-				s->promotion_pending = true;
-			else
-			{
-				sf_report_write_failure(LOG, &failure,
-										"Generation is refused until the state file can be written at a restart.");
-				sf_refuse(s, SNOWFLAKE_STATE_UNUSABLE, failure.err,
-						  "could not write file \"" SNOWFLAKE_STATE_TMP_FILE "\"");
-			}
-		}
 	}
 	LWLockRelease(AddinShmemInitLock);
 
@@ -493,95 +684,135 @@ sf_shmem_shutdown(int code, Datum arg)
 	SpinLockRelease(&s->mutex);
 #endif
 
-	if (last < 0)
-		return;					/* nothing was ever issued */
+	/* Nothing issued in this life: the file says all there is to say. */
+	if (last < 0 || s->floor_pending)
+		return;
 
-	sf_state_image(&f, s, last >> s->layout.sequence_bits, last,
-				   s->promotion_pending);
+	sf_state_image(&f, s, last >> s->layout.sequence_bits, last, false);
 	if (!sf_write_state(&f, &failure))
-		sf_report_write_failure(LOG, &failure,
-								"The exact last snowflake ID was not recorded; the next start resumes above the reservation.");
+		snowflake_report_write_failure(LOG, &failure,
+									   "The exact last snowflake ID was not recorded; the next start resumes above the reservation.");
+}
+
+/*
+ * sf_check_lineage
+ *		At the first write of this server's life, outside recovery: if the
+ *		file's IDs were issued under another system or timeline (a restored
+ *		backup, a promotion, point-in-time recovery), the floor applies.
+ *		Called with the LWLock held.
+ */
+static void
+sf_check_lineage(SnowflakeShared *s)
+{
+	uint64		system_id = GetSystemIdentifier();
+	TimeLineID	tli = GetWALInsertionTimeLine();
+
+	if (s->lineage_checked)
+		return;
+	s->lineage_checked = true;
+	if (s->recorded_system_id != system_id)
+	{
+		if (!s->floor_pending)
+			s->floor_reason = s->recorded_system_id == 0 ?
+				"the state file records no system identifier" :
+				"the state file records another system identifier";
+		s->floor_pending = true;
+	}
+	else if (s->recorded_tli != tli)
+	{
+		if (!s->floor_pending)
+			s->floor_reason = "the state file records another timeline";
+		s->floor_pending = true;
+	}
+	s->recorded_system_id = system_id;
+	s->recorded_tli = tli;
 }
 
 /*
  * snowflake_extend_reservation
  *		Durably raise the reservation so that IDs up to needed_ms may be
- *		issued.  now_ms is the caller's clock reading and promotion_floor_ms
- *		the first millisecond that may be used if this server has just left
- *		recovery (the caller passes now plus the lead allowed to a primary).
+ *		issued.  now_ms is the caller's clock reading (ms since the epoch).
  *
- * Takes the snowflake LWLock.  When the reservation is used up (early is
- * false), raises ERROR with the operating system's reason if the file cannot
- * be written, in which case nothing changes; the caller retries its
- * generation attempt afterwards.  An early extension, made by a caller whose
- * IDs are already issued, gives way if another backend holds the lock and
- * only logs a failure: the next caller to find the reservation used up
- * retries the write and reports the error.
+ * Takes the snowflake LWLock.  The first write of a server's life checks
+ * the lineage, and when the floor applies, raises the generator's last
+ * value to now plus the history's largest lead first (*floored is set).
+ *
+ * When the reservation is used up (early is false), returns false with the
+ * failure if the file cannot be written, and nothing changes; the caller
+ * raises the error (nothing was issued).  An early extension, made by a
+ * caller whose IDs are already issued, gives way if another backend holds
+ * the lock, and never raises: a failure is logged at most once a minute,
+ * and the next caller to find the reservation used up retries the write
+ * and reports the error.
  */
-void
-snowflake_extend_reservation(int64 needed_ms, int64 now_ms,
-							 int64 promotion_floor_ms, bool early)
+bool
+snowflake_extend_reservation(int64 needed_ms, int64 now_ms, bool early,
+							 SfWriteFailure *failure)
 {
 	SnowflakeShared *s = snowflake_shared;
 	SnowflakeStateFile f;
 	int64		reserved;
 	int64		target;
-	SfWriteFailure failure;
+	int64		now_unix = now_ms + s->layout.epoch_ms;
+	int64		lead;
+	bool		floor;
 
 	if (!early)
 		LWLockAcquire(s->lock, LW_EXCLUSIVE);
 	else if (!LWLockConditionalAcquire(s->lock, LW_EXCLUSIVE))
-		return;
+		return true;
 
-	if (s->promotion_pending)
+	sf_check_lineage(s);
+	lead = sf_history_lead(s, now_unix);
+	floor = s->floor_pending;
+	if (floor)
 	{
-		int64		floor_packed;
+		int64		floor_ms = Min(now_ms + lead, snowflake_max_ms(&s->layout));
+		int64		floor_packed = (floor_ms << s->layout.sequence_bits) - 1;
 
-		floor_packed = (Min(promotion_floor_ms,
-							snowflake_max_ms(&s->layout)) <<
-						s->layout.sequence_bits) - 1;
 		SpinLockAcquire(&s->mutex);
 		if (s->last < floor_packed)
 			s->last = floor_packed;
 		SpinLockRelease(&s->mutex);
-		needed_ms = Max(needed_ms, promotion_floor_ms);
+		needed_ms = Max(needed_ms, floor_ms);
+		s->floor_ms = floor_ms;
 	}
 
 	SpinLockAcquire(&s->mutex);
 	reserved = s->reserved_ms;
 	SpinLockRelease(&s->mutex);
 
-	/* After a promotion the write also clears the file's obligation. */
-	if (reserved < needed_ms || s->promotion_pending)
+	if (reserved < needed_ms || floor)
 	{
+		/* The write also clears the file's floor obligation. */
 		target = Min(Max(Max(needed_ms, now_ms) + SNOWFLAKE_RESERVE_AHEAD_MS,
 						 reserved),
 					 snowflake_max_ms(&s->layout));
 		sf_state_image(&f, s, target, -1, false);
-		if (!sf_write_state(&f, &failure))
+		if (!sf_write_state(&f, failure))
 		{
-			if (early)
+			if (early && now_unix >= s->early_failure_logged_ms + SNOWFLAKE_LOG_INTERVAL_MS)
 			{
-				sf_report_write_failure(LOG, &failure,
-										"The snowflake reservation could not be extended ahead of need.");
-				LWLockRelease(s->lock);
-				return;
+				s->early_failure_logged_ms = now_unix;
+				snowflake_report_write_failure(LOG, failure,
+											   "The snowflake reservation could not be extended ahead of need; a call that finds it used up will retry and report the error.");
 			}
-			SpinLockAcquire(&s->mutex);
-			s->counters.refused++;
-			SpinLockRelease(&s->mutex);
-			sf_report_write_failure(ERROR, &failure,
-									"The snowflake reservation could not be made durable, so no ID was issued.");
+			LWLockRelease(s->lock);
+			return early;
 		}
 		SpinLockAcquire(&s->mutex);
 		s->reserved_ms = target;
+		s->durable_ms = target;
 		s->counters.reservation_writes++;
 		SpinLockRelease(&s->mutex);
+		if (floor)
+			ereport(LOG,
+					(errmsg("snowflake IDs resume at %lld ms past the clock, because %s",
+							(long long) (s->floor_ms - now_ms), s->floor_reason)));
+		s->floor_pending = false;
 	}
-
-	/* Only now that the file covers the floor is the promotion settled. */
-	s->promotion_pending = false;
 	LWLockRelease(s->lock);
+	return true;
 }
 
 /*
@@ -593,9 +824,10 @@ snowflake_extend_reservation(int64 needed_ms, int64 now_ms,
  * current time (now_unix_ms), then lets generation proceed.  Unless force is
  * set, refuses if the new layout's IDs would not all be larger than the old
  * ones (narrower node or sequence fields, or a later epoch, can make them
- * smaller and collide with stored keys).  The caller has checked that the
- * user is a superuser.  Raises ERROR if there is nothing to adopt or the
- * file cannot be written.
+ * smaller and collide with stored keys).  A floor obligation (a start that
+ * could not trust the reservation, another timeline or system) is carried
+ * into the new file.  The caller has checked that the user is a superuser.
+ * Raises ERROR if there is nothing to adopt or the file cannot be written.
  */
 void
 snowflake_adopt_layout_state(int64 now_unix_ms, bool force)
@@ -641,15 +873,23 @@ snowflake_adopt_layout_state(int64 now_unix_ms, bool force)
 				 errhint("New IDs could collide with stored keys. Restore the recorded settings, or widen the node or sequence fields instead; call snowflake_adopt_layout(force => true) only if no key minted under the old layout will meet a new one.")));
 	}
 
-	/* Reserve nothing yet: the first ID writes a real reservation. */
-	sf_state_image(&f, s, resume_ms - 1, -1, s->promotion_pending);
+	/*
+	 * Reserve nothing yet: the first ID writes a real reservation, and
+	 * checks the lineage then (the file keeps the recorded one).
+	 */
+	sf_state_image(&f, s, resume_ms - 1, -1, s->floor_pending);
 	if (!sf_write_state(&f, &failure))
-		sf_report_write_failure(ERROR, &failure,
-								"The changed layout was not adopted.");
+	{
+		LWLockRelease(s->lock);
+		snowflake_report_write_failure(ERROR, &failure,
+									   "The changed layout was not adopted.");
+	}
 
 	SpinLockAcquire(&s->mutex);
 	s->last = (resume_ms << s->layout.sequence_bits) - 1;
 	s->reserved_ms = resume_ms - 1;
+	s->durable_ms = resume_ms - 1;
+	s->resume_ms = resume_ms - 1;
 	s->counters.reservation_writes++;
 	SpinLockRelease(&s->mutex);
 
@@ -661,109 +901,4 @@ snowflake_adopt_layout_state(int64 now_unix_ms, bool force)
 			(errmsg("snowflake layout %d/%d/%d adopted%s",
 					s->layout.timestamp_bits, s->layout.node_bits,
 					s->layout.sequence_bits, force ? " by force" : "")));
-}
-
-/* The settings that shape IDs, as decoders without the preload read them. */
-static const char *const sf_layout_settings[] = {
-	"snowflake.epoch",
-	"snowflake.timestamp_bits",
-	"snowflake.node_bits",
-	"snowflake.sequence_bits",
-};
-
-#define SF_NUM_LAYOUT_SETTINGS ((int) lengthof(sf_layout_settings))
-
-/*
- * snowflake_configured_layout
- *		The layout decoders must use.
- *
- * With the library preloaded it is the one validated at startup.  Without,
- * the postmaster-context settings cannot be defined, but postgresql.conf's
- * values are still visible as placeholders: they are read and validated
- * here, so that decoding never silently uses a layout other than the
- * configured one.  A placeholder set for a database, a role or a session
- * is refused: the layout belongs to the server, and an IMMUTABLE decoder
- * must not answer differently per session.  Returns false, with *bad_name
- * naming the offending setting (or NULL for a bad combination) and a
- * detail, if the configuration is invalid.
- *
- * The result is cached per backend and reused while the settings' texts
- * stay the same (a reload may change them).
- */
-bool
-snowflake_configured_layout(SnowflakeLayout *layout, const char **bad_name,
-							char *detail)
-{
-	static char *cached_text[SF_NUM_LAYOUT_SETTINGS];
-	static SnowflakeLayout cached_layout;
-	static bool cached = false;
-	const char *text[SF_NUM_LAYOUT_SETTINGS];
-	int		   *width[] = {NULL, &layout->timestamp_bits,
-		&layout->node_bits, &layout->sequence_bits};
-	const int	dflt[] = {0, SNOWFLAKE_DEFAULT_TIMESTAMP_BITS,
-		SNOWFLAKE_DEFAULT_NODE_BITS, SNOWFLAKE_DEFAULT_SEQUENCE_BITS};
-	bool		same = cached;
-
-	if (snowflake_shared != NULL)
-	{
-		*layout = snowflake_shared->layout;
-		return true;
-	}
-
-	for (int i = 0; i < SF_NUM_LAYOUT_SETTINGS; i++)
-	{
-		text[i] = GetConfigOption(sf_layout_settings[i], true, false);
-		/* From 17 a placeholder removed by a reload reads as "". */
-		if (text[i] != NULL && text[i][0] == '\0')
-			text[i] = NULL;
-		if (same && (text[i] == NULL) != (cached_text[i] == NULL))
-			same = false;
-		if (same && text[i] != NULL && strcmp(text[i], cached_text[i]) != 0)
-			same = false;
-	}
-	if (same)
-	{
-		*layout = cached_layout;
-		return true;
-	}
-
-	for (int i = 0; i < SF_NUM_LAYOUT_SETTINGS; i++)
-	{
-		*bad_name = sf_layout_settings[i];
-		if (text[i] != NULL &&
-			sf_guc_source(sf_layout_settings[i]) > PGC_S_ARGV)
-		{
-			snprintf(detail, SNOWFLAKE_DETAIL_LEN,
-					 "The snowflake layout is read from the server configuration only, but this value was set for a database, a role or the session.");
-			return false;
-		}
-		if (i == 0)
-		{
-			if (!snowflake_parse_epoch(text[i] ? text[i] : SNOWFLAKE_DEFAULT_EPOCH,
-									   &layout->epoch_ms, detail))
-				return false;
-		}
-		else if (text[i] == NULL)
-			*width[i] = dflt[i];
-		else if (!snowflake_parse_int(text[i], width[i]))
-		{
-			snprintf(detail, SNOWFLAKE_DETAIL_LEN,
-					 "The value must be a plain decimal integer.");
-			return false;
-		}
-	}
-	*bad_name = NULL;
-	if (!snowflake_layout_check(layout, detail))
-		return false;
-
-	for (int i = 0; i < SF_NUM_LAYOUT_SETTINGS; i++)
-	{
-		if (cached_text[i] != NULL)
-			pfree(cached_text[i]);
-		cached_text[i] = text[i] ?
-			MemoryContextStrdup(TopMemoryContext, text[i]) : NULL;
-	}
-	cached_layout = *layout;
-	cached = true;
-	return true;
 }

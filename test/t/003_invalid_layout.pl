@@ -75,20 +75,34 @@ start_fails(
 start_fails(
 	'unparsable epoch',
 	{ 'snowflake.node_id' => '1', 'snowflake.epoch' => '2024-13-01' },
-	qr/FATAL:  invalid value for parameter "snowflake\.epoch": "2024-13-01"/);
+	qr/FATAL:  invalid value for parameter "snowflake\.epoch": "2024-13-01"/,
+	qr/DETAIL:  date\/time field value out of range: "2024-13-01"\./);
+
+start_fails(
+	'epoch that is not a time',
+	{ 'snowflake.node_id' => '1', 'snowflake.epoch' => 'next tuesday' },
+	qr/FATAL:  invalid value for parameter "snowflake\.epoch": "next tuesday"/,
+	qr/DETAIL:  invalid input syntax for type timestamp with time zone: "next tuesday"\./);
 
 start_fails(
 	'epoch that is not a date',
 	{ 'snowflake.node_id' => '1', 'snowflake.epoch' => 'yesterday' },
 	qr/FATAL:  invalid value for parameter "snowflake\.epoch": "yesterday"/,
-	qr/DETAIL:  The epoch must be written as YYYY-MM-DD/);
+	qr/DETAIL:  The epoch must be a fixed time, not "yesterday"\./);
 
-# An epoch in the future: no ID could be minted.
 start_fails(
-	'epoch in the future',
-	{ 'snowflake.node_id' => '1', 'snowflake.epoch' => '2999-01-01 00:00:00+00' },
-	qr/FATAL:  invalid value for parameter "snowflake\.epoch": "2999-01-01 00:00:00\+00"/,
-	qr/DETAIL:  The epoch is in the future, so no ID could be minted yet\./);
+	'epoch at infinity',
+	{ 'snowflake.node_id' => '1', 'snowflake.epoch' => 'infinity' },
+	qr/FATAL:  invalid value for parameter "snowflake\.epoch": "infinity"/,
+	qr/DETAIL:  The epoch must be a finite time\./);
+
+start_fails(
+	'epoch with microseconds',
+	{ 'snowflake.node_id' => '1', 'snowflake.epoch' => '2024-01-01 00:00:00.0005+00' },
+	qr/FATAL:  invalid value for parameter "snowflake\.epoch": "2024-01-01 00:00:00\.0005\+00"/,
+	qr/DETAIL:  The epoch must be a whole number of milliseconds\./);
+
+# (An epoch ahead of the clock does not stop the server: 019_clock_before_epoch.pl.)
 
 # Width values that are not integers, or out of their own range: PostgreSQL
 # would WARN and use the default width; snowflake must refuse instead.

@@ -1,0 +1,89 @@
+# Copyright: see LICENSE
+#
+# 019_clock_before_epoch.pl
+#	A server whose clock is behind the epoch still starts.
+#
+# A host may boot with a bad hardware clock, before time synchronisation
+# has corrected it.  PostgreSQL must start there: generation refuses each
+# call with 22003 (and issues nothing) until the clock passes the epoch,
+# then resumes by itself, without a restart.  An epoch configured in the
+# future likewise starts the server and refuses calls.  The epoch is read
+# with PostgreSQL's own time input, so named time zones work.
+
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowflakeTest;
+use Test::More;
+
+exit(done_testing()) unless faketime_available();
+
+# --- the clock behind the (default, 2024-01-01) epoch at startup ---
+
+my $node = new_snowflake_node('before_epoch', 'snowflake.node_id' => '3');
+# About 3.2 years back: late 2023 for a machine clock in 2026 or later.
+set_clock('-100000000');
+start_faked($node);
+is($node->safe_psql('postgres', 'SELECT clock_timestamp() < $$2024-01-01 00:00:00+00$$'),
+	't', 'the server started with its clock before the epoch');
+$node->safe_psql('postgres',
+	'CREATE EXTENSION snowflake; CREATE TABLE ids (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), v int)');
+
+my ($sqlstate, $stderr) = sql_error($node, 'SELECT snowflake_nextval()');
+is($sqlstate, '22003', 'snowflake_nextval() before the epoch fails with 22003');
+like(
+	$stderr,
+	qr/ERROR:  22003: current time is before the snowflake epoch\n(?:.*\n)*?DETAIL:  The epoch, 2024-01-01 00:00:00\.000\+00, is \d+ ms in the future\./,
+	'the message says the clock is before the epoch, and by how much');
+($sqlstate) = sql_error($node, 'SELECT count(*) FROM snowflake_nextval_batch(10)');
+is($sqlstate, '22003', 'a batch fails too');
+($sqlstate) = sql_error($node, 'INSERT INTO ids (v) VALUES (1)');
+is($sqlstate, '22003', 'an INSERT keyed by the default fails too');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM ids'), '0', 'no row inserted');
+my $st = stats($node);
+is("$st->{status}|$st->{ids_issued}|$st->{refused}", 'ready|0|3',
+	'the generator is ready, issued nothing and counted three refusals');
+is($node->safe_psql('postgres',
+		"SELECT snowflake_timestamp(snowflake_compose('2024-06-01 00:00:00+00', 3, 1))"),
+	'2024-06-01 00:00:00+00', 'decoding works meanwhile');
+
+# The clock is corrected: calls succeed without a restart.
+set_clock('+0');
+$node->poll_query_until('postgres',
+	'SELECT clock_timestamp() > $$2024-01-01 00:00:00+00$$')
+  or die 'the clock was not corrected';
+is( $node->safe_psql(
+		'postgres', q{
+WITH n AS (INSERT INTO ids (v) SELECT g FROM generate_series(1, 1000) g RETURNING id)
+SELECT count(*), count(DISTINCT id),
+	bool_and(snowflake_node_id(id) = 3),
+	bool_and(snowflake_timestamp(id) BETWEEN now() - interval '1 minute'
+		AND clock_timestamp() + interval '1 second')
+FROM n}),
+	'1000|1000|t|t',
+	'once the clock passes the epoch, IDs are issued, with the current time');
+$node->stop;
+
+# --- an epoch configured in the future, with a named time zone ---
+
+my $future = new_snowflake_node('future_epoch',
+	'snowflake.node_id' => '3',
+	'snowflake.epoch' => '2999-01-01 00:00:00 America/New_York');
+$future->start;
+$future->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+$st = stats($future);
+is($st->{epoch}, '2999-01-01T05:00:00+00:00',
+	'the named time zone of the epoch is honoured');
+($sqlstate, $stderr) = sql_error($future, 'SELECT snowflake_nextval()');
+is($sqlstate, '22003', 'a server with an epoch in the future starts and refuses calls');
+like($stderr,
+	qr/DETAIL:  The epoch, 2999-01-01 05:00:00\.000\+00, is \d+ ms in the future\./,
+	'the detail names the epoch in UTC');
+is($future->safe_psql('postgres',
+		"SELECT snowflake_compose('2999-01-01 00:00:00.001 America/New_York', 0, 0)"),
+	'4194304', 'IDs compose against the zoned epoch (1 ms after it)');
+$future->stop;
+
+done_testing();
