@@ -387,6 +387,21 @@ sf_generate_slow(int64 count)
 							   s->layout.timestamp_bits,
 							   (long long) snowflake_max_ms(&s->layout))));
 		}
+		/*
+		 * A floor not yet applied (a failover, a restore, a lost state file)
+		 * comes first: the lead it sets is what the call must wait for.
+		 */
+		if (unlikely(s->floor_pending))
+		{
+			if (!snowflake_extend_reservation(a.end_ms, now, false, &failure))
+			{
+				sf_count_refused(s, slept ? waited : -1);
+				snowflake_report_write_failure(ERROR, &failure,
+											   "The snowflake reservation could not be made durable, so no ID was issued.");
+			}
+			continue;
+		}
+
 		if (a.end_ms > now + drift)
 		{
 			int64		excess = a.end_ms - (now + drift);

@@ -1,0 +1,210 @@
+# Copyright: see LICENSE
+#
+# 025_lineage.pl
+#	The reservation is trusted only within one unbroken history.
+#
+# Whenever generation starts where the state file cannot vouch for every ID
+# issued before, the first ID goes past now plus the largest lead any ID of
+# the data directory's history may have had:
+#  - the state file was lost (deleted; a pg_upgrade-style new data
+#    directory);
+#  - point-in-time recovery to a moment before IDs that clients received;
+#  - a standby whose primary allowed a larger lead (max_drift_ms) than the
+#    standby's own setting;
+#  - a cluster-wide reload that lowered max_drift_ms just before the primary
+#    was killed: the old, larger lead still counts.
+# Every case issues a burst that runs seconds ahead of the clock first, so
+# that resuming at the clock (what 1.0 did) would reissue IDs.
+
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowflakeTest;
+use Test::More;
+use Time::HiRes;
+
+# Put $node's last ID about $secs seconds ahead of the clock (batches of a
+# million IDs span 245 ms each; only the first ID of each is fetched) and
+# return an ID issued after them, above every one.
+sub burst
+{
+	my ($node, $secs) = @_;
+	my $batches = int($secs * 1000 / 245) + 1;
+	return $node->safe_psql(
+		'postgres', qq{
+DO \$\$
+BEGIN
+	FOR i IN 1..$batches LOOP
+		PERFORM snowflake_nextval_batch(1000000) LIMIT 1;
+	END LOOP;
+END \$\$;
+SELECT snowflake_nextval();});
+}
+
+# The first ID $node issues, waiting for the clock as long as needed (up to
+# a minute), and whether it lies above $max.
+sub first_above
+{
+	my ($node, $max) = @_;
+	return $node->safe_psql('postgres',
+		"SET snowflake.max_wait_ms = '60s'; SELECT snowflake_nextval() > $max");
+}
+
+sub promote
+{
+	my ($node) = @_;
+	$node->promote;
+	$node->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+	  or die 'timed out waiting for the promotion of ' . $node->name;
+	return;
+}
+
+# --- the state file is lost ---
+
+my $node = new_snowflake_node('lost_file',
+	'snowflake.node_id' => '4',
+	'snowflake.max_drift_ms' => '30s');
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+my $max = burst($node, 8);
+cmp_ok(stats($node)->{lead_ms}, '>', 5000, 'the burst leads the clock by seconds');
+$node->stop;
+unlink($node->data_dir . '/snowflake.state')
+  or die "could not remove the state file: $!";
+my $log_offset = -s $node->logfile;
+$node->start;
+ok( $node->log_contains(
+		qr/LOG:  snowflake IDs will resume past the clock plus 30000 ms, because there is no state file/,
+		$log_offset),
+	'lost file: the start logs the floor and why');
+ok(-f $node->data_dir . '/snowflake.state',
+	'lost file: the obligation is recorded in a new state file at startup');
+is(first_above($node, $max), 't',
+	'lost file: the first ID is above every ID issued before');
+is(stats($node)->{waits}, 0, 'lost file: the first ID needed no wait (floor within the lead)');
+
+# A restart before the first ID keeps the obligation.
+my $max2 = burst($node, 8);
+$node->stop;
+unlink($node->data_dir . '/snowflake.state') or die $!;
+$node->start;
+$node->restart;
+is(first_above($node, $max2), 't',
+	'lost file, restarted before the first ID: still above every earlier ID');
+
+# A pg_upgrade-style start: a new data directory with the same settings.
+my $max3 = burst($node, 8);
+$node->stop;
+my $fresh = new_snowflake_node('new_datadir',
+	'snowflake.node_id' => '4',
+	'snowflake.max_drift_ms' => '30s');
+$fresh->start;
+$fresh->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+is(first_above($fresh, $max3), 't',
+	'new data directory: the first ID is above every ID of the old one');
+$fresh->stop;
+
+# --- point-in-time recovery to before IDs that clients received ---
+
+my $primary = PostgreSQL::Test::Cluster->new('pitr_primary');
+$primary->init(has_archiving => 1, allows_streaming => 1);
+$primary->append_conf('postgresql.conf',
+	"shared_preload_libraries = 'snowflake'\nsnowflake.node_id = 5\nsnowflake.max_drift_ms = '30s'\n");
+$primary->start;
+$primary->safe_psql('postgres',
+	'CREATE EXTENSION snowflake; CREATE TABLE ids (id bigint PRIMARY KEY)');
+$primary->safe_psql('postgres',
+	'INSERT INTO ids SELECT snowflake_nextval() FROM generate_series(1, 100)');
+$primary->backup('pitr_backup');
+$primary->safe_psql('postgres',
+	"SELECT pg_create_restore_point('before_burst')");
+# IDs handed out (and a row committed) after the restore point.
+$max = burst($primary, 8);
+$primary->safe_psql('postgres', "INSERT INTO ids VALUES ($max)");
+$primary->safe_psql('postgres', 'SELECT pg_switch_wal()');
+$primary->poll_query_until('postgres',
+	'SELECT last_archived_wal IS NOT NULL AND failed_count = 0 FROM pg_stat_archiver')
+  or die 'timed out waiting for WAL archiving';
+$primary->stop;
+
+my $restored = PostgreSQL::Test::Cluster->new('pitr_restored');
+$restored->init_from_backup($primary, 'pitr_backup', has_restoring => 1);
+$restored->append_conf('postgresql.conf',
+	"recovery_target_name = 'before_burst'\nrecovery_target_action = 'promote'\n");
+$restored->start;
+$restored->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+  or die 'timed out waiting for the end of point-in-time recovery';
+is($restored->safe_psql('postgres', "SELECT count(*) FROM ids WHERE id = $max"),
+	'0', 'PITR: the burst\'s row is gone from the restored database');
+cmp_ok($restored->safe_psql('postgres', 'SELECT timeline_id FROM pg_control_checkpoint()'),
+	'>=', 1, 'PITR: the restored server runs');
+is(first_above($restored, $max), 't',
+	'PITR: the first ID is above the IDs issued after the restore point');
+$restored->stop;
+
+# --- a standby of a primary that allowed a larger lead ---
+
+$primary = PostgreSQL::Test::Cluster->new('wide_primary');
+$primary->init(allows_streaming => 1);
+$primary->append_conf('postgresql.conf',
+	"shared_preload_libraries = 'snowflake'\nsnowflake.node_id = 6\nsnowflake.max_drift_ms = '30s'\n");
+$primary->start;
+$primary->safe_psql('postgres',
+	'CREATE EXTENSION snowflake; SELECT snowflake_nextval()');
+$primary->backup('wide_backup');
+my $standby = PostgreSQL::Test::Cluster->new('narrow_standby');
+$standby->init_from_backup($primary, 'wide_backup', has_streaming => 1);
+$standby->append_conf('postgresql.conf', "snowflake.max_drift_ms = '1s'\n");
+$standby->start;
+$max = burst($primary, 8);
+$primary->wait_for_catchup($standby);
+$primary->stop;
+promote($standby);
+
+my ($sqlstate, $stderr) = sql_error($standby,
+	"SET snowflake.max_wait_ms = 0;\nSELECT snowflake_nextval()");
+is($sqlstate, '58000',
+	'larger primary lead: a call that cannot wait fails with 58000');
+like(
+	$stderr,
+	qr/ERROR:  58000: snowflake IDs are \d+ ms ahead of the system clock after a failover or restore\n(?:.*\n)*?DETAIL:  The first IDs after a failover, a restore or a lost state file are placed past any ID this data directory's history can have issued, by the largest lead it allowed \(30000 ms\); IDs may lead the clock by 1000 ms \(snowflake\.max_drift_ms\) and a call may wait 0 ms \(snowflake\.max_wait_ms\); no ID was issued\./,
+	'larger primary lead: the error explains the floor');
+is(stats($standby)->{ids_issued}, 0, 'larger primary lead: nothing issued by the refused call');
+is(first_above($standby, $max), 't',
+	'larger primary lead: once the clock allows, the first ID is above the old primary\'s');
+cmp_ok(stats($standby)->{waits}, '>=', 1, 'larger primary lead: the call waited for the clock');
+$standby->stop;
+
+# --- max_drift_ms lowered cluster-wide, then the primary is killed ---
+
+$primary = PostgreSQL::Test::Cluster->new('lowered_primary');
+$primary->init(allows_streaming => 1);
+$primary->append_conf('postgresql.conf',
+	"shared_preload_libraries = 'snowflake'\nsnowflake.node_id = 8\nsnowflake.max_drift_ms = '20s'\n");
+$primary->start;
+$primary->safe_psql('postgres',
+	'CREATE EXTENSION snowflake; SELECT snowflake_nextval()');
+$primary->backup('lowered_backup');
+$standby = PostgreSQL::Test::Cluster->new('lowered_standby');
+$standby->init_from_backup($primary, 'lowered_backup', has_streaming => 1);
+$standby->start;
+$max = burst($primary, 8);
+foreach my $n ($primary, $standby)
+{
+	$n->append_conf('postgresql.conf', "snowflake.max_drift_ms = '1s'\n");
+	$n->reload;
+	$n->poll_query_until('postgres', 'SHOW snowflake.max_drift_ms', '1s')
+	  or die 'timed out waiting for the reload of ' . $n->name;
+}
+$primary->wait_for_catchup($standby);
+$primary->kill9;
+promote($standby);
+is(first_above($standby, $max), 't',
+	'lowered max_drift_ms: the new primary\'s first ID is above the killed one\'s IDs');
+$standby->stop;
+# The killed primary's processes are gone with its postmaster; make sure.
+$primary->stop('immediate', fail_ok => 1);
+
+done_testing();
