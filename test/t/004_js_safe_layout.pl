@@ -47,11 +47,12 @@ is( $node->safe_psql(
 	'9007199254740991',
 	'the last millisecond, node 127 and sequence 31 compose to 2^53 - 1');
 
-my ($ret, $out, $err) = $node->psql(
-	'postgres', q{
+is( error_report(
+		$node, q{
 	SELECT snowflake_compose(timestamptz '2024-01-01 00:00:00+00'
-	                         + interval '1 ms' * 2 ^ 41, 0, 0)});
-like($err, qr/timestamp out of range for snowflake IDs/,
+	                         + interval '1 ms' * 2 ^ 41, 0, 0)}),
+	"22003: timestamp out of range for snowflake IDs\n"
+	  . 'DETAIL:  Snowflake IDs carry times from 2024-01-01 00:00:00.000+00 to 2093-09-06 15:47:35.551+00.',
 	'one millisecond later cannot be composed');
 
 # ---------------------------------------------------------------------------

@@ -16,6 +16,7 @@ use warnings;
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowflakeTest;
 use Test::More;
 
 my $node = PostgreSQL::Test::Cluster->new('conf_parsing');
@@ -51,17 +52,24 @@ sub preloaded_node_bits
 }
 
 # The node field's width the decoders of a server without the preload use,
-# or 'fails'.  The largest bigint has every bit set, so its node field is
-# 2^node_bits - 1.
+# or 'fails' if they refuse the configured value with 22023 naming it (any
+# other failure is returned as is, and counts as a disagreement).  The
+# largest bigint has every bit set, so its node field is 2^node_bits - 1.
 sub decoder_node_bits
 {
 	my ($value) = @_;
 	write_case("snowflake.node_bits = '$value'\n");
 	$node->start;
-	my ($ret, $out, $err) = $node->psql('postgres',
+	my $report = error_report($node,
 		'SELECT snowflake_node_id(9223372036854775807)');
+	my $out = $node->safe_psql('postgres',
+		'SELECT snowflake_node_id(9223372036854775807)')
+	  if $report eq 'none';
 	$node->stop;
-	return 'fails' if $ret != 0;
+	return 'fails'
+	  if $report =~
+	  /\A22023: (?:invalid value for parameter "snowflake\.node_bits": "\Q$value\E"|invalid snowflake layout)\nDETAIL:  [^\n]+\.\z/;
+	return "failed otherwise ($report)" if $report ne 'none';
 	return sprintf('%d', log($out + 1) / log(2) + 0.5);
 }
 

@@ -26,6 +26,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
+use Time::HiRes;
 
 # libfaketime is required: without it this test proves nothing, so it fails.
 if (!faketime_available())
@@ -47,15 +48,22 @@ CREATE EXTENSION snowflake;
 -- IDs returned to the client and committed.
 CREATE TABLE issued (id bigint PRIMARY KEY);
 -- Several batches of a million IDs back to back.  Each spans 245 ms of ID
--- time, more than it takes to issue, so the generator runs ahead of the
--- clock.  Returns the largest ID issued and the lead right afterwards.
+-- time and is reserved whole by its first row: only that row is fetched
+-- (LIMIT 1), so the batches follow each other within microseconds, not
+-- after a million rows each, and the generator runs ahead of the clock
+-- however slow the machine.  The largest ID of a batch is its last packed
+-- value (ms << 12 | sequence, node 7 in between).  Returns the largest ID
+-- issued and the lead right afterwards.
 CREATE FUNCTION burst(batches integer, OUT max_id bigint, OUT lead_ms bigint)
 LANGUAGE plpgsql AS $$
+DECLARE
+	first bigint;
+	last_packed bigint;
 BEGIN
-	max_id := 0;
 	FOR i IN 1..batches LOOP
-		max_id := greatest(max_id,
-			(SELECT max(x) FROM (SELECT snowflake_nextval_batch(1000000)) b(x)));
+		first := (SELECT snowflake_nextval_batch(1000000) LIMIT 1);
+		last_packed := (first >> 22) * 4096 + (first & 4095) + 999999;
+		max_id := ((last_packed >> 12) << 22) | (7 << 12) | (last_packed & 4095);
 	END LOOP;
 	SELECT s.lead_ms INTO lead_ms FROM snowflake_stats s;
 END $$;
@@ -77,14 +85,26 @@ sub restart_with_clock_back
 
 	$node->safe_psql('postgres',
 		'INSERT INTO issued SELECT snowflake_nextval() FROM generate_series(1, 1000)');
+	my $t0 = Time::HiRes::time();
 	my ($burst_max, $lead) = split /\|/,
 	  $node->safe_psql('postgres', 'SELECT max_id, lead_ms FROM burst(3)');
-	cmp_ok($lead, '>', 0,
-		"$mode: the burst put the last issued ID ahead of the clock (lead $lead ms)");
+	my $took_ms = (Time::HiRes::time() - $t0) * 1000;
+	# 3 million IDs span 732 ms past the first one's millisecond, which is
+	# no earlier than the clock when the statement started.
+	cmp_ok($lead, '>=', 732 - $took_ms - 1,
+		sprintf('%s: the burst put the last issued ID ahead of the clock (lead %d ms, burst took %.1f ms)',
+			$mode, $lead, $took_ms));
+	# The computed largest ID is one the generator issued: the next is
+	# just above it.
+	my $next = $node->safe_psql('postgres', 'SELECT snowflake_nextval()');
+	cmp_ok($next, '>', $burst_max, "$mode: the next ID is above the burst's largest");
+	is( $node->safe_psql('postgres',
+			"SELECT snowflake_node_id($burst_max), snowflake_sequence($burst_max) < 4096"),
+		'7|t', "$mode: the burst's largest ID is a valid ID of node 7");
 
 	# Everything issued so far: the burst and the committed IDs.
 	my $old_max = $node->safe_psql('postgres',
-		"SELECT greatest($burst_max, max(id)) FROM issued");
+		"SELECT greatest($burst_max, $next, max(id)) FROM issued");
 	my $old_count = $node->safe_psql('postgres', 'SELECT count(*) FROM issued');
 	my $old_max_ms = id_unix_ms($old_max);
 
@@ -117,8 +137,12 @@ SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
 		"$mode: the server's clock is behind the last ID issued before the restart");
 	cmp_ok($behind // 0, '>=', $old_max_ms - $after_ms,
 		"$mode: the reported gap ($behind ms) covers the IDs issued before the restart");
-	like($stderr, qr/DETAIL:.*no ID was issued/,
-		"$mode: the detail says no ID was issued");
+	like(
+		error_report($node, "SET snowflake.max_wait_ms = 100;\nSELECT snowflake_nextval()"),
+		qr/\A58000:\ system\ clock\ is\ \d+\ ms\ behind\ the\ last\ issued\ snowflake\ ID\n
+		   DETAIL:\ \ IDs\ may\ lead\ the\ clock\ by\ 1000\ ms\ \(snowflake\.max_drift_ms\)\ and\ a\ call\ may\ wait\ 100\ ms\ \(snowflake\.max_wait_ms\);\ no\ ID\ was\ issued\.\n
+		   HINT:\ \ Generation\ resumes\ by\ itself\ once\ the\ clock\ catches\ up\.\ Check\ the\ server's\ time\ synchronisation\.\z/x,
+		"$mode: the whole error; the detail says no ID was issued");
 
 	# Nothing at all is issued, for single IDs and batches alike.
 	($sqlstate) = sql_error($node,
@@ -132,8 +156,8 @@ SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
 	is($node->safe_psql('postgres', 'SELECT count(*) FROM issued'),
 		$old_count, "$mode: no row was inserted");
 	$st = stats($node);
-	is($st->{ids_issued}, 0, "$mode: no ID was issued while the clock was behind");
-	cmp_ok($st->{refused}, '>=', 3, "$mode: the refused calls are counted");
+	is("$st->{ids_issued}|$st->{refused}|$st->{waits}", '0|4|0',
+		"$mode: no ID was issued while the clock was behind, the 4 refused calls are counted, none slept");
 
 	# The clock comes back.  Once it has passed the old IDs' time (a bounded
 	# poll, at most a second or so of lead) generation resumes by itself.

@@ -3,13 +3,19 @@
 # 012_clock_steps.pl
 #	The clock stepping back while the server runs.
 #
-#  - A step back within snowflake.max_drift_ms (300 ms with the default
+#  - A step back within snowflake.max_drift_ms (900 ms with the default
 #    1000 ms) is absorbed: calls succeed, IDs keep increasing (they run
 #    ahead of the clock until it catches up), the regression is counted in
 #    snowflake_stats and logged.
-#  - A step back somewhat beyond max_drift_ms (1.5 s) makes the call sleep,
-#    within snowflake.max_wait_ms, until the clock is close enough; it then
-#    succeeds, and the wait is counted.
+#  - A step back beyond max_drift_ms (2.5 s) makes the call sleep, within
+#    snowflake.max_wait_ms (3 s in that session), until the clock is close
+#    enough; it then succeeds, and the wait is counted.
+#
+# A step is only seen as one if the server reads its clock again before
+# the real time has made up for it, so the steps are as large as each case
+# allows, and every figure that depends on the time between two readings is
+# checked against that time as measured by the test (Time::HiRes), never
+# against a guess of how fast the machine is.
 #  - A large step (10 s) makes calls fail with 58000 once they would have
 #    to wait longer than snowflake.max_wait_ms, saying how far behind the
 #    clock is, and issues nothing.
@@ -60,50 +66,64 @@ FROM (SELECT x, lag(x) OVER (ORDER BY i) AS prev
 
 # --- A small step back, within max_drift_ms ---
 
-# One session issues an ID, the clock steps back 300 ms, and the same
+# One session issues an ID, the clock steps back 900 ms, and the same
 # session issues more.  Perl's own clock bounds the time between the two
 # server clock readings, so the regression the server measures can be
-# checked: 300 ms minus at most that time.
+# checked: 900 ms minus at most that time.
+my $step_ms = 900;
 my $session = $node->background_psql('postgres');
 my $log_offset = -s $node->logfile;
 my $t0 = Time::HiRes::time();
 my $before = $session->query_safe('SELECT snowflake_nextval()');
-set_clock('-0.3');
+set_clock(-$step_ms / 1000);
 my ($n, $increasing, $after, $lead) =
   split /\|/, $session->query_safe(series_sql(1000, $before));
 my $gap_ms = (Time::HiRes::time() - $t0) * 1000;
-is($n, 1000, 'after a 300 ms step back, calls still succeed');
+is($n, 1000, "after a $step_ms ms step back, calls still succeed");
 is($increasing, 't', 'and every ID is above the one before');
 
 my $st = stats($node);
 is($st->{clock_regressions}, 1, 'the regression is counted');
-cmp_ok($st->{max_clock_regression_ms}, '<=', 300,
+cmp_ok($st->{max_clock_regression_ms}, '<=', $step_ms,
 	"the largest regression ($st->{max_clock_regression_ms} ms) is at most the step");
-cmp_ok($st->{max_clock_regression_ms}, '>=', 300 - $gap_ms - 1,
+cmp_ok($st->{max_clock_regression_ms}, '>=', $step_ms - $gap_ms - 1,
 	sprintf('and at least the step less the time between the readings (%.1f ms)',
 		$gap_ms));
-cmp_ok($lead, '>', 0,
+# The last ID is at least as late as the first one's clock reading, and the
+# lead was read at most $gap_ms later, on a clock $step_ms behind.
+cmp_ok($lead, '>=', $step_ms - $gap_ms - 1,
 	"the step was absorbed by running ahead of the clock (lead $lead ms)");
 is($st->{refused}, 0, 'no call was refused');
-$node->wait_for_log(qr/LOG:\s+system clock went backwards by \d+ ms/,
-	$log_offset);
-ok(1, 'the server log says the clock went backwards');
+ok( log_appears(
+		$node, qr/LOG:\s+system clock went backwards by \d+ ms/, $log_offset),
+	'the server log says the clock went backwards');
 
 # --- A step back beyond max_drift_ms, within max_drift_ms + max_wait_ms ---
 
-# 1.5 s back with IDs just issued: the next ID would lead the clock by about
-# 1.5 s, more than max_drift_ms allows, so the call sleeps until the clock is
-# back within 1 s of it (well under the default max_wait_ms of 1 s), then
-# succeeds.
+# The clock back to the real time, and no lead left: then 2.5 s back with
+# an ID just issued.  The next ID would lead the clock by 2.5 s less the time
+# between the two calls, more than max_drift_ms allows unless that time
+# exceeds 1.5 s, so the call sleeps until the clock is back within 1 s of it
+# (at most 1.5 s, within this session's max_wait_ms of 3 s), then succeeds.
+set_clock('+0');
+$node->poll_query_until('postgres',
+	'SELECT coalesce(lead_ms, 0) = 0 FROM snowflake_stats')
+  or die 'the lead over the clock never went back to 0';
+$session->query_safe('SET snowflake.max_wait_ms = 3000');
 $st = stats($node);
+$t0 = Time::HiRes::time();
 my $x = $session->query_safe('SELECT snowflake_nextval()');
-set_clock('-1.5');
+set_clock('-2.5');
 my $y = $session->query_safe('SELECT snowflake_nextval()');
-cmp_ok($y, '>', $x, 'after a 1.5 s step back, the call waits and succeeds, above');
+$gap_ms = (Time::HiRes::time() - $t0) * 1000;
+cmp_ok($y, '>', $x, 'after a 2.5 s step back, the call waits and succeeds, above');
 my $st1 = stats($node);
 is($st1->{waits}, $st->{waits} + 1, 'the call that slept is counted');
 cmp_ok($st1->{wait_ms}, '>', $st->{wait_ms},
-	"and the time it slept ($st1->{wait_ms} ms in all)");
+	'and the time it slept is counted');
+cmp_ok($st1->{wait_ms} - $st->{wait_ms}, '<=', $gap_ms + 1,
+	sprintf('the time counted (%d ms) is at most the time the two calls took (%.1f ms)',
+		$st1->{wait_ms} - $st->{wait_ms}, $gap_ms));
 is($st1->{clock_regressions}, $st->{clock_regressions} + 1,
 	'the regression is counted');
 is($st1->{refused}, 0, 'no call was refused');
@@ -130,11 +150,11 @@ ok(defined $behind, 'the error says how many ms behind the clock is')
 cmp_ok($behind // 0, '>=', $last_ms - $stdout,
 	"the figure ($behind ms) covers the last ID issued");
 like(
-	$stderr,
-	qr/DETAIL:\s+IDs may lead the clock by 1000 ms \(snowflake.max_drift_ms\) and a call may wait 100 ms \(snowflake.max_wait_ms\); no ID was issued./,
-	'the detail names both settings and says nothing was issued');
-like($stderr, qr/HINT:\s+Generation resumes by itself once the clock catches up/,
-	'the hint says generation resumes by itself');
+	error_report($node, "SET snowflake.max_wait_ms = 100;\nSELECT snowflake_nextval()"),
+	qr/\A58000:\ system\ clock\ is\ \d+\ ms\ behind\ the\ last\ issued\ snowflake\ ID\n
+	   DETAIL:\ \ IDs\ may\ lead\ the\ clock\ by\ 1000\ ms\ \(snowflake\.max_drift_ms\)\ and\ a\ call\ may\ wait\ 100\ ms\ \(snowflake\.max_wait_ms\);\ no\ ID\ was\ issued\.\n
+	   HINT:\ \ Generation\ resumes\ by\ itself\ once\ the\ clock\ catches\ up\.\ Check\ the\ server's\ time\ synchronisation\.\z/x,
+	'the whole error: the detail names both settings and says nothing was issued, the hint says generation resumes by itself');
 ($sqlstate) = sql_error($node,
 	"SET snowflake.max_wait_ms = 100;\n"
 	  . 'SELECT count(*) FROM snowflake_nextval_batch(10)');
@@ -142,14 +162,14 @@ is($sqlstate, '58000', 'batches fail too');
 
 my $st2 = stats($node);
 is($st2->{ids_issued}, $st->{ids_issued}, 'nothing was issued');
-is($st2->{refused}, $st->{refused} + 2, 'both calls were counted as refused');
+is($st2->{refused}, $st->{refused} + 3, 'the three calls were counted as refused');
 is($st2->{clock_regressions}, $st->{clock_regressions} + 1,
 	'the second regression is counted');
 cmp_ok($st2->{max_clock_regression_ms}, '>', 1000,
 	"the largest regression is now the big one ($st2->{max_clock_regression_ms} ms)");
-$node->wait_for_log(qr/LOG:\s+system clock went backwards by \d+ ms/,
-	$log_offset);
-ok(1, 'the server log says the clock went backwards again');
+ok( log_appears(
+		$node, qr/LOG:\s+system clock went backwards by \d+ ms/, $log_offset),
+	'the server log says the clock went backwards again');
 
 # With max_wait_ms above the gap a call would wait for the clock, so the
 # refusal above is what max_wait_ms decided; with 0 it fails at once.

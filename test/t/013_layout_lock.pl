@@ -84,21 +84,19 @@ my $old_max_ms = max_id_unix_ms();
 restart_with(node_id => 7, sequence_bits => 10);
 my ($sqlstate, $stderr) = sql_error($node, 'SELECT snowflake_nextval()');
 is($sqlstate, '55000', 'changed layout: snowflake_nextval() fails with 55000');
-like(
-	$stderr,
-	qr/snowflake epoch or layout differs from the one recorded in "snowflake.state"/,
-	'the message says the layout differs from the recorded one');
-like(
-	$stderr,
-	qr{DETAIL:\s+The state file records epoch 2024-01-01 00:00:00\.000\+00 and layout 41/10/12 \(timestamp/node/sequence bits\); the server is configured with epoch 2024-01-01 00:00:00\.000\+00 and layout 41/10/10\.},
-	'the detail gives the recorded and the configured values');
-like($stderr, qr/HINT:.*snowflake_adopt_layout\(\)/,
-	'the hint names snowflake_adopt_layout()');
+is( error_report($node, 'SELECT snowflake_nextval()'),
+	qq{55000: snowflake epoch or layout differs from the one recorded in "snowflake.state"\n}
+	  . 'DETAIL:  The state file records epoch 2024-01-01 00:00:00.000+00 and layout 41/10/12 (timestamp/node/sequence bits); the server is configured with epoch 2024-01-01 00:00:00.000+00 and layout 41/10/10.'
+	  . "\n"
+	  . 'HINT:  Restore the recorded settings, or have a superuser run SELECT snowflake_adopt_layout() to adopt the configured ones; indexes and generated columns that decode IDs must then be rebuilt.',
+	'the whole message: the layout differs, the recorded and the configured values, the hint names snowflake_adopt_layout()'
+);
 ($sqlstate) = sql_error($node, 'SELECT count(*) FROM snowflake_nextval_batch(10)');
 is($sqlstate, '55000', 'snowflake_nextval_batch() fails with 55000');
 my $st = stats($node);
 is($st->{status}, 'layout changed', 'snowflake_stats says the layout changed');
-is($st->{ids_issued}, 0, 'nothing was issued');
+is("$st->{ids_issued}|$st->{refused}", '0|3',
+	'nothing was issued, the 3 calls were refused');
 
 is( $node->safe_psql(
 		'postgres', q{
@@ -130,9 +128,9 @@ restart_with(node_id => 7, sequence_bits => 10);
 ($sqlstate) = sql_error($node, 'SELECT snowflake_nextval()');
 is($sqlstate, '55000', 'changed layout refused again');
 
-($sqlstate, $stderr) = sql_error($node, 'SELECT snowflake_adopt_layout()',
-	extra_params => [ '-U', 'alice' ]);
-like($stderr, qr/ERROR:\s+42501: permission denied/,
+is( error_report($node, 'SELECT snowflake_adopt_layout()',
+		extra_params => [ '-U', 'alice' ]),
+	'42501: permission denied for function snowflake_adopt_layout',
 	'a non-superuser cannot adopt the layout (42501)');
 is(stats($node)->{status}, 'layout changed', 'and the refusal stays');
 
@@ -142,11 +140,11 @@ is(stats($node)->{status}, 'layout changed', 'and the refusal stays');
 is($sqlstate, '55000',
 	'narrower fields: adoption refused, new IDs would not all be larger (55000)');
 like(
-	$stderr,
-	qr/IDs of the configured snowflake layout would not all be larger than existing ones\nDETAIL:\s+The first new ID would be \d+, but IDs up to \d+ may already exist\./,
-	'the message gives the first new ID and the bound of the old ones');
-like($stderr, qr/HINT:.*snowflake_adopt_layout\(force => true\)/,
-	'the hint names the forced adoption');
+	error_report($node, 'SELECT snowflake_adopt_layout()'),
+	qr/\A55000:\ IDs\ of\ the\ configured\ snowflake\ layout\ would\ not\ all\ be\ larger\ than\ existing\ ones\n
+	   DETAIL:\ \ The\ first\ new\ ID\ would\ be\ \d+,\ but\ IDs\ up\ to\ \d+\ may\ already\ exist\.\n
+	   HINT:\ \ New\ IDs\ could\ collide\ with\ stored\ keys\.\ Restore\ the\ recorded\ settings,\ or\ widen\ the\ node\ or\ sequence\ fields\ instead;\ call\ snowflake_adopt_layout\(force\ =>\ true\)\ only\ if\ no\ key\ minted\ under\ the\ old\ layout\ will\ meet\ a\ new\ one\.\z/x,
+	'the whole message: the first new ID, the bound of the old ones, the hint names the forced adoption');
 is(stats($node)->{status}, 'layout changed', 'and the refusal stays');
 
 my $log_offset = -s $node->logfile;
@@ -155,8 +153,10 @@ ok( $node->log_contains(
 		qr/LOG:\s+snowflake layout 41\/10\/10 adopted by force/, $log_offset),
 	'a superuser adopts the layout by force, and the log says so');
 is(stats($node)->{status}, 'ready', 'generator ready after the adoption');
-($sqlstate, $stderr) = sql_error($node, 'SELECT snowflake_adopt_layout()');
-is($sqlstate, '55000', 'adopting again: nothing to adopt (55000)');
+is( error_report($node, 'SELECT snowflake_adopt_layout()'),
+	"55000: no changed snowflake layout to adopt\n"
+	  . 'DETAIL:  The server\'s epoch and layout are those recorded in "snowflake.state", or that file is unusable.',
+	'adopting again: nothing to adopt (55000)');
 
 # The clock is 30 s behind the old IDs: the adopted generator does not go
 # back to the clock's time, it fails instead.

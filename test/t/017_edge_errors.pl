@@ -29,7 +29,7 @@ sub iso_ms
 		$t[5] + 1900, $t[4] + 1, $t[3], $t[2], $t[1], $t[0], $ms % 1000);
 }
 
-my $now_ms = int(time() * 1000);
+my $now_ms;
 my ($sqlstate, $err);
 
 # ---------------------------------------------------------------------------
@@ -40,27 +40,30 @@ SKIP:
 {
 	skip 'libfaketime missing', 1 unless faketime_available();
 
-	my $node = new_snowflake_node('before_epoch',
-		'snowflake.node_id' => 3,
-		'snowflake.epoch' => iso_ms($now_ms - 20_000));
+	# The epoch is chosen after initdb, however long that took, and the
+	# clock is then set a minute before it, relative to the epoch itself.
+	my $node = new_snowflake_node('before_epoch', 'snowflake.node_id' => 3);
+	my $epoch_ms = int(time() * 1000) - 20_000;
+	$node->append_conf('postgresql.conf',
+		"snowflake.epoch = '" . iso_ms($epoch_ms) . "'\n");
 	set_clock('+0');
 	start_faked($node);
 	$node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 	is($node->safe_psql('postgres', 'SELECT snowflake_nextval() > 0'),
 		't', 'after the epoch IDs are issued');
 
-	set_clock('-120');
+	set_clock(sprintf('%+.3f', ($epoch_ms - time() * 1000) / 1000 - 60));
 	($sqlstate, $err) = sql_error($node, 'SELECT snowflake_nextval()');
 	is($sqlstate, '22003', 'with the clock before the epoch: 22003');
 	like(
-		$err,
-		qr/current time is before the snowflake epoch\nDETAIL:  The epoch, \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}\+00, is \d+ ms in the future\./,
-		'the message says so and by how much');
+		error_report($node, 'SELECT snowflake_nextval()'),
+		qr/\A22003: current time is before the snowflake epoch\nDETAIL:  The epoch, \Q@{[iso_ms($epoch_ms)]}\E, is \d+ ms in the future\.\z/,
+		'the whole message: before the epoch, and by how much');
 	($sqlstate) = sql_error($node, 'SELECT count(*) FROM snowflake_nextval_batch(10)');
 	is($sqlstate, '22003', 'batches too');
 	my $st = stats($node);
 	is($st->{ids_issued}, 1, 'nothing was issued by the failing calls');
-	is($st->{refused}, 2, 'both were counted as refused');
+	is($st->{refused}, 3, 'the three were counted as refused');
 
 	set_clock('+0');
 	is($node->safe_psql('postgres', 'SELECT snowflake_nextval() > 0'),
@@ -71,18 +74,21 @@ SKIP:
 # ---------------------------------------------------------------------------
 # The clock past the field: 32 timestamp bits hold 49.7 days.
 # ---------------------------------------------------------------------------
+$now_ms = int(time() * 1000);
 my $node = new_snowflake_node('field_past',
 	'snowflake.node_id' => 3,
 	'snowflake.timestamp_bits' => 32,
 	'snowflake.epoch' => iso_ms($now_ms - 60 * 86_400_000));
+my $field_end_ms = $now_ms - 60 * 86_400_000 + 4_294_967_295;
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 ($sqlstate, $err) = sql_error($node, 'SELECT snowflake_nextval()');
 is($sqlstate, '22003', 'past the last millisecond of a 32-bit field: 22003');
-like(
-	$err,
-	qr/current time is past the last millisecond the snowflake timestamp field can hold\nDETAIL:  With snowflake\.timestamp_bits = 32 the last representable time is /,
-	'the message names the setting');
+is( error_report($node, 'SELECT snowflake_nextval()'),
+	"22003: current time is past the last millisecond the snowflake timestamp field can hold\n"
+	  . 'DETAIL:  With snowflake.timestamp_bits = 32 the last representable time is '
+	  . iso_ms($field_end_ms) . '.',
+	'the whole message, naming the setting and the last time');
 is(stats($node)->{ids_issued}, 0, 'nothing issued');
 is( $node->safe_psql(
 		'postgres', 'SELECT snowflake_max_id(snowflake_timestamp(0) + interval \'1 day\') > 0'),
@@ -90,26 +96,29 @@ is( $node->safe_psql(
 $node->stop;
 
 # ---------------------------------------------------------------------------
-# Borrowing past the field: the field ends about 30 s after the server
-# starts; a batch of a million IDs at 32 per millisecond spans 31.25 s.
+# Borrowing past the field: the field ends 10 minutes after the epoch is
+# chosen (after initdb); a batch of a million IDs at one per millisecond
+# (sequence_bits 0) spans 1000 s, past the field's end whenever it starts,
+# while single IDs are issued for those 10 minutes, however slow the machine.
 # ---------------------------------------------------------------------------
-$now_ms = int(time() * 1000);
 $node = new_snowflake_node('field_exhausted',
 	'snowflake.node_id' => 3,
 	'snowflake.timestamp_bits' => 32,
 	'snowflake.node_bits' => 5,
-	'snowflake.sequence_bits' => 5,
-	'snowflake.max_drift_ms' => 60_000,
-	'snowflake.epoch' => iso_ms($now_ms - 4_294_967_295 + 30_000));
+	'snowflake.sequence_bits' => 0,
+	'snowflake.max_drift_ms' => 3_600_000);
+$now_ms = int(time() * 1000);
+$node->append_conf('postgresql.conf',
+	"snowflake.epoch = '" . iso_ms($now_ms - 4_294_967_295 + 600_000) . "'\n");
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 ($sqlstate, $err) =
   sql_error($node, 'SELECT count(*) FROM snowflake_nextval_batch(1000000)');
 is($sqlstate, '22003', 'a batch borrowing past the field: 22003');
-like(
-	$err,
-	qr/snowflake timestamp field exhausted\nDETAIL:  With snowflake\.timestamp_bits = 32 no millisecond after 4294967295 can be represented\./,
-	'the message says the field is exhausted');
+is( error_report($node, 'SELECT count(*) FROM snowflake_nextval_batch(1000000)'),
+	"22003: snowflake timestamp field exhausted\n"
+	  . 'DETAIL:  With snowflake.timestamp_bits = 32 no millisecond after 4294967295 can be represented.',
+	'the whole message: the field is exhausted');
 is(stats($node)->{ids_issued}, 0, 'the batch was refused whole');
 is($node->safe_psql('postgres', 'SELECT snowflake_nextval() > 0'),
 	't', 'single IDs are still issued while the field lasts');
@@ -134,7 +143,10 @@ is( $node->safe_psql(
 ($sqlstate, $err) =
   sql_error($node, 'SELECT snowflake_timestamp(9223372036854775807)');
 is($sqlstate, '22008', 'a time past timestamptz range: 22008');
-like($err, qr/timestamp out of range/, 'reported as "timestamp out of range"');
+is( error_report($node, 'SELECT snowflake_timestamp(9223372036854775807)'),
+	"22008: timestamp out of range\n"
+	  . "DETAIL:  The ID's timestamp field, 1152921504606846975 ms after the epoch, is past the largest timestamp.",
+	'reported whole as "timestamp out of range", with the field\'s value');
 is($node->safe_psql('postgres', 'SELECT snowflake_node_id(9223372036854775807)'),
 	'0', 'the other fields still decode');
 $node->stop;
@@ -154,9 +166,9 @@ is($sqlstate, '55000', 'a narrower field than recorded is refused');
 ($sqlstate, $err) = sql_error($node, 'SELECT snowflake_adopt_layout()');
 is($sqlstate, '22003', 'adopting a field that cannot hold now: 22003');
 like(
-	$err,
-	qr/the configured snowflake layout cannot represent the current time/,
-	'the message says why');
+	error_report($node, 'SELECT snowflake_adopt_layout()'),
+	qr/\A22003: the configured snowflake layout cannot represent the current time\nDETAIL:  Generation would resume \d+ milliseconds after the configured epoch, outside the timestamp field\.\z/,
+	'the whole message says why');
 is($node->safe_psql('postgres', 'SELECT status FROM snowflake_stats'),
 	'layout changed', 'the refusal stands');
 $node->stop;
@@ -187,26 +199,31 @@ sub with_state
 	return @r;
 }
 
+my $corrupt_hint =
+  qr/HINT:  The state file is read at server start\. See the section "Troubleshooting" of the snowflake README before removing it and restarting the server\.\n/;
 my $bad = $good;
 substr($bad, 0, 4) = 'XXXX';
 ($sqlstate, $err) = with_state($bad);
 is($sqlstate, 'XX001', 'a bad magic number: XX001');
-like($err, qr/file "snowflake\.state" is corrupt \(bad magic number\)/,
-	'reported as a bad magic number');
+like($err, qr/ERROR:  XX001: file "snowflake\.state" is corrupt \(bad magic number\)\n$corrupt_hint/,
+	'reported whole as a bad magic number, with the hint');
 
 $bad = $good;
 substr($bad, 4, 4) = pack('L', 99);
 ($sqlstate, $err) = with_state($bad);
 is($sqlstate, 'XX001', 'an unknown version: XX001');
-like($err, qr/file "snowflake\.state" is corrupt \(unknown version\)/,
-	'reported as an unknown version');
+like($err, qr/ERROR:  XX001: file "snowflake\.state" is corrupt \(unknown version\)\n$corrupt_hint/,
+	'reported whole as an unknown version, with the hint');
 
 unlink $state or die "could not remove $state: $!";
 mkdir $state or die "could not create $state: $!";
 $node->start;
 ($sqlstate, $err) = sql_error($node, 'SELECT snowflake_nextval()');
-like($err, qr/could not read file "snowflake\.state": Is a directory/,
-	'a directory in its place: "could not read file", with the reason');
+is( error_report($node, 'SELECT snowflake_nextval()'),
+	qq{$sqlstate: could not read file "snowflake.state": Is a directory\n}
+	  . 'HINT:  The state file is read at server start. Correct the cause and restart the server.',
+	'a directory in its place: "could not read file", with the reason and the hint');
+is($sqlstate, '42809', 'EISDIR is reported as 42809 (wrong object type)');
 is($node->safe_psql('postgres', 'SELECT status FROM snowflake_stats'),
 	'state file unusable', 'status says the state file is unusable');
 $node->stop;

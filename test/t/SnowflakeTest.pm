@@ -16,7 +16,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 our @EXPORT = qw(new_snowflake_node sql_error stats set_clock start_faked
-  faketime_available);
+  faketime_available error_report log_appears);
 
 # A new, initialised (not started) node with the library preloaded and the
 # given extra settings (name => value, written quoted).
@@ -45,6 +45,45 @@ sub sql_error
 	my ($sqlstate) = $stderr =~ /ERROR:\s+([0-9A-Z]{5}):/;
 	$sqlstate //= $ret == 0 ? 'none' : 'psql failed';
 	return ($sqlstate, $stderr, $stdout);
+}
+
+# The first error $sql raises (run as sql_error() runs it), as one string to
+# compare whole: "SQLSTATE: message", then its DETAIL and HINT lines, each
+# as psql prints it ("DETAIL:  ..."), joined by newlines.  The psql prefix
+# and the LOCATION line (source file and line number) are left out.  Gives
+# 'none' if $sql raised no error.
+sub error_report
+{
+	my ($node, $sql, %opts) = @_;
+	my (undef, $stderr) = sql_error($node, $sql, %opts);
+	my @lines = split /\n/, $stderr;
+	my @report;
+	foreach my $line (@lines)
+	{
+		if (!@report)
+		{
+			push @report, $1 if $line =~ /^(?:psql:\S+ )?ERROR:  (.*)$/;
+			next;
+		}
+		last if $line =~ /^(?:psql:\S+ )?(?:ERROR|WARNING|NOTICE|LOG):  /;
+		next if $line =~ /^(?:LOCATION|CONTEXT|STATEMENT):  /;
+		push @report, $line if $line =~ /^(?:DETAIL|HINT):  /;
+	}
+	return @report ? join("\n", @report) : 'none';
+}
+
+# Whether the server log, from byte $offset on, comes to match $regex
+# within the test framework's timeout (a bounded poll).
+sub log_appears
+{
+	my ($node, $regex, $offset) = @_;
+	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
+	while (1)
+	{
+		return 1 if $node->log_contains($regex, $offset);
+		return 0 if time() > $deadline;
+		select(undef, undef, undef, 0.1);
+	}
 }
 
 # The snowflake_stats row as a hash.
