@@ -229,7 +229,9 @@ END $$;
 });
 ok( $node->poll_query_until(
 		'postgres', qq{
-SELECT state = 'active' AND wait_event_type IS NOT NULL
+SELECT state = 'active'
+	AND (wait_event_type = 'LWLock' AND wait_event = 'snowflake'
+		OR wait_event ~* 'snowflake')
 FROM pg_stat_activity WHERE pid = $pid_c}),
 	'C waits for the reservation');
 note 'C waits on '
