@@ -13,7 +13,7 @@
  * file is "<step> <action>":
  *
  *	step	open      opening "snowflake.state.tmp"
- *			write     write() on it
+ *			write     write() or pwrite() on it
  *			fsync     fsync()/fdatasync() on it
  *			rename    renaming it
  *			dirfsync  fsync()/fdatasync() on "."
@@ -309,6 +309,24 @@ write(int fd, const void *buf, size_t count)
 	if (shim_marked(fd) == MARK_TMP && shim_fault("write") != 0)
 		return -1;
 	return real_write(fd, buf, count);
+}
+
+ssize_t
+pwrite(int fd, const void *buf, size_t count, off_t offset)
+{
+	REAL(pwrite);
+	if (shim_marked(fd) == MARK_TMP && shim_fault("write") != 0)
+		return -1;
+	return real_pwrite(fd, buf, count, offset);
+}
+
+ssize_t
+pwrite64(int fd, const void *buf, size_t count, off64_t offset)
+{
+	REAL(pwrite64);
+	if (shim_marked(fd) == MARK_TMP && shim_fault("write") != 0)
+		return -1;
+	return real_pwrite64(fd, buf, count, offset);
 }
 
 /* The step an fsync of fd is, or NULL. */
