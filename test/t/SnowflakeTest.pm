@@ -14,6 +14,10 @@ use JSON::PP qw(decode_json);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use File::Basename ();
+use File::Spec;
+use IPC::Run;
+use Time::HiRes;
 
 our @EXPORT = qw(new_snowflake_node sql_error stats set_clock start_faked
   faketime_available error_report log_appears);
@@ -145,6 +149,144 @@ sub start_faked
 	return ($how // 'start') eq 'restart'
 	  ? $node->restart(%args)
 	  : $node->start(%args);
+}
+
+# --- Fault injection (test/faultshim.c) ---
+#
+# The shim is a test-only LD_PRELOAD library that makes the state file's
+# writes fail, block or slow down on demand (see the file's header for the
+# control file's syntax).  It is compiled here, never installed.
+
+push @EXPORT,
+  qw(start_with_shim set_fault fault_control fault_marker wait_for_held read_state);
+
+my ($faultshim_lib, $fault_control);
+
+# Compile the shim once per test file; return the library's path.
+sub faultshim_lib
+{
+	return $faultshim_lib if defined $faultshim_lib;
+	my $src = File::Spec->rel2abs(
+		File::Spec->catfile(File::Basename::dirname(__FILE__), '..', 'faultshim.c'));
+	die "$src not found" unless -e $src;
+	my $lib = PostgreSQL::Test::Utils::tempdir() . '/faultshim.so';
+	my ($stdout, $stderr);
+	IPC::Run::run([ 'cc', '-shared', '-fPIC', '-O2', '-Wall', '-Wextra',
+		'-o', $lib, $src, '-ldl' ], '>', \$stdout, '2>', \$stderr)
+	  or die "could not compile $src: $stderr";
+	$faultshim_lib = $lib;
+	return $lib;
+}
+
+# The control file the shim reads (created empty: no fault).
+sub fault_control
+{
+	return $fault_control if defined $fault_control;
+	$fault_control = PostgreSQL::Test::Utils::tempdir() . '/fault_control';
+	set_fault();
+	return $fault_control;
+}
+
+# The marker file a held process writes, with its PID.
+sub fault_marker
+{
+	return fault_control() . '.held';
+}
+
+# Replace the shim's control file, atomically, with the given lines
+# ("fsync EIO", "fsync hold", "fsync sleep=50"); no argument: no fault.
+# Returns the control file's path.
+sub set_fault
+{
+	my @lines = @_;
+	my $control = $fault_control // PostgreSQL::Test::Utils::tempdir() . '/fault_control';
+	$fault_control = $control;
+	open my $fh, '>', "$control.new" or die "could not write $control.new: $!";
+	print $fh map { "$_\n" } @lines;
+	close $fh or die "could not write $control.new: $!";
+	rename("$control.new", $control) or die "could not rename to $control: $!";
+	return $control;
+}
+
+# Start (or with $how = 'restart', restart) the node with the shim
+# preloaded; the environment is restored afterwards, so client programs run
+# without it.  Extra arguments go to start/restart.
+sub start_with_shim
+{
+	my ($node, $how, %args) = @_;
+	local $ENV{LD_PRELOAD} = faultshim_lib();
+	local $ENV{SF_FAULT_CONTROL} = fault_control();
+	return ($how // 'start') eq 'restart'
+	  ? $node->restart(%args)
+	  : $node->start(%args);
+}
+
+# Wait (a bounded poll) until a process is held by a "hold" line, and
+# return its PID; undef on timeout.  With $gone true, wait instead until no
+# process is held any more, and return 1 (undef on timeout).
+sub wait_for_held
+{
+	my ($gone) = @_;
+	my $marker = fault_marker();
+	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
+	while (time() < $deadline)
+	{
+		if ($gone)
+		{
+			return 1 unless -e $marker;
+		}
+		elsif (open my $fh, '<', $marker)
+		{
+			my $pid = <$fh>;
+			close $fh;
+			return $1 if defined $pid && $pid =~ /^(\d+)$/;
+		}
+		Time::HiRes::sleep(0.01);
+	}
+	return undef;
+}
+
+# The node's state file, parsed: a hash with the fields of src/state.c's
+# SnowflakeStateFile.  The layout depends on the file's version; this is
+# the one place to adjust when fields are added.
+sub read_state
+{
+	my ($node) = @_;
+	my $path = $node->data_dir . '/snowflake.state';
+	open my $fh, '<:raw', $path or die "could not read $path: $!";
+	local $/;
+	my $data = <$fh>;
+	close $fh;
+	my ($magic, $version) = unpack('L L', $data);
+	die "$path: bad magic" unless defined $magic && $magic == 0x534E464B;
+	if ($version == 1)
+	{
+		# uint32 magic, version; int64 epoch_ms; int32 timestamp_bits,
+		# node_bits, sequence_bits, node_id; int64 reserved_ms, last;
+		# uint32 flags; pg_crc32c crc (56 bytes, natural alignment).
+		die "$path: version 1 file of " . length($data) . ' bytes'
+		  unless length($data) == 56;
+		my %f;
+		@f{qw(magic version epoch_ms timestamp_bits node_bits sequence_bits
+			  node_id reserved_ms last flags crc)} =
+		  unpack('L L q l l l l q q L L', $data);
+		return \%f;
+	}
+	if ($version == 2)
+	{
+		# Version 1's fields, then uint32 timeline; uint64 system_id;
+		# int64 max_lead_ms, lead_lowered_ms; pg_crc32c crc, padded to 8
+		# bytes (88 bytes).
+		die "$path: version 2 file of " . length($data) . ' bytes'
+		  unless length($data) == 88;
+		my %f;
+		@f{qw(magic version epoch_ms timestamp_bits node_bits sequence_bits
+			  node_id reserved_ms last flags timeline system_id max_lead_ms
+			  lead_lowered_ms crc)} =
+		  unpack('L L q l l l l q q L L Q q q L', $data);
+		return \%f;
+	}
+	die "$path: state file version $version is unknown to read_state()";
 }
 
 1;

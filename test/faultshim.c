@@ -1,0 +1,385 @@
+/*-------------------------------------------------------------------------
+ *
+ * faultshim.c
+ *	  Test-only LD_PRELOAD shim that injects faults into the writes of the
+ *	  snowflake state file.  Never installed, never linked into the
+ *	  extension: the TAP tests compile it and start a server with it.
+ *
+ * The extension writes "snowflake.state.tmp", fsyncs it, renames it to
+ * "snowflake.state" and fsyncs the data directory (opened as ".").  This
+ * shim marks the file descriptors opened on those two paths and, for the
+ * calls below, consults the control file named by $SF_FAULT_CONTROL at
+ * every call on a marked descriptor (or path).  Each line of the control
+ * file is "<step> <action>":
+ *
+ *	step	open      opening "snowflake.state.tmp"
+ *			write     write() or pwrite() on it
+ *			fsync     fsync()/fdatasync() on it
+ *			rename    renaming it
+ *			dirfsync  fsync()/fdatasync() on "."
+ *	action	EACCES, ENOSPC, EIO, ...  fail with that errno
+ *			hold      block for as long as the line stays in the file; the
+ *					  PID of the blocked process is in "<control>.held"
+ *					  meanwhile
+ *			sleep=MS  sleep MS milliseconds, then make the real call
+ *
+ * No control file, or no line for the step: the real call.  Processes are
+ * single-threaded (PostgreSQL backends), so no locking is needed.
+ *
+ *-------------------------------------------------------------------------
+ */
+#undef _FORTIFY_SOURCE
+#define _GNU_SOURCE
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SHIM_TMP_NAME	"snowflake.state.tmp"
+#define SHIM_MAX_FD		65536
+
+enum
+{
+	MARK_NONE = 0,
+	MARK_TMP,					/* the temporary state file */
+	MARK_DIR					/* the data directory, "." */
+};
+
+static unsigned char shim_marks[SHIM_MAX_FD];
+
+/* The real function, looked up once. */
+#define REAL(name) \
+	static __typeof__(name) *real_##name; \
+	if (real_##name == NULL) \
+		real_##name = (__typeof__(name) *) dlsym(RTLD_NEXT, #name)
+
+static const struct
+{
+	const char *name;
+	int			err;
+}			shim_errnos[] =
+{
+	{"EACCES", EACCES}, {"ENOSPC", ENOSPC}, {"EIO", EIO}, {"EROFS", EROFS},
+	{"EDQUOT", EDQUOT}, {"EMFILE", EMFILE}, {"EPERM", EPERM}
+};
+
+static void
+shim_sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+/*
+ * The action of the control file's line for step, copied into action
+ * (empty if there is none).
+ */
+static void
+shim_lookup(const char *step, char *action, size_t size)
+{
+	const char *control = getenv("SF_FAULT_CONTROL");
+	char		buf[4096];
+	ssize_t		n;
+	int			fd;
+	char	   *line;
+	char	   *save;
+	size_t		len = strlen(step);
+
+	REAL(open);
+	REAL(close);
+
+	action[0] = '\0';
+	if (control == NULL || (fd = real_open(control, O_RDONLY)) < 0)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	real_close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	for (line = strtok_r(buf, "\n", &save); line != NULL;
+		 line = strtok_r(NULL, "\n", &save))
+	{
+		if (strncmp(line, step, len) == 0 && line[len] == ' ')
+		{
+			snprintf(action, size, "%s", line + len + 1);
+			return;
+		}
+	}
+}
+
+/* Write "<control>.held" with our PID, atomically. */
+static void
+shim_mark_held(const char *control, int held)
+{
+	char		path[4096];
+	char		tmp[4096];
+	char		pid[32];
+	int			fd;
+	int			len;
+
+	REAL(open);
+	REAL(write);
+	REAL(close);
+	REAL(rename);
+
+	snprintf(path, sizeof(path), "%s.held", control);
+	if (!held)
+	{
+		unlink(path);
+		return;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.held.tmp", control);
+	len = snprintf(pid, sizeof(pid), "%d\n", (int) getpid());
+	fd = real_open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		return;
+	if (real_write(fd, pid, len) != len)
+	{
+		real_close(fd);
+		return;
+	}
+	real_close(fd);
+	real_rename(tmp, path);
+}
+
+/*
+ * Apply the control file's action for step: returns -1 with errno set if
+ * the call must fail, 0 if the real call is to be made (possibly after a
+ * sleep or a hold).
+ */
+static int
+shim_fault(const char *step)
+{
+	char		action[256];
+	int			saved_errno = errno;
+
+	shim_lookup(step, action, sizeof(action));
+	if (action[0] == '\0')
+		return 0;
+	if (strcmp(action, "hold") == 0)
+	{
+		shim_mark_held(getenv("SF_FAULT_CONTROL"), 1);
+		do
+		{
+			shim_sleep_ms(5);
+			shim_lookup(step, action, sizeof(action));
+		} while (strcmp(action, "hold") == 0);
+		shim_mark_held(getenv("SF_FAULT_CONTROL"), 0);
+		errno = saved_errno;
+		return 0;
+	}
+	if (strncmp(action, "sleep=", 6) == 0)
+	{
+		shim_sleep_ms(atol(action + 6));
+		errno = saved_errno;
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(shim_errnos) / sizeof(shim_errnos[0]); i++)
+	{
+		if (strcmp(action, shim_errnos[i].name) == 0)
+		{
+			errno = shim_errnos[i].err;
+			return -1;
+		}
+	}
+	errno = saved_errno;
+	return 0;
+}
+
+static int
+shim_is_tmp(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return strcmp(slash ? slash + 1 : path, SHIM_TMP_NAME) == 0;
+}
+
+/* What an open of path is: MARK_TMP, MARK_DIR or MARK_NONE. */
+static int
+shim_classify(const char *path)
+{
+	if (path == NULL)
+		return MARK_NONE;
+	if (shim_is_tmp(path))
+		return MARK_TMP;
+	if (strcmp(path, ".") == 0)
+		return MARK_DIR;
+	return MARK_NONE;
+}
+
+static int
+shim_mark(int fd, int mark)
+{
+	if (fd >= 0 && fd < SHIM_MAX_FD)
+		shim_marks[fd] = (unsigned char) mark;
+	return fd;
+}
+
+static int
+shim_marked(int fd)
+{
+	return fd >= 0 && fd < SHIM_MAX_FD ? shim_marks[fd] : MARK_NONE;
+}
+
+/* The mode argument of an open call, present only with these flags. */
+#define SHIM_MODE(flags, mode) \
+	do { \
+		if ((flags) & (O_CREAT | O_TMPFILE)) \
+		{ \
+			va_list		ap; \
+			va_start(ap, flags); \
+			mode = (mode_t) va_arg(ap, int); \
+			va_end(ap); \
+		} \
+	} while (0)
+
+int
+open(const char *path, int flags,...)
+{
+	mode_t		mode = 0;
+	int			mark = shim_classify(path);
+
+	REAL(open);
+	SHIM_MODE(flags, mode);
+	if (mark == MARK_TMP && shim_fault("open") != 0)
+		return -1;
+	return shim_mark(real_open(path, flags, mode), mark);
+}
+
+int
+open64(const char *path, int flags,...)
+{
+	mode_t		mode = 0;
+	int			mark = shim_classify(path);
+
+	REAL(open64);
+	SHIM_MODE(flags, mode);
+	if (mark == MARK_TMP && shim_fault("open") != 0)
+		return -1;
+	return shim_mark(real_open64(path, flags, mode), mark);
+}
+
+int
+openat(int dirfd, const char *path, int flags,...)
+{
+	mode_t		mode = 0;
+	int			mark = shim_classify(path);
+
+	REAL(openat);
+	SHIM_MODE(flags, mode);
+	if (mark == MARK_TMP && shim_fault("open") != 0)
+		return -1;
+	return shim_mark(real_openat(dirfd, path, flags, mode), mark);
+}
+
+int
+openat64(int dirfd, const char *path, int flags,...)
+{
+	mode_t		mode = 0;
+	int			mark = shim_classify(path);
+
+	REAL(openat64);
+	SHIM_MODE(flags, mode);
+	if (mark == MARK_TMP && shim_fault("open") != 0)
+		return -1;
+	return shim_mark(real_openat64(dirfd, path, flags, mode), mark);
+}
+
+int
+close(int fd)
+{
+	REAL(close);
+	shim_mark(fd, MARK_NONE);
+	return real_close(fd);
+}
+
+ssize_t
+write(int fd, const void *buf, size_t count)
+{
+	REAL(write);
+	if (shim_marked(fd) == MARK_TMP && shim_fault("write") != 0)
+		return -1;
+	return real_write(fd, buf, count);
+}
+
+ssize_t
+pwrite(int fd, const void *buf, size_t count, off_t offset)
+{
+	REAL(pwrite);
+	if (shim_marked(fd) == MARK_TMP && shim_fault("write") != 0)
+		return -1;
+	return real_pwrite(fd, buf, count, offset);
+}
+
+ssize_t
+pwrite64(int fd, const void *buf, size_t count, off64_t offset)
+{
+	REAL(pwrite64);
+	if (shim_marked(fd) == MARK_TMP && shim_fault("write") != 0)
+		return -1;
+	return real_pwrite64(fd, buf, count, offset);
+}
+
+/* The step an fsync of fd is, or NULL. */
+static const char *
+shim_sync_step(int fd)
+{
+	switch (shim_marked(fd))
+	{
+		case MARK_TMP:
+			return "fsync";
+		case MARK_DIR:
+			return "dirfsync";
+		default:
+			return NULL;
+	}
+}
+
+int
+fsync(int fd)
+{
+	const char *step = shim_sync_step(fd);
+
+	REAL(fsync);
+	if (step != NULL && shim_fault(step) != 0)
+		return -1;
+	return real_fsync(fd);
+}
+
+int
+fdatasync(int fd)
+{
+	const char *step = shim_sync_step(fd);
+
+	REAL(fdatasync);
+	if (step != NULL && shim_fault(step) != 0)
+		return -1;
+	return real_fdatasync(fd);
+}
+
+int
+rename(const char *oldpath, const char *newpath)
+{
+	REAL(rename);
+	if (shim_is_tmp(oldpath) && shim_fault("rename") != 0)
+		return -1;
+	return real_rename(oldpath, newpath);
+}
+
+int
+renameat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath)
+{
+	REAL(renameat);
+	if (shim_is_tmp(oldpath) && shim_fault("rename") != 0)
+		return -1;
+	return real_renameat(olddirfd, oldpath, newdirfd, newpath);
+}
