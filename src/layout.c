@@ -674,12 +674,8 @@ sf_parse_fields(char *value, SnowflakeFormat *fmt, char *detail)
 				 "The fields add up to %d bits, but an ID has 64.", total);
 		return false;
 	}
-	if (node_bits + sequence_bits > 62)
-	{
-		snprintf(detail, SNOWFLAKE_DETAIL_LEN,
-				 "The timestamp needs at least one bit below the sign bit.");
-		return false;
-	}
+	/* At most 31 + 31 bits: the timestamp keeps at least one. */
+	Assert(node_bits + sequence_bits <= 62);
 	fmt->timestamp_bits = Min(timestamp_bits, 63 - node_bits - sequence_bits);
 	fmt->node_bits = node_bits;
 	fmt->sequence_bits = sequence_bits;
