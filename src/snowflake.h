@@ -127,6 +127,7 @@ extern SNOWFLAKE_INTERNAL bool snowflake_configured_layout(SnowflakeLayout *layo
 /* generator.c */
 extern SNOWFLAKE_INTERNAL int	snowflake_max_drift_ms;
 extern SNOWFLAKE_INTERNAL int	snowflake_max_wait_ms;
+extern SNOWFLAKE_INTERNAL bool snowflake_spread_sequence;
 extern SNOWFLAKE_INTERNAL int64 snowflake_generate(int64 count);
 extern SNOWFLAKE_INTERNAL int64 snowflake_clock_ms(void);
 
