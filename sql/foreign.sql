@@ -200,6 +200,15 @@ SELECT * FROM snowflake_decode((1000::bigint << 8) | 200, 'epoch=2024-01-01; fie
 SELECT (snowflake_decode(4194332677, 'epoch=2024-01-01; fields=timestamp:41,node:10,sequence:12')).ts
        = snowflake_timestamp(4194332677) AS same_as_server_layout;
 
+-- The server's own layout (41/10/12 from 2024-01-01, node 7 in these
+-- tests) with its node field split for display; it keeps its widths.
+SELECT * FROM snowflake_decode(snowflake_compose('2024-06-01', (5 << 7) | 7, 9),
+                               'server; fields=timestamp:41,region:3,host:7,sequence:12');
+SELECT (snowflake_decode(i.id, ' SERVER ; fields=timestamp:41,region:3,host:7,sequence:12')).ts = snowflake_timestamp(i.id) AS same_ts,
+       snowflake_node_id(i.id, 'server') = snowflake_node_id(i.id) AS same_node,
+       snowflake_compose('2024-06-01', 1023, 4095, 'server') = snowflake_compose('2024-06-01', 1023, 4095) AS same_compose
+  FROM (SELECT snowflake_nextval() AS id) i;
+
 --
 -- IMMUTABLE with a layout: index expressions and partition bounds.  The
 -- one-argument forms keep their volatility.
@@ -247,9 +256,54 @@ DROP TABLE messages, tweets;
 --
 -- A bad layout: 22023, the detail naming what is wrong.
 --
-\set VERBOSITY verbose
+-- The SQLSTATE of a statement, or 'ok'.
+CREATE FUNCTION pg_temp.sqlstate_of(query text) RETURNS text
+LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE query;
+    RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+    RETURN SQLSTATE;
+END
+$$;
+SELECT count(*) AS bad_layouts,
+       string_agg(DISTINCT pg_temp.sqlstate_of(format('SELECT snowflake_timestamp(1, %L)', l)), ',') AS sqlstates
+  FROM (VALUES ('bogus'),
+       (''),
+       (' ; '),
+       ('twitter; discord'),
+       ('twitter; size=3'),
+       ('twitter; epoch=2020-01-01; epoch=2021-01-01'),
+       ('fields=timestamp:41,sequence:22'),
+       ('epoch=2020-01-01'),
+       ('epoch=yesterday; fields=timestamp:41,sequence:22'),
+       ('epoch=2020-02-30; fields=timestamp:41,sequence:22'),
+       ('epoch=99999999999999999; fields=timestamp:41,sequence:22'),
+       ('epoch=-99999999999999999; fields=timestamp:41,sequence:22'),
+       ('sonyflake; unit=0'),
+       ('sonyflake; unit=10s'),
+       ('sonyflake; unit=86400001'),
+       ('twitter; fields=timestamp:41,worker'),
+       ('twitter; fields=timestamp:41,Worker:10'),
+       ('twitter; fields=timestamp:41,worker:0'),
+       ('twitter; fields=timestamp:41,worker:x'),
+       ('twitter; fields=timestamp:65'),
+       ('twitter; fields=worker:10,timestamp:41'),
+       ('twitter; fields=timestamp:41,timestamp:1'),
+       ('twitter; fields=timestamp:41,worker:5,worker:5'),
+       ('twitter; fields=timestamp:41,sequence:5,sequence:5'),
+       ('twitter; fields=timestamp:41,a:5,sequence:12,b:5'),
+       ('twitter; fields=timestamp:30,a:1,b:1,c:1,d:1,e:1'),
+       ('twitter; fields=timestamp:20,a:16,b:16'),
+       ('twitter; fields=timestamp:40,node:12,sequence:13'),
+       ('twitter; epoch=' || repeat('0', 390)),
+       ('server; epoch=2020-01-01'),
+       ('server; fields=timestamp:41,node:11,sequence:11'),
+       ('server; fields=timestamp:41,sequence:12,node:10'),
+       ('twitter; server'),
+       ('serverx')) AS v(l);
+-- Each with its message.
 SELECT snowflake_timestamp(1, 'bogus');
-\set VERBOSITY default
 SELECT snowflake_timestamp(1, '');
 SELECT snowflake_timestamp(1, ' ; ');
 SELECT snowflake_timestamp(1, 'twitter; discord');
@@ -278,6 +332,11 @@ SELECT snowflake_timestamp(1, 'twitter; fields=timestamp:30,a:1,b:1,c:1,d:1,e:1'
 SELECT snowflake_timestamp(1, 'twitter; fields=timestamp:20,a:16,b:16');
 SELECT snowflake_timestamp(1, 'twitter; fields=timestamp:40,node:12,sequence:13');
 SELECT snowflake_timestamp(1, 'twitter; epoch=' || repeat('0', 390));
+SELECT snowflake_timestamp(1, 'server; epoch=2020-01-01');
+SELECT snowflake_timestamp(1, 'server; fields=timestamp:41,node:11,sequence:11');
+SELECT snowflake_timestamp(1, 'server; fields=timestamp:41,sequence:12,node:10');
+SELECT snowflake_timestamp(1, 'twitter; server');
+SELECT snowflake_timestamp(1, 'serverx');
 -- STRICT: a NULL layout gives NULL.
 SELECT snowflake_timestamp(1, NULL) IS NULL AS null_layout,
        snowflake_compose('2020-01-01', 0, 0, NULL) IS NULL AS null_compose;

@@ -94,7 +94,7 @@ typedef struct SfFormatCache
  * sf_call_format
  *		The layout a decoder call works with: its argument number argno when
  *		given (a preset or a spelled-out layout, 22023 when invalid), else the
- *		server's own.
+ *		server's own.  "server; fields=..." splits the server's node field.
  */
 static void
 sf_call_format(FunctionCallInfo fcinfo, int argno, SnowflakeFormat *fmt)
@@ -104,6 +104,8 @@ sf_call_format(FunctionCallInfo fcinfo, int argno, SnowflakeFormat *fmt)
 	int			len;
 	SfFormatCache *cache;
 	char	   *str;
+	SnowflakeFormat server;
+	const SnowflakeFormat *serverp = NULL;
 	char		detail[SNOWFLAKE_DETAIL_LEN];
 
 	if (PG_NARGS() <= argno)
@@ -127,7 +129,15 @@ sf_call_format(FunctionCallInfo fcinfo, int argno, SnowflakeFormat *fmt)
 	}
 
 	str = text_to_cstring(arg);
-	if (!snowflake_parse_format(str, fmt, detail))
+	if (snowflake_format_names_server(str))
+	{
+		SnowflakeLayout layout;
+
+		sf_layout(&layout);
+		snowflake_format_from_layout(&layout, &server);
+		serverp = &server;
+	}
+	if (!snowflake_parse_format(str, serverp, fmt, detail))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid snowflake layout \"%s\"", str),

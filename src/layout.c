@@ -383,6 +383,11 @@ snowflake_format_ms(int64 unix_ms, char *buf, size_t len)
  *		twitter
  *		epoch=2015-01-01; fields=timestamp:42,worker:5,process:5,sequence:12
  *		sonyflake; epoch=2020-01-01
+ *		server; fields=timestamp:41,region:3,host:7,sequence:12
+ *
+ * "server" is the server's own layout, supplied by the caller; it takes only
+ * fields= that keep its widths and split its node field into named parts,
+ * for display.
  *
  * Items are separated by semicolons.  epoch= takes an ISO 8601 time (as
  * snowflake.epoch) or Unix milliseconds; unit= the milliseconds per
@@ -689,7 +694,8 @@ sf_parse_fields(char *value, SnowflakeFormat *fmt, char *detail)
  *		that names what is wrong.
  */
 bool
-snowflake_parse_format(const char *text, SnowflakeFormat *fmt, char *detail)
+snowflake_parse_format(const char *text, const SnowflakeFormat *server,
+					   SnowflakeFormat *fmt, char *detail)
 {
 	char		buf[SF_MAX_LAYOUT_LEN + 1];
 	char	   *item;
@@ -698,6 +704,7 @@ snowflake_parse_format(const char *text, SnowflakeFormat *fmt, char *detail)
 	bool		have_unit = false;
 	bool		have_fields = false;
 	bool		from_preset = false;
+	bool		from_server = false;
 	bool		first = true;
 	size_t		len = strlen(text);
 
@@ -734,15 +741,19 @@ snowflake_parse_format(const char *text, SnowflakeFormat *fmt, char *detail)
 		{
 			if (first)
 			{
-				for (int i = 0; i < (int) lengthof(sf_presets); i++)
+				if (server != NULL && pg_strcasecmp(item, "server") == 0)
+				{
+					*fmt = *server;
+					from_preset = from_server = true;
+				}
+				for (int i = 0; !from_preset && i < (int) lengthof(sf_presets); i++)
 				{
 					if (pg_strcasecmp(item, sf_presets[i].name) == 0)
 					{
-						if (!snowflake_parse_format(sf_presets[i].spec, fmt,
-													detail))
+						if (!snowflake_parse_format(sf_presets[i].spec, NULL,
+													fmt, detail))
 							return false;	/* cannot happen */
 						from_preset = true;
-						break;
 					}
 				}
 				if (!from_preset)
@@ -816,7 +827,40 @@ twice:
 				 "A layout that names no preset needs both epoch= and fields=.");
 		return false;
 	}
+	if (from_server &&
+		(have_epoch || have_unit ||
+		 fmt->timestamp_bits != server->timestamp_bits ||
+		 fmt->node_bits != server->node_bits ||
+		 fmt->sequence_bits != server->sequence_bits ||
+		 (fmt->sequence_above_node && fmt->nparts > 0)))
+	{
+		snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+				 "The server's layout only takes fields= that split its node field: timestamp:%d, node fields adding up to %d bits, then sequence:%d.",
+				 server->timestamp_bits, server->node_bits,
+				 server->sequence_bits);
+		return false;
+	}
 	return true;
+}
+
+/*
+ * snowflake_format_names_server
+ *		Whether a layout argument starts from the server's own layout
+ *		("server; fields=..."), which the caller must then supply.
+ */
+bool
+snowflake_format_names_server(const char *text)
+{
+	const char *p = text;
+	size_t		n;
+
+	while (isspace((unsigned char) *p))
+		p++;
+	if (pg_strncasecmp(p, "server", 6) != 0)
+		return false;
+	p += 6;
+	n = strspn(p, " \t\n\r\f\v");
+	return p[n] == '\0' || p[n] == ';';
 }
 
 /*

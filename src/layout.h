@@ -137,8 +137,10 @@ snowflake_format_max_units(const SnowflakeFormat *fmt)
 extern SNOWFLAKE_INTERNAL void snowflake_format_from_layout(const SnowflakeLayout *layout,
 															SnowflakeFormat *fmt);
 extern SNOWFLAKE_INTERNAL bool snowflake_parse_format(const char *text,
+													  const SnowflakeFormat *server,
 													  SnowflakeFormat *fmt,
 													  char *detail);
+extern SNOWFLAKE_INTERNAL bool snowflake_format_names_server(const char *text);
 extern SNOWFLAKE_INTERNAL void snowflake_format_unpack(const SnowflakeFormat *fmt,
 													   int64 id,
 													   SnowflakeParts *parts);
