@@ -35,6 +35,7 @@
 /* Operator knobs (PGC_SIGHUP and PGC_USERSET), defined by _PG_init. */
 int			snowflake_max_drift_ms = 1000;
 int			snowflake_max_wait_ms = 1000;
+bool		snowflake_spread_sequence = false;
 
 /*
  * Words PostgreSQL's time input accepts that name a moment relative to when

@@ -5,7 +5,9 @@
  *
  * Generators call down into generator.c; decoders only need the layout,
  * which comes from shared memory when the library is preloaded and from
- * postgresql.conf otherwise (config.c), so they work on every server.
+ * postgresql.conf otherwise (config.c), so they work on every server.  Given
+ * a layout argument (a preset such as 'twitter', or a spelled-out layout:
+ * layout.c), the decoders read IDs minted by other systems instead.
  *
  *-------------------------------------------------------------------------
  */
@@ -15,6 +17,7 @@
 #include "access/xlog.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -82,29 +85,119 @@ sf_check_id(int64 id)
 						   (long long) id)));
 }
 
-/* An ID's time: its millisecond field after the layout's epoch. */
-static TimestampTz
-sf_id_timestamp(const SnowflakeLayout *layout, int64 ms)
+/*
+ * Per-function cache of a parsed layout argument, in fn_extra: a constant
+ * argument (an index expression, a partition bound) is parsed once.
+ */
+typedef struct SfFormatCache
 {
-	int64		offset = layout->epoch_ms - SF_POSTGRES_EPOCH_UNIX_MS;
+	SnowflakeFormat fmt;
+	int			len;
+	char		text[FLEXIBLE_ARRAY_MEMBER];
+} SfFormatCache;
 
-	/* 0 <= ms < 2^63 and |offset| < 2^48: compare before adding. */
-	if (ms >= END_TIMESTAMP / 1000 - offset)
+/*
+ * sf_call_format
+ *		The layout a decoder call works with: its argument number argno when
+ *		given (a preset or a spelled-out layout, 22023 when invalid), else the
+ *		server's own.  "server; fields=..." splits the server's node field.
+ */
+static void
+sf_call_format(FunctionCallInfo fcinfo, int argno, SnowflakeFormat *fmt)
+{
+	text	   *arg;
+	const char *data;
+	int			len;
+	SfFormatCache *cache;
+	char	   *str;
+	SnowflakeFormat server;
+	const SnowflakeFormat *serverp = NULL;
+	char		detail[SNOWFLAKE_DETAIL_LEN];
+
+	if (PG_NARGS() <= argno)
+	{
+		SnowflakeLayout layout;
+
+		sf_layout(&layout);
+		snowflake_format_from_layout(&layout, fmt);
+		return;
+	}
+
+	arg = PG_GETARG_TEXT_PP(argno);
+	data = VARDATA_ANY(arg);
+	len = VARSIZE_ANY_EXHDR(arg);
+	cache = (SfFormatCache *) fcinfo->flinfo->fn_extra;
+	if (cache != NULL && cache->len == len &&
+		memcmp(cache->text, data, len) == 0)
+	{
+		*fmt = cache->fmt;
+		return;
+	}
+
+	str = text_to_cstring(arg);
+	if (snowflake_format_names_server(str))
+	{
+		SnowflakeLayout layout;
+
+		sf_layout(&layout);
+		snowflake_format_from_layout(&layout, &server);
+		serverp = &server;
+	}
+	if (!snowflake_parse_format(str, serverp, snowflake_parse_epoch, fmt, detail))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid snowflake layout \"%s\"", str),
+				 errdetail("%s", detail),
+				 errhint("Name a preset (%s), or spell a layout out, such as 'epoch=2015-01-01; fields=timestamp:42,worker:5,process:5,sequence:12'.",
+						 snowflake_preset_names())));
+	pfree(str);
+
+	if (cache != NULL)
+		pfree(cache);
+	cache = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt,
+							   offsetof(SfFormatCache, text) + len);
+	cache->fmt = *fmt;
+	cache->len = len;
+	memcpy(cache->text, data, len);
+	fcinfo->flinfo->fn_extra = cache;
+}
+
+/* units * unit_ms, saturated at PG_INT64_MAX (only for messages). */
+static int64
+sf_units_ms(const SnowflakeFormat *fmt, int64 units)
+{
+	if (units > PG_INT64_MAX / fmt->unit_ms)
+		return PG_INT64_MAX;
+	return units * fmt->unit_ms;
+}
+
+/* An ID's time: its timestamp field's units after the layout's epoch. */
+static TimestampTz
+sf_id_timestamp(const SnowflakeFormat *fmt, int64 units)
+{
+	int64		offset = fmt->epoch_ms - SF_POSTGRES_EPOCH_UNIX_MS;
+	int64		limit = END_TIMESTAMP / 1000 - offset;
+
+	/*
+	 * 0 <= units < 2^63 and |offset| < 2^48, so limit > 0: compare before
+	 * multiplying and adding.
+	 */
+	if (units > (limit - 1) / fmt->unit_ms)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 				 errmsg("timestamp out of range"),
 				 errdetail("The ID's timestamp field, %lld ms after the epoch, is past the largest timestamp.",
-						   (long long) ms)));
-	return (TimestampTz) (ms + offset) * 1000;
+						   (long long) sf_units_ms(fmt, units))));
+	return (TimestampTz) (units * fmt->unit_ms + offset) * 1000;
 }
 
 /*
- * sf_ts_to_ms
- *		The millisecond of ts (rounded down) relative to the layout's epoch,
+ * sf_ts_to_units
+ *		The unit of ts (rounded down) relative to the layout's epoch,
  *		checked against the timestamp field.
  */
 static int64
-sf_ts_to_ms(const SnowflakeLayout *layout, TimestampTz ts)
+sf_ts_to_units(const SnowflakeFormat *fmt, TimestampTz ts)
 {
 	int64		ms;
 
@@ -112,18 +205,24 @@ sf_ts_to_ms(const SnowflakeLayout *layout, TimestampTz ts)
 	{
 		/* Floor division: times before 2000 are negative. */
 		ms = ts / 1000 - (ts % 1000 < 0 ? 1 : 0);
-		ms += SF_POSTGRES_EPOCH_UNIX_MS - layout->epoch_ms;
-		if (ms >= 0 && ms <= snowflake_max_ms(layout))
-			return ms;
+		ms += SF_POSTGRES_EPOCH_UNIX_MS - fmt->epoch_ms;
+		if (ms >= 0 && ms / fmt->unit_ms <= snowflake_format_max_units(fmt))
+			return ms / fmt->unit_ms;
 	}
 
 	{
 		char		first[64];
 		char		lastts[64];
+		int64		span = sf_units_ms(fmt, snowflake_format_max_units(fmt));
+		int64		last_ms;
 
-		snowflake_format_ms(layout->epoch_ms, first, sizeof(first));
-		snowflake_format_ms(layout->epoch_ms + snowflake_max_ms(layout),
-							lastts, sizeof(lastts));
+		/* The last millisecond of the last unit, within what can print. */
+		if (span > PG_INT64_MAX / 2 - fmt->epoch_ms - fmt->unit_ms)
+			last_ms = PG_INT64_MAX / 2;
+		else
+			last_ms = fmt->epoch_ms + span + fmt->unit_ms - 1;
+		snowflake_format_ms(fmt->epoch_ms, first, sizeof(first));
+		snowflake_format_ms(last_ms, lastts, sizeof(lastts));
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 				 errmsg("timestamp out of range for snowflake IDs"),
@@ -205,28 +304,52 @@ snowflake_nextval_batch(PG_FUNCTION_ARGS)
 }
 
 /*
- * snowflake_decode(id) -> (ts, node_id, sequence)
+ * The split node fields of a node id as a jsonb object, {"worker": 1, ...};
+ * {} for a layout without named parts.
+ */
+static Datum
+sf_node_fields(const SnowflakeFormat *fmt, int64 node_id)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfoChar(&buf, '{');
+	for (int i = 0; i < fmt->nparts; i++)
+		appendStringInfo(&buf, "%s\"%s\": %lld", i > 0 ? ", " : "",
+						 fmt->part_names[i],
+						 (long long) snowflake_format_node_part(fmt, node_id, i));
+	appendStringInfoChar(&buf, '}');
+	return DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data));
+}
+
+/*
+ * snowflake_decode(id [, layout]) -> (ts, node_id, sequence [, node_fields])
+ *
+ * Every decoder takes an optional layout as its last argument; without it
+ * the server's own layout applies.
  */
 Datum
 snowflake_decode(PG_FUNCTION_ARGS)
 {
 	int64		id = PG_GETARG_INT64(0);
-	SnowflakeLayout layout;
+	SnowflakeFormat fmt;
 	SnowflakeParts parts;
 	TupleDesc	tupdesc;
-	Datum		values[3];
-	bool		nulls[3] = {false, false, false};
+	Datum		values[4];
+	bool		nulls[4] = {false, false, false, false};
 
 	sf_check_id(id);
-	sf_layout(&layout);
+	sf_call_format(fcinfo, 1, &fmt);
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	tupdesc = BlessTupleDesc(tupdesc);
 
-	snowflake_unpack(&layout, id, &parts);
-	values[0] = TimestampTzGetDatum(sf_id_timestamp(&layout, parts.ms));
+	snowflake_format_unpack(&fmt, id, &parts);
+	values[0] = TimestampTzGetDatum(sf_id_timestamp(&fmt, parts.ms));
 	values[1] = Int32GetDatum((int32) parts.node_id);
 	values[2] = Int32GetDatum((int32) parts.sequence);
+	if (tupdesc->natts == 4)
+		values[3] = sf_node_fields(&fmt, parts.node_id);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 
@@ -234,25 +357,25 @@ Datum
 snowflake_timestamp(PG_FUNCTION_ARGS)
 {
 	int64		id = PG_GETARG_INT64(0);
-	SnowflakeLayout layout;
+	SnowflakeFormat fmt;
 	SnowflakeParts parts;
 
 	sf_check_id(id);
-	sf_layout(&layout);
-	snowflake_unpack(&layout, id, &parts);
-	PG_RETURN_TIMESTAMPTZ(sf_id_timestamp(&layout, parts.ms));
+	sf_call_format(fcinfo, 1, &fmt);
+	snowflake_format_unpack(&fmt, id, &parts);
+	PG_RETURN_TIMESTAMPTZ(sf_id_timestamp(&fmt, parts.ms));
 }
 
 Datum
 snowflake_node_id(PG_FUNCTION_ARGS)
 {
 	int64		id = PG_GETARG_INT64(0);
-	SnowflakeLayout layout;
+	SnowflakeFormat fmt;
 	SnowflakeParts parts;
 
 	sf_check_id(id);
-	sf_layout(&layout);
-	snowflake_unpack(&layout, id, &parts);
+	sf_call_format(fcinfo, 1, &fmt);
+	snowflake_format_unpack(&fmt, id, &parts);
 	PG_RETURN_INT32((int32) parts.node_id);
 }
 
@@ -260,60 +383,63 @@ Datum
 snowflake_sequence(PG_FUNCTION_ARGS)
 {
 	int64		id = PG_GETARG_INT64(0);
-	SnowflakeLayout layout;
+	SnowflakeFormat fmt;
 	SnowflakeParts parts;
 
 	sf_check_id(id);
-	sf_layout(&layout);
-	snowflake_unpack(&layout, id, &parts);
+	sf_call_format(fcinfo, 1, &fmt);
+	snowflake_format_unpack(&fmt, id, &parts);
 	PG_RETURN_INT32((int32) parts.sequence);
 }
 
 /*
- * snowflake_min_id(ts) / snowflake_max_id(ts)
- *		The smallest and largest IDs that can carry ts's millisecond.
+ * snowflake_min_id(ts [, layout]) / snowflake_max_id(ts [, layout])
+ *		The smallest and largest IDs that can carry ts's millisecond (its
+ *		time unit, in a layout with coarser units).
  */
 Datum
 snowflake_min_id(PG_FUNCTION_ARGS)
 {
-	SnowflakeLayout layout;
-	int64		ms;
+	SnowflakeFormat fmt;
+	int64		units;
 
-	sf_layout(&layout);
-	ms = sf_ts_to_ms(&layout, PG_GETARG_TIMESTAMPTZ(0));
-	PG_RETURN_INT64(ms << (layout.node_bits + layout.sequence_bits));
+	sf_call_format(fcinfo, 1, &fmt);
+	units = sf_ts_to_units(&fmt, PG_GETARG_TIMESTAMPTZ(0));
+	PG_RETURN_INT64(units << (fmt.node_bits + fmt.sequence_bits));
 }
 
 Datum
 snowflake_max_id(PG_FUNCTION_ARGS)
 {
-	SnowflakeLayout layout;
+	SnowflakeFormat fmt;
 	int			shift;
-	int64		ms;
+	int64		units;
 
-	sf_layout(&layout);
-	shift = layout.node_bits + layout.sequence_bits;
-	ms = sf_ts_to_ms(&layout, PG_GETARG_TIMESTAMPTZ(0));
-	PG_RETURN_INT64((ms << shift) | (int64) ((UINT64CONST(1) << shift) - 1));
+	sf_call_format(fcinfo, 1, &fmt);
+	shift = fmt.node_bits + fmt.sequence_bits;
+	units = sf_ts_to_units(&fmt, PG_GETARG_TIMESTAMPTZ(0));
+	PG_RETURN_INT64((units << shift) | (int64) ((UINT64CONST(1) << shift) - 1));
 }
 
 /*
- * snowflake_compose(ts, node_id, sequence)
- *		The inverse of snowflake_decode, every field range-checked.
+ * snowflake_compose(ts, node_id, sequence [, layout])
+ *		The inverse of snowflake_decode, every field range-checked.  With a
+ *		split node field, node_id is the parts together (Twitter's
+ *		datacenter << 5 | worker).
  */
 Datum
 snowflake_compose(PG_FUNCTION_ARGS)
 {
-	SnowflakeLayout layout;
+	SnowflakeFormat fmt;
 	SnowflakeParts parts;
 	char		detail[SNOWFLAKE_DETAIL_LEN];
 	int64		id;
 
-	sf_layout(&layout);
-	parts.ms = sf_ts_to_ms(&layout, PG_GETARG_TIMESTAMPTZ(0));
+	sf_call_format(fcinfo, 3, &fmt);
+	parts.ms = sf_ts_to_units(&fmt, PG_GETARG_TIMESTAMPTZ(0));
 	parts.node_id = PG_GETARG_INT32(1);
 	parts.sequence = PG_GETARG_INT32(2);
-	if (!snowflake_pack(&layout, &parts, &id, detail))
+	if (!snowflake_format_pack(&fmt, &parts, &id, detail))
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 				 errmsg("snowflake ID field out of range"),

@@ -22,6 +22,7 @@
 #include "postgres.h"
 
 #include "access/xlog.h"
+#include "common/pg_prng.h"
 #include "miscadmin.h"
 #include "portability/instr_time.h"
 #include "storage/latch.h"
@@ -177,6 +178,20 @@ sf_sleep(int64 ms, instr_time *started)
 	return (int64) INSTR_TIME_GET_MILLISEC(now);
 }
 
+/*
+ * With snowflake.spread_sequence, where a new millisecond's sequence starts:
+ * a random offset in the lower half of the sequence field, drawn from this
+ * backend's generator before the spinlock is taken.
+ */
+static pg_noinline uint64
+sf_spread_offset(int sequence_bits)
+{
+	if (sequence_bits < 2)
+		return 0;
+	return pg_prng_uint64(&pg_global_prng_state) &
+		((UINT64CONST(1) << (sequence_bits - 1)) - 1);
+}
+
 /* What one attempt under the spinlock saw, for the decisions after it. */
 typedef struct SfAttempt
 {
@@ -192,18 +207,25 @@ typedef struct SfAttempt
  *		The critical section: issue count IDs if they fit within the lead
  *		allowed over now and within the reservation.  now must lie within the
  *		timestamp field (0 .. max_ms); waited_ms >= 0 counts a call that
- *		slept that long.  Nothing here can fail, allocate or block.
+ *		slept that long.  A run that enters a new millisecond starts at
+ *		spread within it (0 unless snowflake.spread_sequence is on); one that
+ *		continues the last millisecond follows the last ID.  Nothing here can
+ *		fail, allocate or block.
  */
 static inline bool
 sf_try_issue(SnowflakeShared *s, int64 now, int64 count, int64 drift,
-			 int64 waited_ms, SfAttempt *a)
+			 int64 waited_ms, uint64 spread, SfAttempt *a)
 {
 	int			sb = s->layout.sequence_bits;
 	bool		issued;
+	uint64		start = (uint64) now << sb;
 
 	SpinLockAcquire(&s->mutex);
 	a->last = s->last;
-	a->first = Max((uint64) now << sb, (uint64) a->last + 1);
+	if (start >= (uint64) a->last + 1)
+		a->first = start + spread;
+	else
+		a->first = (uint64) a->last + 1;
 	a->end_ms = (int64) ((a->first + count - 1) >> sb);
 	a->clock_seen = s->clock_ms;
 	if (now > a->clock_seen)
@@ -370,7 +392,9 @@ sf_generate_slow(int64 count)
 							   s->layout.timestamp_bits, when)));
 		}
 
-		issued = sf_try_issue(s, now, count, drift, slept ? waited : -1, &a);
+		issued = sf_try_issue(s, now, count, drift, slept ? waited : -1,
+							  unlikely(snowflake_spread_sequence) ?
+							  sf_spread_offset(sb) : 0, &a);
 		sf_after_attempt(s, now, &a, issued);
 		if (issued)
 			return (int64) a.first;
@@ -452,11 +476,13 @@ snowflake_generate(int64 count)
 	{
 		int64		now = snowflake_clock_ms() - s->layout.epoch_ms;
 		int64		drift = snowflake_max_drift_ms;
+		uint64		spread = unlikely(snowflake_spread_sequence) ?
+			sf_spread_offset(s->layout.sequence_bits) : 0;
 		SfAttempt	a;
 
 		/* One unsigned comparison rejects both ends of the field. */
 		if (likely((uint64) now <= (uint64) snowflake_max_ms(&s->layout)) &&
-			likely(sf_try_issue(s, now, count, drift, -1, &a)))
+			likely(sf_try_issue(s, now, count, drift, -1, spread, &a)))
 		{
 			sf_after_attempt(s, now, &a, true);
 			return (int64) a.first;

@@ -162,3 +162,566 @@ snowflake_parse_int(const char *text, int *value)
 	*value = (int) v;
 	return true;
 }
+
+/*
+ * Layouts of IDs minted elsewhere
+ * ===============================
+ *
+ * A layout argument is a preset name, a spelled-out layout, or a preset
+ * followed by what differs from it:
+ *
+ *		twitter
+ *		epoch=2015-01-01; fields=timestamp:42,worker:5,process:5,sequence:12
+ *		sonyflake; epoch=2020-01-01
+ *		server; fields=timestamp:41,region:3,host:7,sequence:12
+ *
+ * "server" is the server's own layout, supplied by the caller; it takes only
+ * fields= that keep its widths and split its node field into named parts,
+ * for display.
+ *
+ * Items are separated by semicolons.  epoch= takes an ISO 8601 time (as
+ * snowflake.epoch) or Unix milliseconds; unit= the milliseconds per
+ * timestamp unit (default 1, "10ms" or "10"); fields= the fields from the
+ * most significant, name:bits separated by commas: timestamp first, then the
+ * node parts and the sequence, in the order the IDs hold them.
+ *
+ * The presets are fixed for good: changing one would change what immutable
+ * functions return, under indexes built with them.
+ */
+#define SF_MAX_LAYOUT_LEN	400
+
+/* Epochs in Unix milliseconds: the years snowflake.epoch can spell. */
+#define SF_MIN_EPOCH_MS		INT64CONST(-62167219200000)	/* 0000-01-01 */
+#define SF_MAX_EPOCH_MS		INT64CONST(253402300799999)	/* 9999-12-31 */
+
+typedef struct SfPreset
+{
+	const char *name;
+	const char *spec;
+} SfPreset;
+
+static const SfPreset sf_presets[] = {
+	/* twitter-archive/snowflake, IdWorker.scala: twepoch and the widths */
+	{"twitter", "epoch=1288834974657; fields=timestamp:41,datacenter:5,worker:5,sequence:12"},
+	/* Discord developer documentation, "Snowflakes" */
+	{"discord", "epoch=1420070400000; fields=timestamp:42,worker:5,process:5,sequence:12"},
+	/* Instagram Engineering, "Sharding & IDs at Instagram": next_id() */
+	{"instagram", "epoch=1314220021721; fields=timestamp:41,shard:13,sequence:10"},
+	/* sony/sonyflake, sonyflake.go: BitLenTime, BitLenSequence, StartTime */
+	{"sonyflake", "epoch=2014-09-01 00:00:00+00; unit=10ms; fields=timestamp:39,sequence:8,machine:16"},
+	/* mastodon/mastodon, lib/mastodon/snowflake.rb: timestamp_id() */
+	{"mastodon", "epoch=0; fields=timestamp:48,sequence:16"},
+	/* pgEdge/snowflake, snowflake.c: the shifts, masks and epoch */
+	{"pgedge", "epoch=2023-01-01 00:00:00+00; fields=timestamp:41,node:10,sequence:12"},
+};
+
+/*
+ * snowflake_preset_names
+ *		The preset names, for messages.
+ */
+const char *
+snowflake_preset_names(void)
+{
+	return "twitter, discord, instagram, sonyflake, mastodon, pgedge";
+}
+
+/*
+ * snowflake_format_from_layout
+ *		The server's own layout as a format: millisecond units, the node field
+ *		above the sequence, no named parts.
+ */
+void
+snowflake_format_from_layout(const SnowflakeLayout *layout,
+							 SnowflakeFormat *fmt)
+{
+	memset(fmt, 0, sizeof(SnowflakeFormat));
+	fmt->epoch_ms = layout->epoch_ms;
+	fmt->unit_ms = 1;
+	fmt->timestamp_bits = layout->timestamp_bits;
+	fmt->node_bits = layout->node_bits;
+	fmt->sequence_bits = layout->sequence_bits;
+}
+
+/* Strip leading and trailing white space in place. */
+static char *
+sf_trim(char *s)
+{
+	char	   *end;
+
+	while (isspace((unsigned char) *s))
+		s++;
+	end = s + strlen(s);
+	while (end > s && isspace((unsigned char) end[-1]))
+		end--;
+	*end = '\0';
+	return s;
+}
+
+/* epoch=: Unix milliseconds, or a time as snowflake.epoch takes it. */
+static bool
+sf_parse_epoch_value(const char *value, SnowflakeEpochParser parse_epoch,
+					 int64 *epoch_ms, char *detail)
+{
+	const char *p = value;
+	int64		v = 0;
+	bool		negative = false;
+
+	if (*p == '-')
+	{
+		negative = true;
+		p++;
+	}
+	if (*p != '\0' && strspn(p, "0123456789") == strlen(p))
+	{
+		for (; *p; p++)
+		{
+			v = v * 10 + (*p - '0');
+			if (v > SF_MAX_EPOCH_MS || (negative && -v < SF_MIN_EPOCH_MS))
+			{
+				snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+						 "The epoch in Unix milliseconds must lie between %lld and %lld.",
+						 (long long) SF_MIN_EPOCH_MS, (long long) SF_MAX_EPOCH_MS);
+				return false;
+			}
+		}
+		*epoch_ms = negative ? -v : v;
+		return true;
+	}
+	return parse_epoch(value, epoch_ms, detail);
+}
+
+/* unit=: whole milliseconds, optionally followed by "ms". */
+static bool
+sf_parse_unit(const char *value, int64 *unit_ms, char *detail)
+{
+	const char *p = value;
+	int64		v = 0;
+
+	if (!isdigit((unsigned char) *p))
+		goto bad;
+	for (; isdigit((unsigned char) *p); p++)
+	{
+		v = v * 10 + (*p - '0');
+		if (v > SNOWFLAKE_MAX_UNIT_MS)
+			goto bad;
+	}
+	while (isspace((unsigned char) *p))
+		p++;
+	if (strcmp(p, "ms") != 0 && *p != '\0')
+		goto bad;
+	if (v < 1)
+		goto bad;
+	*unit_ms = v;
+	return true;
+
+bad:
+	snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+			 "The unit must be a whole number of milliseconds between 1 and %d, such as 10ms.",
+			 SNOWFLAKE_MAX_UNIT_MS);
+	return false;
+}
+
+/* A field name: a lower-case letter or underscore, then also digits. */
+static bool
+sf_valid_field_name(const char *name)
+{
+	const char *p = name;
+
+	if (!(islower((unsigned char) *p) || *p == '_'))
+		return false;
+	for (; *p; p++)
+	{
+		if (!(islower((unsigned char) *p) || isdigit((unsigned char) *p) ||
+			  *p == '_'))
+			return false;
+	}
+	return p - name < SNOWFLAKE_FIELD_NAME_LEN;
+}
+
+/*
+ * fields=: name:bits, most significant first.  Sets the widths, the order
+ * and the node parts of fmt.
+ */
+static bool
+sf_parse_fields(char *value, SnowflakeFormat *fmt, char *detail)
+{
+	char	   *item;
+	char	   *next;
+	int			nfields = 0;
+	int			timestamp_bits = 0;
+	int			node_bits = 0;
+	int			sequence_bits = 0;
+	bool		have_sequence = false;
+	bool		parts_before_sequence = false;
+	bool		parts_after_sequence = false;
+	int			total;
+
+	fmt->nparts = 0;
+	for (item = value; item != NULL; item = next)
+	{
+		char	   *comma = strchr(item, ',');
+		char	   *colon;
+		char	   *name;
+		int			bits;
+
+		if (comma)
+		{
+			*comma = '\0';
+			next = comma + 1;
+		}
+		else
+			next = NULL;
+		item = sf_trim(item);
+		colon = strchr(item, ':');
+		if (colon == NULL)
+		{
+			snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+					 "The field \"%.40s\" is not of the form name:bits.", item);
+			return false;
+		}
+		*colon = '\0';
+		name = sf_trim(item);
+		if (!sf_valid_field_name(name))
+		{
+			snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+					 "The field name \"%.40s\" is not valid: names are lower-case letters, digits and underscores, at most %d characters.",
+					 name, SNOWFLAKE_FIELD_NAME_LEN - 1);
+			return false;
+		}
+		if (!snowflake_parse_int(colon + 1, &bits) || bits < 1 ||
+			bits > (nfields == 0 ? 64 : SNOWFLAKE_MAX_NODE_BITS))
+		{
+			snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+					 "The field \"%s\" must have between 1 and %d bits.",
+					 name, nfields == 0 ? 64 : SNOWFLAKE_MAX_NODE_BITS);
+			return false;
+		}
+
+		if (nfields == 0)
+		{
+			if (strcmp(name, "timestamp") != 0)
+			{
+				snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+						 "The first (most significant) field must be \"timestamp\", not \"%s\".",
+						 name);
+				return false;
+			}
+			timestamp_bits = bits;
+		}
+		else if (strcmp(name, "timestamp") == 0 ||
+				 (strcmp(name, "sequence") == 0 && have_sequence))
+		{
+			snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+					 "The field \"%s\" appears twice.", name);
+			return false;
+		}
+		else if (strcmp(name, "sequence") == 0)
+		{
+			have_sequence = true;
+			sequence_bits = bits;
+		}
+		else
+		{
+			for (int i = 0; i < fmt->nparts; i++)
+			{
+				if (strcmp(fmt->part_names[i], name) == 0)
+				{
+					snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+							 "The field \"%s\" appears twice.", name);
+					return false;
+				}
+			}
+			if (have_sequence)
+				parts_after_sequence = true;
+			else
+				parts_before_sequence = true;
+			if (parts_before_sequence && parts_after_sequence)
+			{
+				snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+						 "The node fields must be next to each other, not on both sides of \"sequence\".");
+				return false;
+			}
+			if (fmt->nparts == SNOWFLAKE_MAX_NODE_PARTS)
+			{
+				snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+						 "A layout may split the node field into at most %d parts.",
+						 SNOWFLAKE_MAX_NODE_PARTS);
+				return false;
+			}
+			strlcpy(fmt->part_names[fmt->nparts], name, SNOWFLAKE_FIELD_NAME_LEN);
+			fmt->part_bits[fmt->nparts] = bits;
+			fmt->nparts++;
+			node_bits += bits;
+			if (node_bits > SNOWFLAKE_MAX_NODE_BITS)
+			{
+				snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+						 "The node fields add up to more than %d bits, the most a node id holds.",
+						 SNOWFLAKE_MAX_NODE_BITS);
+				return false;
+			}
+		}
+		nfields++;
+	}
+
+	total = timestamp_bits + node_bits + sequence_bits;
+	if (total > 64)
+	{
+		snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+				 "The fields add up to %d bits, but an ID has 64.", total);
+		return false;
+	}
+	/* At most 31 + 31 bits: the timestamp keeps at least one. */
+	Assert(node_bits + sequence_bits <= 62);
+	fmt->timestamp_bits = Min(timestamp_bits, 63 - node_bits - sequence_bits);
+	fmt->node_bits = node_bits;
+	fmt->sequence_bits = sequence_bits;
+	fmt->sequence_above_node = parts_after_sequence;
+	return true;
+}
+
+/*
+ * snowflake_parse_format
+ *		Parse a layout argument (see above); false with a detail sentence
+ *		that names what is wrong.
+ */
+bool
+snowflake_parse_format(const char *text, const SnowflakeFormat *server,
+					   SnowflakeEpochParser parse_epoch, SnowflakeFormat *fmt,
+					   char *detail)
+{
+	char		buf[SF_MAX_LAYOUT_LEN + 1];
+	char	   *item;
+	char	   *next;
+	bool		have_epoch = false;
+	bool		have_unit = false;
+	bool		have_fields = false;
+	bool		from_preset = false;
+	bool		from_server = false;
+	bool		first = true;
+	size_t		len = strlen(text);
+
+	if (len > SF_MAX_LAYOUT_LEN)
+	{
+		snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+				 "A layout is at most %d characters long.", SF_MAX_LAYOUT_LEN);
+		return false;
+	}
+	memcpy(buf, text, len + 1);
+	memset(fmt, 0, sizeof(SnowflakeFormat));
+	fmt->unit_ms = 1;
+
+	for (item = buf; item != NULL; item = next)
+	{
+		char	   *semi = strchr(item, ';');
+		char	   *eq;
+		char	   *key;
+		char	   *value;
+
+		if (semi)
+		{
+			*semi = '\0';
+			next = semi + 1;
+		}
+		else
+			next = NULL;
+		item = sf_trim(item);
+		if (*item == '\0')
+			continue;
+
+		eq = strchr(item, '=');
+		if (eq == NULL)
+		{
+			if (first)
+			{
+				if (server != NULL && pg_strcasecmp(item, "server") == 0)
+				{
+					*fmt = *server;
+					from_preset = from_server = true;
+				}
+				for (int i = 0; !from_preset && i < (int) lengthof(sf_presets); i++)
+				{
+					if (pg_strcasecmp(item, sf_presets[i].name) == 0)
+					{
+						if (!snowflake_parse_format(sf_presets[i].spec, NULL,
+													parse_epoch, fmt, detail))
+							return false;	/* cannot happen */
+						from_preset = true;
+					}
+				}
+				if (!from_preset)
+				{
+					snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+							 "\"%.40s\" is not a preset (%s) and not of the form key=value.",
+							 item, snowflake_preset_names());
+					return false;
+				}
+				first = false;
+				continue;
+			}
+			snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+					 "\"%.40s\" is not of the form key=value.", item);
+			return false;
+		}
+		first = false;
+
+		*eq = '\0';
+		key = sf_trim(item);
+		value = sf_trim(eq + 1);
+		if (pg_strcasecmp(key, "epoch") == 0)
+		{
+			if (have_epoch)
+				goto twice;
+			have_epoch = true;
+			if (!sf_parse_epoch_value(value, parse_epoch, &fmt->epoch_ms, detail))
+				return false;
+		}
+		else if (pg_strcasecmp(key, "unit") == 0)
+		{
+			if (have_unit)
+				goto twice;
+			have_unit = true;
+			if (!sf_parse_unit(value, &fmt->unit_ms, detail))
+				return false;
+		}
+		else if (pg_strcasecmp(key, "fields") == 0)
+		{
+			if (have_fields)
+				goto twice;
+			have_fields = true;
+			if (!sf_parse_fields(value, fmt, detail))
+				return false;
+		}
+		else
+		{
+			snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+					 "\"%.40s\" is not a layout key: the keys are epoch, unit and fields.",
+					 key);
+			return false;
+		}
+		continue;
+
+twice:
+		snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+				 "The key \"%s\" appears twice.", key);
+		return false;
+	}
+
+	if (first)
+	{
+		snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+				 "The layout is empty: name a preset (%s) or spell one out.",
+				 snowflake_preset_names());
+		return false;
+	}
+	if (!from_preset && (!have_epoch || !have_fields))
+	{
+		snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+				 "A layout that names no preset needs both epoch= and fields=.");
+		return false;
+	}
+	if (from_server &&
+		(have_epoch || have_unit ||
+		 fmt->timestamp_bits != server->timestamp_bits ||
+		 fmt->node_bits != server->node_bits ||
+		 fmt->sequence_bits != server->sequence_bits ||
+		 (fmt->sequence_above_node && fmt->nparts > 0)))
+	{
+		snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+				 "The server's layout only takes fields= that split its node field: timestamp:%d, node fields adding up to %d bits, then sequence:%d.",
+				 server->timestamp_bits, server->node_bits,
+				 server->sequence_bits);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * snowflake_format_names_server
+ *		Whether a layout argument starts from the server's own layout
+ *		("server; fields=..."), which the caller must then supply.
+ */
+bool
+snowflake_format_names_server(const char *text)
+{
+	const char *p = text;
+	size_t		n;
+
+	while (isspace((unsigned char) *p))
+		p++;
+	if (pg_strncasecmp(p, "server", 6) != 0)
+		return false;
+	p += 6;
+	n = strspn(p, " \t\n\r\f\v");
+	return p[n] == '\0' || p[n] == ';';
+}
+
+/*
+ * snowflake_format_unpack
+ *		Split an ID into its fields as the bits say; parts->ms counts the
+ *		format's units.  As snowflake_unpack, the timestamp is not masked.
+ */
+void
+snowflake_format_unpack(const SnowflakeFormat *fmt, int64 id,
+						SnowflakeParts *parts)
+{
+	int			node_shift = fmt->sequence_above_node ? 0 : fmt->sequence_bits;
+	int			seq_shift = fmt->sequence_above_node ? fmt->node_bits : 0;
+
+	parts->ms = id >> (fmt->node_bits + fmt->sequence_bits);
+	parts->node_id = (id >> node_shift) &
+		(int64) ((UINT64CONST(1) << fmt->node_bits) - 1);
+	parts->sequence = (id >> seq_shift) &
+		(int64) ((UINT64CONST(1) << fmt->sequence_bits) - 1);
+}
+
+/*
+ * snowflake_format_pack
+ *		Build an ID from its fields (parts->ms in units), each range-checked.
+ */
+bool
+snowflake_format_pack(const SnowflakeFormat *fmt, const SnowflakeParts *parts,
+					  int64 *id, char *detail)
+{
+	int64		max_node = (int64) ((UINT64CONST(1) << fmt->node_bits) - 1);
+	int64		max_seq = (int64) ((UINT64CONST(1) << fmt->sequence_bits) - 1);
+	int			node_shift = fmt->sequence_above_node ? 0 : fmt->sequence_bits;
+	int			seq_shift = fmt->sequence_above_node ? fmt->node_bits : 0;
+
+	if (parts->ms < 0 || parts->ms > snowflake_format_max_units(fmt))
+	{
+		snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+				 "The timestamp must lie between the epoch and %lld milliseconds after it.",
+				 (long long) snowflake_format_max_units(fmt));
+		return false;
+	}
+	if (parts->node_id < 0 || parts->node_id > max_node)
+	{
+		snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+				 "The node id must be between 0 and %lld.", (long long) max_node);
+		return false;
+	}
+	if (parts->sequence < 0 || parts->sequence > max_seq)
+	{
+		snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+				 "The sequence must be between 0 and %lld.", (long long) max_seq);
+		return false;
+	}
+	*id = (parts->ms << (fmt->node_bits + fmt->sequence_bits)) |
+		(parts->node_id << node_shift) | (parts->sequence << seq_shift);
+	return true;
+}
+
+/*
+ * snowflake_format_node_part
+ *		The value of named node part number "part" within a node id.
+ */
+int64
+snowflake_format_node_part(const SnowflakeFormat *fmt, int64 node_id, int part)
+{
+	int			shift = 0;
+
+	for (int i = part + 1; i < fmt->nparts; i++)
+		shift += fmt->part_bits[i];
+	return (node_id >> shift) &
+		(int64) ((UINT64CONST(1) << fmt->part_bits[part]) - 1);
+}

@@ -99,6 +99,66 @@ typedef struct SnowflakeParts
 	int64		sequence;
 } SnowflakeParts;
 
+/*
+ * Layouts of IDs minted elsewhere (Twitter, Discord, Sonyflake...), for the
+ * decoders' optional layout argument.  Fields from the most significant:
+ * the timestamp, then the node field and the sequence in either order.  The
+ * node field may be split into named parts (Twitter's datacenter and
+ * worker), most significant first.  Time counts units of unit_ms
+ * milliseconds (Sonyflake counts 10 ms).  The sign bit is never part of an
+ * ID: a layout that spells 64 bits (Discord's 42-bit timestamp) keeps only
+ * the 63 - node_bits - sequence_bits low bits of its timestamp, the IDs a
+ * bigint holds.
+ */
+#define SNOWFLAKE_MAX_NODE_PARTS		4
+#define SNOWFLAKE_FIELD_NAME_LEN		32
+#define SNOWFLAKE_MAX_UNIT_MS			86400000
+
+typedef struct SnowflakeFormat
+{
+	int64		epoch_ms;		/* Unix milliseconds */
+	int64		unit_ms;		/* milliseconds per timestamp unit */
+	int			timestamp_bits; /* as stored: at most 63 - the others */
+	int			node_bits;		/* all node parts together */
+	int			sequence_bits;
+	bool		sequence_above_node;	/* Sonyflake's order */
+	int			nparts;			/* named node parts, 0 if none */
+	int			part_bits[SNOWFLAKE_MAX_NODE_PARTS];
+	char		part_names[SNOWFLAKE_MAX_NODE_PARTS][SNOWFLAKE_FIELD_NAME_LEN];
+} SnowflakeFormat;
+
+/* Largest timestamp (in units) a format holds. */
+static inline int64
+snowflake_format_max_units(const SnowflakeFormat *fmt)
+{
+	return (int64) ((UINT64CONST(1) << fmt->timestamp_bits) - 1);
+}
+
+extern SNOWFLAKE_INTERNAL void snowflake_format_from_layout(const SnowflakeLayout *layout,
+															SnowflakeFormat *fmt);
+/*
+ * Reads a time written as text into Unix milliseconds (PostgreSQL's own
+ * time input, supplied by the caller: this file uses no PostgreSQL state).
+ */
+typedef bool (*SnowflakeEpochParser) (const char *text, int64 *epoch_ms,
+									  char *detail);
+
+extern SNOWFLAKE_INTERNAL bool snowflake_parse_format(const char *text,
+													  const SnowflakeFormat *server,
+													  SnowflakeEpochParser parse_epoch,
+													  SnowflakeFormat *fmt,
+													  char *detail);
+extern SNOWFLAKE_INTERNAL bool snowflake_format_names_server(const char *text);
+extern SNOWFLAKE_INTERNAL void snowflake_format_unpack(const SnowflakeFormat *fmt,
+													   int64 id,
+													   SnowflakeParts *parts);
+extern SNOWFLAKE_INTERNAL bool snowflake_format_pack(const SnowflakeFormat *fmt,
+													 const SnowflakeParts *parts,
+													 int64 *id, char *detail);
+extern SNOWFLAKE_INTERNAL int64 snowflake_format_node_part(const SnowflakeFormat *fmt,
+														   int64 node_id, int part);
+extern SNOWFLAKE_INTERNAL const char *snowflake_preset_names(void);
+
 extern SNOWFLAKE_INTERNAL void snowflake_unpack(const SnowflakeLayout *layout, int64 id,
 							 SnowflakeParts *parts);
 extern SNOWFLAKE_INTERNAL bool snowflake_pack(const SnowflakeLayout *layout,

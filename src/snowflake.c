@@ -183,6 +183,13 @@ _PG_init(void)
 							1000, 0, 3600 * 1000,
 							PGC_USERSET, GUC_UNIT_MS,
 							NULL, NULL, NULL);
+	DefineCustomBoolVariable("snowflake.spread_sequence",
+							 "Starts each new millisecond's sequence at a random offset.",
+							 "The offset lies in the lower half of the sequence field: the low bits of IDs minted at low rates spread evenly (id % N sharding), at the cost of up to half a millisecond's IDs before the next one is borrowed.",
+							 &snowflake_spread_sequence,
+							 false,
+							 PGC_SIGHUP, 0,
+							 NULL, NULL, NULL);
 	MarkGUCPrefixReserved("snowflake");
 
 	sf_require_applied("snowflake.node_id", raw_node_id,

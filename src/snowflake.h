@@ -181,6 +181,7 @@ extern SNOWFLAKE_INTERNAL void snowflake_adopt_layout_state(int64 now_unix_ms,
 /* config.c */
 extern SNOWFLAKE_INTERNAL int snowflake_max_drift_ms;
 extern SNOWFLAKE_INTERNAL int snowflake_max_wait_ms;
+extern SNOWFLAKE_INTERNAL bool snowflake_spread_sequence;
 extern SNOWFLAKE_INTERNAL bool snowflake_parse_epoch(const char *text, int64 *epoch_ms,
 												  char *detail);
 extern SNOWFLAKE_INTERNAL void snowflake_format_ms(int64 unix_ms, char *buf, size_t len);

@@ -45,8 +45,9 @@ is( $node->safe_psql(
 		'snowflake.node_bits:postmaster:',
 		'snowflake.node_id:postmaster:',
 		'snowflake.sequence_bits:postmaster:',
+		'snowflake.spread_sequence:sighup:',
 		'snowflake.timestamp_bits:postmaster:'),
-	'pg_settings: postmaster for the layout, sighup for max_drift_ms, user for max_wait_ms'
+	'pg_settings: postmaster for the layout, sighup for max_drift_ms and spread_sequence, user for max_wait_ms'
 );
 
 # ---------------------------------------------------------------------------
