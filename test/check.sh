@@ -8,6 +8,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 WERROR=${WERROR:-1}
 ASSERTS=${ASSERTS:-1}
+SF_TEST_DEPS=1
 sf_setup
 
 out=$(mktemp /tmp/snowflake-check.XXXXXX.log)
