@@ -11,7 +11,8 @@
 #   WERROR=1   build with -Werror (test/check.sh sets it)
 #   ASSERTS=1  build with the extension's assertions on (test/check.sh sets it)
 #   SF_TEST_DEPS=1  also install what the test suites need (test/check.sh
-#              sets it): node, npm and the client test's npm packages
+#              sets it): node, npm and the client test's npm packages,
+#              pg_partman
 
 set -euo pipefail
 
@@ -63,6 +64,8 @@ sf_install_packages() {
         # npm inside "nodejs") is used as it is.
         command -v node >/dev/null 2>&1 || wanted+=(nodejs)
         command -v npm >/dev/null 2>&1 || wanted+=(npm)
+        # The partitioning test (020_partitioning.pl) runs pg_partman.
+        wanted+=("postgresql-$PG_MAJOR-partman")
     fi
     local missing=()
     local p
