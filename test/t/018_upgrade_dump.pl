@@ -9,6 +9,8 @@
 use strict;
 use warnings;
 
+use FindBin;
+use JSON::PP qw(decode_json);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowflakeTest;
@@ -23,6 +25,14 @@ $node->start;
 my $default_version = $node->safe_psql('postgres',
 	"SELECT default_version FROM pg_available_extensions WHERE name = 'snowflake'");
 is($default_version, '1.1', 'the default version is 1.1');
+
+# PGXN's META.json announces the same version.
+my $meta = decode_json(slurp_file("$FindBin::RealBin/../../META.json"));
+is($meta->{version}, "$default_version.0", 'META.json: the distribution version');
+is($meta->{provides}{snowflake}{version}, "$default_version.0",
+	'META.json: the extension version');
+ok(-f "$FindBin::RealBin/../../$meta->{provides}{snowflake}{file}",
+	'META.json: the file it names exists');
 
 $node->safe_psql('postgres', 'CREATE DATABASE updated');
 $node->safe_psql('postgres', 'CREATE DATABASE fresh');
