@@ -108,7 +108,7 @@ fi
 out="$work/installcheck.log"
 status=0
 "${run_as[@]}" env PATH="/usr/lib/postgresql/$PG_MAJOR/bin:$PATH" \
-    PROVE_TESTS="${DEB_PROVE_TESTS:-test/t/018_upgrade_dump.pl}" \
+    PROVE_TESTS="${DEB_PROVE_TESTS:-test/t/040_upgrade_dump.pl}" \
     make -C "$work/run" installcheck PG_CONFIG="$pgc" >"$out" 2>&1 || status=$?
 cat "$out"
 if [ "$status" -ne 0 ] ||

@@ -59,12 +59,12 @@ sf_install_packages() {
                   "postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR"
                   "postgresql-client-$PG_MAJOR")
     if [ -n "${SF_TEST_DEPS:-}" ]; then
-        # What only the tests need.  The client test (019_node_client.pl)
+        # What only the tests need.  The client test (041_node_client.pl)
         # runs node-postgres; a node from another source (NodeSource ships
         # npm inside "nodejs") is used as it is.
         command -v node >/dev/null 2>&1 || wanted+=(nodejs)
         command -v npm >/dev/null 2>&1 || wanted+=(npm)
-        # The partitioning test (020_partitioning.pl) runs pg_partman.
+        # The partitioning test (042_partitioning.pl) runs pg_partman.
         wanted+=("postgresql-$PG_MAJOR-partman")
     fi
     local missing=()

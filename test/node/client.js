@@ -2,7 +2,7 @@
 //
 // client.js
 //	Read snowflake IDs through node-postgres (the npm "pg" package) and print
-//	what JavaScript made of them, as JSON, for test/t/019_node_client.pl to
+//	what JavaScript made of them, as JSON, for test/t/041_node_client.pl to
 //	check against the server's own text of each ID.
 //
 //	node client.js default|js-safe    (connection from the PG* variables)

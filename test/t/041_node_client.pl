@@ -1,6 +1,6 @@
 # Copyright: see LICENSE
 #
-# 019_node_client.pl
+# 041_node_client.pl
 #	A real client: node-postgres (the npm "pg" package) reads IDs from a
 #	server with the default layout and from one with the JavaScript-safe
 #	layout.  Default layout: the IDs arrive exactly, as strings or BigInt,

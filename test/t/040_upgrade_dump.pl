@@ -1,6 +1,6 @@
 # Copyright: see LICENSE
 #
-# 018_upgrade_dump.pl
+# 040_upgrade_dump.pl
 #	Release discipline: 1.0 updated to 1.1 leaves exactly what a fresh 1.1
 #	install creates, object by object and definition by definition; and a
 #	database using the extension survives pg_dump and pg_restore, plain and

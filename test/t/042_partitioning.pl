@@ -1,6 +1,6 @@
 # Copyright: see LICENSE
 #
-# 020_partitioning.pl
+# 042_partitioning.pl
 #	Partitioning a table on its snowflake key, the two recipes of the
 #	README: plain declarative partitions with snowflake_min_id() bounds,
 #	pruned for "id >= snowflake_min_id(now() - interval '1 day')"; and
