@@ -167,6 +167,18 @@ INSERT INTO imported VALUES (1), (9000000000000000000);
 SELECT * FROM snowflake_convert_column('imported', 'id');
 SELECT pg_get_expr(adbin, adrelid) AS imported_default
   FROM pg_attrdef WHERE adrelid = 'imported'::regclass;
+-- It runs with the caller's privileges: a role that does not own the table
+-- cannot convert it.
+CREATE ROLE regress_convert_stranger;
+GRANT SELECT ON imported TO regress_convert_stranger;
+DELETE FROM imported WHERE id > 1;
+SET ROLE regress_convert_stranger;
+SELECT * FROM snowflake_convert_column('imported', 'id');
+RESET ROLE;
+SELECT pg_get_expr(adbin, adrelid) AS imported_default
+  FROM pg_attrdef WHERE adrelid = 'imported'::regclass;
+REVOKE SELECT ON imported FROM regress_convert_stranger;
+DROP ROLE regress_convert_stranger;
 -- NULL arguments: the function is STRICT and does nothing.
 SELECT count(*) FROM snowflake_convert_column('imported', NULL);
 
