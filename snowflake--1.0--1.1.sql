@@ -69,3 +69,241 @@ LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION snowflake_compose(timestamptz, integer, integer, text) IS
 'build an ID of the given layout from its fields, each range-checked';
+-- Adoption
+
+CREATE FUNCTION snowflake_convert_column(tbl regclass, col name,
+                                         dry_run boolean DEFAULT false)
+RETURNS SETOF text
+LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $convert$
+DECLARE
+    ext_schema name;
+    rel_kind "char";
+    tbl_name name;
+    key_att record;
+    key_name text;
+    nextval_sql text;
+    owned_seq regclass;
+    max_value bigint;
+    min_next bigint;
+    blockers text;
+    seq_users text;
+    locks text;
+    stmt text;
+    stmts text[] := '{}';
+    w_rel oid[];
+    w_att smallint[];
+    w_depth integer[];
+    w_root oid[];
+BEGIN
+    -- The default calls the generator in the schema the extension lives in,
+    -- wherever that is, whatever the caller's search_path.
+    SELECT n.nspname INTO ext_schema
+      FROM pg_catalog.pg_extension e
+      JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
+     WHERE e.extname = 'snowflake';
+    nextval_sql := format('%I.snowflake_nextval()', ext_schema);
+
+    SELECT c.relkind, c.relname INTO rel_kind, tbl_name
+      FROM pg_catalog.pg_class c WHERE c.oid = tbl;
+    IF rel_kind NOT IN ('r', 'p') THEN
+        RAISE EXCEPTION USING ERRCODE = '42809',
+            MESSAGE = format('"%s" is not a table', tbl_name);
+    END IF;
+
+    SELECT a.attnum, a.atttypid, a.attidentity, a.attinhcount INTO key_att
+      FROM pg_catalog.pg_attribute a
+     WHERE a.attrelid = tbl AND a.attname = col AND a.attnum > 0
+       AND NOT a.attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = '42703',
+            MESSAGE = format('column "%s" of relation "%s" does not exist', col, tbl_name);
+    END IF;
+    key_name := pg_catalog.pg_describe_object('pg_catalog.pg_class'::regclass, tbl, key_att.attnum);
+
+    IF key_att.atttypid NOT IN ('pg_catalog.int2'::regtype, 'pg_catalog.int4'::regtype,
+                                'pg_catalog.int8'::regtype) THEN
+        RAISE EXCEPTION USING ERRCODE = '42804',
+            MESSAGE = format('column "%s" of table "%s" is not an integer column', col, tbl_name),
+            DETAIL = format('Its type is %s; only smallint, integer and bigint columns can hold snowflake IDs.',
+                            pg_catalog.format_type(key_att.atttypid, NULL));
+    END IF;
+    IF key_att.attinhcount > 0 THEN
+        RAISE EXCEPTION USING ERRCODE = '42P16',
+            MESSAGE = format('column "%s" of table "%s" is inherited', col, tbl_name),
+            HINT = 'Convert the column of the topmost parent table: its partitions and children follow.';
+    END IF;
+
+    -- The key and every column that references it through foreign keys,
+    -- recursively; then those of them that are smallint or integer, together
+    -- with the same columns of their partitions and inheritance children
+    -- (ALTER TABLE recurses to them).
+    WITH RECURSIVE refs(relid, attnum, depth) AS (
+        SELECT tbl::oid, key_att.attnum, 0
+      UNION
+        SELECT c.conrelid, c.conkey[i], r.depth + 1
+          FROM refs r
+          JOIN pg_catalog.pg_constraint c
+            ON c.contype = 'f' AND c.confrelid = r.relid AND c.conparentid = 0
+          CROSS JOIN LATERAL pg_catalog.generate_subscripts(c.confkey, 1) AS i
+         WHERE c.confkey[i] = r.attnum AND r.depth < 100
+    ),
+    widen AS (
+        SELECT r.relid, r.attnum, min(r.depth) AS depth
+          FROM refs r
+          JOIN pg_catalog.pg_attribute a ON a.attrelid = r.relid AND a.attnum = r.attnum
+         WHERE a.atttypid IN ('pg_catalog.int2'::regtype, 'pg_catalog.int4'::regtype)
+         GROUP BY r.relid, r.attnum
+    ),
+    tree(relid, attnum, depth, root) AS (
+        SELECT w.relid, w.attnum, w.depth, w.relid FROM widen w
+      UNION
+        SELECT i.inhrelid, ca.attnum, t.depth, t.root
+          FROM tree t
+          JOIN pg_catalog.pg_inherits i ON i.inhparent = t.relid
+          JOIN pg_catalog.pg_attribute pa ON pa.attrelid = t.relid AND pa.attnum = t.attnum
+          JOIN pg_catalog.pg_attribute ca ON ca.attrelid = i.inhrelid AND ca.attname = pa.attname
+    )
+    SELECT pg_catalog.array_agg(t.relid), pg_catalog.array_agg(t.attnum),
+           pg_catalog.array_agg(t.depth), pg_catalog.array_agg(t.root)
+      INTO w_rel, w_att, w_depth, w_root
+      FROM tree t;
+
+    -- What would make the type change fail: name all of it before changing
+    -- anything.
+    SELECT pg_catalog.string_agg(b.line, E'\n' ORDER BY b.line) INTO blockers
+      FROM (SELECT DISTINCT format('%s depends on %s.',
+                       pg_catalog.pg_describe_object(d.classid, d.objid, d.objsubid),
+                       pg_catalog.pg_describe_object(d.refclassid, d.refobjid, d.refobjsubid)) AS line
+              FROM ROWS FROM (pg_catalog.unnest(w_rel), pg_catalog.unnest(w_att),
+                             pg_catalog.unnest(w_depth), pg_catalog.unnest(w_root))
+                   AS w(relid, attnum, depth, root)
+              JOIN pg_catalog.pg_depend d
+                ON d.refclassid = 'pg_catalog.pg_class'::regclass
+               AND d.refobjid = w.relid AND d.refobjsubid = w.attnum
+             WHERE (d.classid IN ('pg_catalog.pg_rewrite'::regclass,
+                                  'pg_catalog.pg_trigger'::regclass,
+                                  'pg_catalog.pg_policy'::regclass,
+                                  'pg_catalog.pg_publication_rel'::regclass)
+                    AND d.deptype = 'n')
+                OR (d.classid = 'pg_catalog.pg_attrdef'::regclass
+                    AND EXISTS (SELECT 1
+                                  FROM pg_catalog.pg_attrdef ad
+                                  JOIN pg_catalog.pg_attribute ga
+                                    ON ga.attrelid = ad.adrelid AND ga.attnum = ad.adnum
+                                 WHERE ad.oid = d.objid AND ga.attgenerated <> ''))
+            UNION
+            SELECT format('%s is part of the partition key of %s.',
+                          pg_catalog.pg_describe_object('pg_catalog.pg_class'::regclass, w.relid, w.attnum),
+                          pg_catalog.pg_describe_object('pg_catalog.pg_class'::regclass, w.relid, 0))
+              FROM ROWS FROM (pg_catalog.unnest(w_rel), pg_catalog.unnest(w_att),
+                             pg_catalog.unnest(w_depth), pg_catalog.unnest(w_root))
+                   AS w(relid, attnum, depth, root)
+              JOIN pg_catalog.pg_partitioned_table pt ON pt.partrelid = w.relid
+             WHERE w.attnum = ANY (pt.partattrs)) b;
+    IF blockers IS NOT NULL THEN
+        RAISE EXCEPTION USING ERRCODE = '2BP01',
+            MESSAGE = format('cannot widen column "%s" of table "%s" and the columns referencing it to bigint', col, tbl_name),
+            DETAIL = blockers,
+            HINT = 'Drop or change those objects, convert the column, then create them again, in one transaction.';
+    END IF;
+
+    -- Every table the statements change, locked before the values are read.
+    SELECT pg_catalog.string_agg(t.relid::regclass::text, ', ' ORDER BY t.depth, t.relid::regclass::text)
+      INTO locks
+      FROM (SELECT tbl::oid AS relid, -1 AS depth
+            UNION
+            SELECT w.relid, min(w.depth)
+              FROM ROWS FROM (pg_catalog.unnest(w_rel), pg_catalog.unnest(w_att),
+                             pg_catalog.unnest(w_depth), pg_catalog.unnest(w_root))
+                   AS w(relid, attnum, depth, root)
+             WHERE w.relid = w.root AND w.relid <> tbl
+             GROUP BY w.relid) t;
+    stmt := format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', locks);
+    stmts := stmts || stmt;
+    IF NOT dry_run THEN
+        EXECUTE stmt;
+    END IF;
+
+    -- Existing values stay as they are: they must all sort below the IDs
+    -- the generator hands out from now on.
+    EXECUTE format('SELECT pg_catalog.max(%I)::bigint FROM %s', col, tbl) INTO max_value;
+    EXECUTE format('SELECT %I.snowflake_min_id(pg_catalog.clock_timestamp())', ext_schema)
+        INTO min_next;
+    IF max_value >= min_next THEN
+        RAISE EXCEPTION USING ERRCODE = '55000',
+            MESSAGE = format('column "%s" of table "%s" holds values that are not below the next snowflake ID', col, tbl_name),
+            DETAIL = format('Its largest value is %s, and the IDs minted now are smaller than that.', max_value),
+            HINT = 'New keys must sort above the existing ones: renumber those rows, or keep the sequence.';
+    END IF;
+
+    IF key_att.attidentity <> '' THEN
+        stmts := stmts || format('ALTER TABLE %s ALTER COLUMN %I DROP IDENTITY', tbl, col);
+    END IF;
+
+    -- One ALTER TABLE (one rewrite) per table, in the order of the chain.
+    FOR stmt IN
+        SELECT format('ALTER TABLE %s %s', w.relid::regclass,
+                      pg_catalog.string_agg(format('ALTER COLUMN %I TYPE bigint', a.attname),
+                                            ', ' ORDER BY w.attnum))
+          FROM ROWS FROM (pg_catalog.unnest(w_rel), pg_catalog.unnest(w_att),
+                             pg_catalog.unnest(w_depth), pg_catalog.unnest(w_root))
+                   AS w(relid, attnum, depth, root)
+          JOIN pg_catalog.pg_attribute a ON a.attrelid = w.relid AND a.attnum = w.attnum
+         WHERE w.relid = w.root
+         GROUP BY w.relid
+         ORDER BY min(w.depth), w.relid::regclass::text
+    LOOP
+        stmts := stmts || stmt;
+    END LOOP;
+
+    stmts := stmts || format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s', tbl, col, nextval_sql);
+
+    -- A serial column's sequence goes when nothing but this column (and the
+    -- same column of its partitions and children) uses it.
+    SELECT d.objid::regclass INTO owned_seq
+      FROM pg_catalog.pg_depend d
+      JOIN pg_catalog.pg_class s ON s.oid = d.objid AND s.relkind = 'S'
+     WHERE d.classid = 'pg_catalog.pg_class'::regclass
+       AND d.refclassid = 'pg_catalog.pg_class'::regclass
+       AND d.refobjid = tbl AND d.refobjsubid = key_att.attnum AND d.deptype = 'a';
+    IF owned_seq IS NOT NULL THEN
+        WITH RECURSIVE tree(relid) AS (
+            SELECT tbl::oid
+          UNION
+            SELECT i.inhrelid FROM tree t JOIN pg_catalog.pg_inherits i ON i.inhparent = t.relid
+        )
+        SELECT pg_catalog.string_agg(u.line, E'\n' ORDER BY u.line) INTO seq_users
+          FROM (SELECT DISTINCT format('%s uses it.',
+                           pg_catalog.pg_describe_object(d.classid, d.objid, d.objsubid)) AS line
+                  FROM pg_catalog.pg_depend d
+                 WHERE d.refclassid = 'pg_catalog.pg_class'::regclass
+                   AND d.refobjid = owned_seq AND d.deptype = 'n'
+                   AND NOT EXISTS (
+                       SELECT 1
+                         FROM pg_catalog.pg_attrdef ad
+                         JOIN pg_catalog.pg_attribute a ON a.attrelid = ad.adrelid AND a.attnum = ad.adnum
+                        WHERE d.classid = 'pg_catalog.pg_attrdef'::regclass AND ad.oid = d.objid
+                          AND a.attname = col AND ad.adrelid IN (SELECT relid FROM tree))) u;
+        IF seq_users IS NULL THEN
+            stmts := stmts || format('DROP SEQUENCE %s', owned_seq);
+        ELSE
+            RAISE NOTICE USING
+                MESSAGE = format('sequence "%s" is still used elsewhere and is kept', owned_seq),
+                DETAIL = seq_users;
+        END IF;
+    END IF;
+
+    FOREACH stmt IN ARRAY stmts LOOP
+        IF NOT dry_run AND stmt NOT LIKE 'LOCK TABLE %' THEN
+            EXECUTE stmt;
+        END IF;
+        RETURN NEXT stmt;
+    END LOOP;
+    RETURN;
+END
+$convert$;
+
+COMMENT ON FUNCTION snowflake_convert_column(regclass, name, boolean) IS
+'turn a serial or identity key into a snowflake key: widen it and its referencing columns to bigint, default snowflake_nextval(), drop the unused sequence; returns the statements (only returns them with dry_run)';

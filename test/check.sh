@@ -5,9 +5,11 @@
 # TAP tests (test/t/).  Fails if any suite fails, or if a suite did not run.
 #
 #   PROVE_TESTS='test/t/010_crash.pl'   run only some TAP tests
+#   SNOWFLAKE_DEB=1   then test the Debian package too (test/deb-check.sh)
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 WERROR=${WERROR:-1}
 ASSERTS=${ASSERTS:-1}
+SF_TEST_DEPS=1
 sf_setup
 
 out=$(mktemp /tmp/snowflake-check.XXXXXX.log)
@@ -46,3 +48,9 @@ if [ "$fail" -ne 0 ] || [ "$tap_files" -eq 0 ]; then
     exit 1
 fi
 echo "==> every suite passed"
+
+# CI (.ci/run) also builds the Debian package, installs it, runs the suites
+# against it and removes it again.
+if [ -n "${SNOWFLAKE_DEB:-}" ]; then
+    bash "$SNOWFLAKE_ROOT/test/deb-check.sh"
+fi

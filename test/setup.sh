@@ -10,6 +10,9 @@
 #              relocated installation); its packages must be installed already
 #   WERROR=1   build with -Werror (test/check.sh sets it)
 #   ASSERTS=1  build with the extension's assertions on (test/check.sh sets it)
+#   SF_TEST_DEPS=1  also install what the test suites need (test/check.sh
+#              sets it): node, npm and the client test's npm packages,
+#              pg_partman
 
 set -euo pipefail
 
@@ -55,6 +58,15 @@ sf_install_packages() {
     local wanted=(make gcc libc6-dev perl libipc-run-perl faketime libfaketime
                   "postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR"
                   "postgresql-client-$PG_MAJOR")
+    if [ -n "${SF_TEST_DEPS:-}" ]; then
+        # What only the tests need.  The client test (041_node_client.pl)
+        # runs node-postgres; a node from another source (NodeSource ships
+        # npm inside "nodejs") is used as it is.
+        command -v node >/dev/null 2>&1 || wanted+=(nodejs)
+        command -v npm >/dev/null 2>&1 || wanted+=(npm)
+        # The partitioning test (042_partitioning.pl) runs pg_partman.
+        wanted+=("postgresql-$PG_MAJOR-partman")
+    fi
     local missing=()
     local p
     for p in "${wanted[@]}"; do
@@ -81,6 +93,16 @@ sf_build_install() {
     "${SUDO[@]}" make -C "$SNOWFLAKE_ROOT" -s install PG_CONFIG="$PG_CONFIG" >/dev/null
 }
 
+# The npm packages of the client test, exactly as package-lock.json pins
+# them, into test/node/node_modules (ignored by git).
+sf_install_node_modules() {
+    if [ ! -d "$SNOWFLAKE_ROOT/test/node/node_modules/pg" ] ||
+        [ "$SNOWFLAKE_ROOT/test/node/package-lock.json" -nt "$SNOWFLAKE_ROOT/test/node/node_modules" ]; then
+        log "installing the node-postgres client test's packages (npm ci)"
+        (cd "$SNOWFLAKE_ROOT/test/node" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+    fi
+}
+
 # PostgreSQL refuses to run as root: the tests and the demo run as the
 # unprivileged "postgres" user (created by the Debian package) when we are
 # root, in a copy of the tree that user owns.  RUN_AS runs a command as that
@@ -101,6 +123,9 @@ sf_pick_runner() {
 sf_setup() {
     sf_pick_major
     sf_install_packages
+    if [ -n "${SF_TEST_DEPS:-}" ]; then
+        sf_install_node_modules
+    fi
     sf_build_install
     sf_pick_runner
 }

@@ -1,0 +1,203 @@
+# Copyright: see LICENSE
+#
+# 040_upgrade_dump.pl
+#	Release discipline: 1.0 updated to 1.1 leaves exactly what a fresh 1.1
+#	install creates, object by object and definition by definition; and a
+#	database using the extension survives pg_dump and pg_restore, plain and
+#	custom formats, with its keys and defaults intact.
+
+use strict;
+use warnings;
+
+use FindBin;
+use JSON::PP qw(decode_json);
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowflakeTest;
+use Test::More;
+
+my $node = new_snowflake_node('upgrade', 'snowflake.node_id' => 12);
+$node->start;
+
+# ---------------------------------------------------------------------------
+# 1.0 + ALTER EXTENSION UPDATE against a fresh 1.1.
+# ---------------------------------------------------------------------------
+my $default_version = $node->safe_psql('postgres',
+	"SELECT default_version FROM pg_available_extensions WHERE name = 'snowflake'");
+is($default_version, '1.1', 'the default version is 1.1');
+
+# PGXN's META.json announces the same version.
+my $meta = decode_json(slurp_file("$FindBin::RealBin/../../META.json"));
+is($meta->{version}, "$default_version.0", 'META.json: the distribution version');
+is($meta->{provides}{snowflake}{version}, "$default_version.0",
+	'META.json: the extension version');
+ok(-f "$FindBin::RealBin/../../$meta->{provides}{snowflake}{file}",
+	'META.json: the file it names exists');
+
+$node->safe_psql('postgres', 'CREATE DATABASE updated');
+$node->safe_psql('postgres', 'CREATE DATABASE fresh');
+$node->safe_psql('updated', "CREATE EXTENSION snowflake VERSION '1.0'");
+is($node->safe_psql('updated',
+		"SELECT extversion FROM pg_extension WHERE extname = 'snowflake'"),
+	'1.0', 'version 1.0 installs');
+$node->safe_psql('updated', 'ALTER EXTENSION snowflake UPDATE');
+$node->safe_psql('fresh', 'CREATE EXTENSION snowflake');
+
+# Every member object of the extension with its full definition: functions
+# (pg_get_functiondef: arguments, result, language, volatility, strictness,
+# parallel label, cost, rows, settings, body), relations (columns, view
+# definition), their comments and privileges.
+my $objects_sql = q{
+SELECT pg_describe_object(d.classid, d.objid, d.objsubid) || E'\n' ||
+       CASE d.classid
+         WHEN 'pg_proc'::regclass THEN
+           pg_get_functiondef(d.objid) || E'\nacl: ' ||
+           coalesce((SELECT p.proacl::text FROM pg_proc p WHERE p.oid = d.objid), 'default')
+         WHEN 'pg_class'::regclass THEN
+           (SELECT c.relkind::text || E'\ncolumns: ' ||
+                   (SELECT string_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod),
+                                      ', ' ORDER BY a.attnum)
+                      FROM pg_attribute a
+                     WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped) ||
+                   E'\ndefinition: ' || coalesce(pg_get_viewdef(c.oid), '') ||
+                   E'\nacl: ' || coalesce(c.relacl::text, 'default')
+              FROM pg_class c WHERE c.oid = d.objid)
+         ELSE ''
+       END || E'\ncomment: ' ||
+       coalesce(obj_description(d.objid, (SELECT relname FROM pg_class WHERE oid = d.classid)), 'none')
+  FROM pg_depend d
+ WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
+   AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'snowflake')
+ ORDER BY 1};
+my $extension_sql = q{
+SELECT e.extversion, e.extrelocatable, n.nspname, e.extconfig, e.extcondition
+  FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+ WHERE e.extname = 'snowflake'};
+
+my $fresh_objects = $node->safe_psql('fresh', $objects_sql);
+my $updated_objects = $node->safe_psql('updated', $objects_sql);
+my $count_sql = q{
+SELECT count(*) FROM pg_depend
+ WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
+   AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'snowflake')};
+my $fresh_count = $node->safe_psql('fresh', $count_sql);
+cmp_ok($fresh_count, '>=', 14, "a fresh 1.1 has all its objects ($fresh_count)");
+like($fresh_objects, qr/function snowflake_convert_column\(regclass,name,boolean\)/,
+	'a fresh 1.1 has snowflake_convert_column');
+is($updated_objects, $fresh_objects,
+	'1.0 updated to 1.1 has the same objects and definitions as a fresh 1.1');
+is($node->safe_psql('updated', $extension_sql),
+	$node->safe_psql('fresh', $extension_sql),
+	'and the same extension entry (version, schema, configuration tables)');
+is($node->safe_psql('updated', $count_sql), $fresh_count,
+	'and the same number of member objects');
+
+# psql's own description of the extension agrees too.
+my (undef, $dx_updated) = $node->psql('updated', '\dx+ snowflake');
+my (undef, $dx_fresh) = $node->psql('fresh', '\dx+ snowflake');
+is($dx_updated, $dx_fresh, '\dx+ lists the same objects');
+
+# ---------------------------------------------------------------------------
+# pg_dump and pg_restore, plain and custom.
+# ---------------------------------------------------------------------------
+$node->safe_psql('postgres', 'CREATE DATABASE app');
+$node->safe_psql(
+	'app', q{
+	CREATE EXTENSION snowflake;
+	CREATE TABLE customers (id serial PRIMARY KEY, name text NOT NULL);
+	CREATE TABLE orders (id bigint PRIMARY KEY DEFAULT snowflake_nextval(),
+	                     customer_id integer NOT NULL REFERENCES customers,
+	                     placed timestamptz GENERATED ALWAYS AS (snowflake_timestamp(id)) STORED);
+	CREATE INDEX orders_day ON orders ((snowflake_timestamp(id)));
+	INSERT INTO customers (name) VALUES ('ann'), ('bob');
+	SELECT count(*) FROM snowflake_convert_column('customers', 'id');
+	INSERT INTO customers (name) VALUES ('cy');
+	INSERT INTO orders (customer_id) SELECT id FROM customers, generate_series(1, 3);
+});
+
+my $state_sql = q{
+SELECT string_agg(x, E'\n' ORDER BY x) FROM (
+  SELECT 'customer ' || id || ' ' || name AS x FROM customers
+  UNION ALL
+  SELECT 'order ' || id || ' ' || customer_id || ' ' || placed FROM orders
+  UNION ALL
+  SELECT 'default ' || c.relname || '.' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod)
+         || ' ' || coalesce(pg_get_expr(d.adbin, d.adrelid), '-')
+    FROM pg_class c
+    JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0
+    LEFT JOIN pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum
+   WHERE c.relname IN ('customers', 'orders')
+  UNION ALL
+  SELECT 'constraint ' || conname || ' ' || pg_get_constraintdef(oid)
+    FROM pg_constraint WHERE conrelid IN ('customers'::regclass, 'orders'::regclass)
+  UNION ALL
+  SELECT 'index ' || indexdef FROM pg_indexes WHERE tablename IN ('customers', 'orders')
+  UNION ALL
+  SELECT 'extension ' || extversion FROM pg_extension WHERE extname = 'snowflake'
+) s};
+my $before = $node->safe_psql('app', $state_sql);
+like($before, qr/^default customers\.id bigint snowflake_nextval\(\)$/m,
+	'the converted key has the snowflake default');
+like($before, qr/^default orders\.customer_id bigint -$/m,
+	'and the referencing column is bigint');
+is(scalar(() = $before =~ /^order /mg), 9, 'nine orders to dump');
+
+my $tmp = PostgreSQL::Test::Utils::tempdir();
+
+# A plain dump without the random key of the \restrict lines that recent
+# minor releases write around it.
+sub dump_text
+{
+	my ($file) = @_;
+	my $text = slurp_file($file);
+	$text =~ s/^\\(?:un)?restrict .*$//mg;
+	return $text;
+}
+
+my $connstr = $node->connstr('app');
+$node->command_ok([ 'pg_dump', '-Fp', '-f', "$tmp/app.sql", '-d', $connstr ],
+	'pg_dump, plain format');
+$node->command_ok([ 'pg_dump', '-Fc', '-f', "$tmp/app.dump", '-d', $connstr ],
+	'pg_dump, custom format');
+
+$node->safe_psql('postgres', 'CREATE DATABASE from_plain');
+$node->safe_psql('postgres', 'CREATE DATABASE from_custom');
+$node->command_ok(
+	[
+		'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-f', "$tmp/app.sql",
+		'-d', $node->connstr('from_plain')
+	],
+	'the plain dump restores with psql, without an error');
+$node->command_ok(
+	[
+		'pg_restore', '--exit-on-error', '-d', $node->connstr('from_custom'),
+		"$tmp/app.dump"
+	],
+	'the custom dump restores with pg_restore, without an error');
+
+foreach my $db ('from_plain', 'from_custom')
+{
+	is($node->safe_psql($db, $state_sql), $before,
+		"$db: same rows, keys, defaults, constraints, indexes and extension version");
+
+	# Dumping the restored database again gives the same dump.
+	$node->command_ok([ 'pg_dump', '-Fp', '-f', "$tmp/$db.sql", '-d', $node->connstr($db) ],
+		"$db: dumps again");
+	is(dump_text("$tmp/$db.sql"), dump_text("$tmp/app.sql"),
+		"$db: its dump is identical to the original one");
+
+	# New rows get new IDs above the restored ones.
+	is( $node->safe_psql(
+			$db, q{
+			WITH c AS (INSERT INTO customers (name) VALUES ('dee') RETURNING id),
+			     o AS (INSERT INTO orders (customer_id) SELECT id FROM c RETURNING id, customer_id)
+			SELECT (SELECT id FROM c) > (SELECT max(id) FROM customers WHERE name <> 'dee')
+			   AND o.id > (SELECT max(id) FROM orders WHERE customer_id <> o.customer_id)
+			   AND snowflake_node_id(o.id) = 12
+			  FROM o}),
+		't',
+		"$db: inserts after the restore get larger IDs from this node");
+}
+
+$node->stop;
+done_testing();
