@@ -31,7 +31,8 @@ $_->start foreach @sources, $hub;
 
 build_fan_in($hub, @sources);
 load_fan_in($hub, @sources);
-my $ord = check_fan_in($hub, { map { ("source$_" => $_) } 1 .. 3 }, @sources);
+my $ord = check_fan_in($hub, { map { ("source$_" => $_) } 1 .. 3 },
+	undef, @sources);
 
 my @wrong = grep { $_ =~ />/ && $ord->{$_} > 0 } keys %$ord;
 is(scalar(@wrong), 0,

@@ -64,11 +64,15 @@ CREATE TABLE events (
 # Run the statements $sql_for->($node) returns on every node of @$nodes at
 # the same time, each node in its own psql (one statement after the other,
 # each in its own transaction unless it commits itself), and wait for all of
-# them.  Dies if one fails.
+# them.  A gate makes them start together: each psql first waits for an
+# advisory lock that a session of ours holds on its server until every psql
+# is connected and waiting.  Dies if one fails.
 sub insert_concurrently
 {
 	my ($nodes, $sql_for) = @_;
 	my (@runs, %out, %err);
+	my @gates = map { $_->background_psql('postgres') } @$nodes;
+	$_->query_safe('SELECT pg_advisory_lock(20)') foreach @gates;
 	foreach my $node (@$nodes)
 	{
 		my $name = $node->name;
@@ -77,17 +81,26 @@ sub insert_concurrently
 			[
 				'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1',
 				'-d', $node->connstr('postgres'),
+				'-c', 'SELECT pg_advisory_lock_shared(20)',
 				map { ('-c', $_) } $sql_for->($node)
 			],
 			'>', \$out{$name}, '2>', \$err{$name},
 			IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
 	}
+	foreach my $node (@$nodes)
+	{
+		$node->poll_query_until('postgres',
+			"SELECT count(*) = 1 FROM pg_catalog.pg_locks WHERE locktype = 'advisory' AND NOT granted"
+		) or die 'timed out waiting for the inserts on ' . $node->name . ' to wait at the gate';
+	}
+	$_->query_safe('SELECT pg_advisory_unlock(20)') foreach @gates;
 	foreach my $i (0 .. $#runs)
 	{
 		my $name = $nodes->[$i]->name;
 		$runs[$i]->finish
 		  or die "inserts on $name failed: $err{$name}";
 	}
+	$_->quit foreach @gates;
 	return;
 }
 
@@ -245,10 +258,11 @@ END \$\$},
 # problem, the rows add up source by source, snowflake_node_id(id) names
 # each row's source ($node_ids->{source name}), the single-row inserts of
 # the sources overlapped in time, and each source's relay rows increase with
-# their steps.  Returns ordering($hub).
+# their steps.  $offset_ms->{source name} is the offset of a source's clock
+# in milliseconds, if any.  Returns ordering($hub).
 sub check_fan_in
 {
-	my ($hub, $node_ids, @sources) = @_;
+	my ($hub, $node_ids, $offset_ms, @sources) = @_;
 	local $Test::Builder::Level = $Test::Builder::Level + 1;
 
 	is(subscription_problems($hub), '0',
@@ -288,13 +302,18 @@ FROM (SELECT DISTINCT src || ':' || snowflake_node_id(id) AS x FROM events) s}),
 		'snowflake_node_id(id) names the source of every row');
 
 	# The single-row inserts ran at the same time: each source's stretch of
-	# ID time overlaps every other's.
+	# ID time, less its clock's offset, overlaps every other's.
+	my $offsets = join ', ',
+	  map { "('" . $_->name . "', " . ($offset_ms->{ $_->name } // 0) . ')' }
+	  @sources;
 	is( $hub->safe_psql(
 			'postgres', qq{
 SELECT max(lo) < min(hi) FROM (
-	SELECT src, min(id) AS lo, max(id) AS hi FROM (
-		SELECT id, src, row_number() OVER (PARTITION BY src ORDER BY id) AS n
+	SELECT src, min(ms - o.ms_off) AS lo, max(ms - o.ms_off) AS hi
+	FROM (SELECT src, row_number() OVER (PARTITION BY src ORDER BY id) AS n,
+			extract(epoch FROM snowflake_timestamp(id)) * 1000 AS ms
 		FROM events WHERE step IS NULL) s
+	JOIN (VALUES $offsets) o(src, ms_off) USING (src)
 	WHERE n <= $SINGLE_ROWS GROUP BY src) r}),
 		't',
 		'the sources inserted at the same time');
