@@ -145,11 +145,15 @@ REVOKE ALL ON FUNCTION snowflake_adopt_layout(boolean) FROM PUBLIC;
 -- identifier) holds already fails, locally or where replication applies it.
 -- Nothing here is on the path of snowflake_nextval().
 
+-- The key is the pair: a server that removes its own claim (a replicated
+-- delete, found by the key) never removes another server's claim of the
+-- same node id.  The guard keeps one server per node id.
 CREATE TABLE snowflake_node_claims (
-    node_id           integer PRIMARY KEY CHECK (node_id >= 0),
+    node_id           integer NOT NULL CHECK (node_id >= 0),
     system_identifier bigint NOT NULL,
     server_name       text NOT NULL,
-    claimed_at        timestamptz NOT NULL DEFAULT pg_catalog.now()
+    claimed_at        timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    PRIMARY KEY (node_id, system_identifier)
 );
 
 COMMENT ON TABLE snowflake_node_claims IS
@@ -165,15 +169,24 @@ AS $$
 DECLARE
     holder record;
 BEGIN
-    EXECUTE format('SELECT system_identifier, server_name, claimed_at FROM %s WHERE node_id = $1',
+    -- Claims of one node id are checked one at a time: a concurrent claim
+    -- (a local one, or one another apply worker brings) waits for this one
+    -- to commit or abort, then sees it.
+    PERFORM pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('snowflake_node_claims'),
+                                             NEW.node_id);
+    EXECUTE format('SELECT system_identifier, server_name, claimed_at FROM %s
+                     WHERE node_id = $1 ORDER BY system_identifier = $2 LIMIT 1',
                    TG_RELID::regclass)
-        INTO holder USING NEW.node_id;
+        INTO holder USING NEW.node_id, NEW.system_identifier;
     IF holder.system_identifier IS NULL THEN
         RETURN NEW;
     END IF;
     IF holder.system_identifier = NEW.system_identifier THEN
-        -- The same server again (a repeated claim): the first claim stands.
-        RETURN NULL;
+        IF TG_OP = 'INSERT' THEN
+            -- The same server again (a repeated claim): the first claim stands.
+            RETURN NULL;
+        END IF;
+        RETURN NEW;
     END IF;
     RAISE EXCEPTION USING
         ERRCODE = 'unique_violation',
