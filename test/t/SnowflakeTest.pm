@@ -105,7 +105,7 @@ my ($faketime_lib) = grep { -e $_ } glob(
 	'/usr/lib/*/faketime/libfaketime.so.1 '
 	  . '/usr/lib/faketime/libfaketime.so.1 '
 	  . '/usr/local/lib/faketime/libfaketime.so.1');
-my $clock_file;
+my %clock_files;
 
 sub faketime_available
 {
@@ -118,30 +118,44 @@ sub faketime_available
 # Set the clock of servers started by start_faked() to the real time plus
 # $offset seconds ("+0", "-30", "-0.3").  libfaketime rereads the file at
 # every clock call and treats an empty file as "no offset", so the file is
-# replaced atomically.
+# replaced atomically.  Servers started with start_faked(..., clock => $name)
+# follow the clock of that name instead of the default one: set_clock($offset,
+# $name) sets it, so that servers of one test can run with different clocks.
 sub set_clock
 {
-	my ($offset) = @_;
-	$clock_file //= PostgreSQL::Test::Utils::tempdir() . '/clock_offset';
-	open my $fh, '>', "$clock_file.new"
-	  or die "could not write $clock_file.new: $!";
+	my ($offset, $name) = @_;
+	my $file = clock_file($name);
+	open my $fh, '>', "$file.new"
+	  or die "could not write $file.new: $!";
 	print $fh "$offset\n";
-	close $fh or die "could not write $clock_file.new: $!";
-	rename("$clock_file.new", $clock_file)
-	  or die "could not rename to $clock_file: $!";
+	close $fh or die "could not write $file.new: $!";
+	rename("$file.new", $file)
+	  or die "could not rename to $file: $!";
 	return;
+}
+
+# The file behind a named clock (the default one without a name).
+sub clock_file
+{
+	my ($name) = @_;
+	$name //= '';
+	$clock_files{$name} //=
+	  PostgreSQL::Test::Utils::tempdir() . '/clock_offset' . $name;
+	return $clock_files{$name};
 }
 
 # Start (or with $how = 'restart', restart) the node with libfaketime
 # preloaded; the environment is restored afterwards so that no client
-# program runs with a fake clock.  Extra arguments go to start/restart.
+# program runs with a fake clock.  clock => $name picks a named clock (see
+# set_clock); other extra arguments go to start/restart.
 sub start_faked
 {
 	my ($node, $how, %args) = @_;
 	die 'libfaketime is not installed' unless defined $faketime_lib;
-	set_clock('+0') unless defined $clock_file;
+	my $clock = delete $args{clock};
+	set_clock('+0', $clock) unless -e clock_file($clock);
 	local $ENV{LD_PRELOAD} = $faketime_lib;
-	local $ENV{FAKETIME_TIMESTAMP_FILE} = $clock_file;
+	local $ENV{FAKETIME_TIMESTAMP_FILE} = clock_file($clock);
 	local $ENV{FAKETIME_NO_CACHE} = '1';
 	# Only the wall clock moves: PostgreSQL times its sleeps and timeouts
 	# with the monotonic clock, which must keep running forwards.
