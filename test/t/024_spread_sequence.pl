@@ -1,6 +1,6 @@
 # Copyright: see LICENSE
 #
-# 018_spread_sequence.pl
+# 024_spread_sequence.pl
 #	snowflake.spread_sequence: at low rates the low bits of IDs spread
 #	evenly, and every guarantee still holds.
 #
