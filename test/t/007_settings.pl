@@ -134,10 +134,10 @@ sub no_lead
 no_lead();
 like(
 	error_report($node, "SET snowflake.max_wait_ms = 0;\n$six_batches"),
-	qr/\A58000:\ system\ clock\ is\ \d+\ ms\ behind\ the\ last\ issued\ snowflake\ ID\n
-	   DETAIL:\ \ IDs\ may\ lead\ the\ clock\ by\ 200\ ms\ \(snowflake\.max_drift_ms\)\ and\ a\ call\ may\ wait\ 0\ ms\ \(snowflake\.max_wait_ms\);\ no\ ID\ was\ issued\.\n
-	   HINT:\ \ Generation\ resumes\ by\ itself\ once\ the\ clock\ catches\ up\.\ Check\ the\ server's\ time\ synchronisation\.\z/x,
-	'max_wait_ms = 0: a call that would have to sleep fails with 58000; the detail names both settings');
+	qr/\A58000:\ snowflake\ IDs\ are\ \d+\ ms\ ahead\ of\ the\ system\ clock\ after\ a\ burst\n
+	   DETAIL:\ \ More\ IDs\ were\ asked\ for\ than\ the\ sequence\ field\ holds\ per\ millisecond,\ and\ the\ time\ borrowed\ from\ the\ future\ exceeds\ what\ IDs\ may\ lead\ the\ clock\ by,\ 200\ ms\ \(snowflake\.max_drift_ms\),\ plus\ what\ a\ call\ may\ wait,\ 0\ ms\ \(snowflake\.max_wait_ms\);\ no\ ID\ was\ issued\.\n
+	   HINT:\ \ Ask\ for\ fewer\ IDs\ at\ once,\ or\ raise\ "snowflake\.max_wait_ms"\ or\ "snowflake\.max_drift_ms"\.\z/x,
+	'max_wait_ms = 0: a burst that would have to sleep fails with 58000, saying it is a burst; the detail names both settings');
 my $st = stats($node);
 is("$st->{refused}|$st->{waits}", '1|0', 'one call refused, none slept');
 is($st->{ids_issued} % $per_batch, 0,
