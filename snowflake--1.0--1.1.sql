@@ -413,3 +413,8 @@ COMMENT ON FUNCTION snowflake_claim_node(text) IS
 'record in snowflake_node_claims that this server (its system identifier) mints with its node id; fails if another server claimed it (superuser only)';
 
 REVOKE ALL ON FUNCTION snowflake_claim_node(text) FROM PUBLIC;
+-- 1.1 is trusted (snowflake.control): a database owner without superuser
+-- may create and update it.  The objects of 1.0 are unchanged; only the
+-- fresh install script was rewritten to qualify every reference, which
+-- leaves the same catalog entries as 1.0's unqualified ones.  The update
+-- takes "trusted" and "relocatable = false" from the control file.

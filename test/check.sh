@@ -6,6 +6,18 @@
 #
 #   PROVE_TESTS='test/t/010_crash.pl'   run only some TAP tests
 #   SNOWFLAKE_DEB=1   then test the Debian package too (test/deb-check.sh)
+#
+#   test/check.sh --all-majors   (root, CI) every suite on the PostgreSQL
+#       installed here (15 on Debian 12), then the Patroni failover test
+#       (test/patroni-check.sh) against it, then every suite on PostgreSQL
+#       17 and 18 in Debian trixie and sid chroots (test/chroot-check.sh).
+#       Fails if any of them fails or did not run.
+if [ "${1:-}" = "--all-majors" ]; then
+    exec bash "$(dirname "${BASH_SOURCE[0]}")/all-majors.sh"
+elif [ $# -gt 0 ]; then
+    echo "usage: test/check.sh [--all-majors]" >&2
+    exit 2
+fi
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 WERROR=${WERROR:-1}
 ASSERTS=${ASSERTS:-1}
@@ -42,12 +54,17 @@ if grep -q 'TAP tests not enabled' "$out" || ! grep -q '^Result: PASS' "$out"; t
     fail=1
 fi
 tap_files=$(grep -cE '^test/t/.*\.pl \.+ ok' "$out" || true)
-echo "==> TAP test files passed: $tap_files"
+tap_expected=$(cd "$RUN_DIR" && ls -d ${PROVE_TESTS:-test/t/*.pl} | wc -l)
+echo "==> TAP test files passed: $tap_files of $tap_expected"
 rm -f "$out"
+if [ "$tap_files" -ne "$tap_expected" ]; then
+    echo "FAILED: not every TAP test file ran and passed" >&2
+    fail=1
+fi
 if [ "$fail" -ne 0 ] || [ "$tap_files" -eq 0 ]; then
     exit 1
 fi
-echo "==> every suite passed"
+echo "==> PostgreSQL $PG_MAJOR: every suite passed (pg_regress, isolation, $tap_files TAP files)"
 
 # CI (.ci/run) also builds the Debian package, installs it, runs the suites
 # against it and removes it again.

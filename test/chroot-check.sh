@@ -1,17 +1,26 @@
 #!/usr/bin/env bash
-# Build snowflake and run its suites against another PostgreSQL major, in a
-# Debian chroot made with debootstrap (root only; about five minutes the
-# first time, then reused):
+# Build snowflake and run every suite (pg_regress, isolation, TAP) against
+# another PostgreSQL major, in a Debian chroot made with debootstrap.  Root
+# only.  The chroot is built once (about five minutes) and reused; the
+# package mirror is the one this host's apt configuration uses.
 #
 #   test/chroot-check.sh 17          # Debian trixie's PostgreSQL 17
 #   test/chroot-check.sh 18          # Debian sid's PostgreSQL 18
-#   CHROOT_DIR=/srv/chroots test/chroot-check.sh 17 --tap   # TAP tests too
+#   test/chroot-check.sh 17 --prepare   # only build the chroot
 #
-# Not part of test/check.sh: it needs the Debian mirror and several minutes.
+# Environment:
+#   CHROOT_DIR        where the chroots live (default /var/tmp/snowflake-chroots)
+#   SNOWFLAKE_MIRROR  a Debian mirror URL to use instead of the host's
+#   PG_TEST_PORT_DIR  shared with the chroot, so that servers started inside
+#                     and outside it do not pick the same port
+#
+# Each run copies the tree into a directory of its own inside the chroot and
+# runs test/check.sh there, so its checks (every suite ran) apply as they do
+# natively.  test/check.sh --all-majors calls this script.
 set -euo pipefail
 
-major=${1:?usage: test/chroot-check.sh MAJOR [--tap]}
-with_tap=${2:-}
+major=${1:?usage: test/chroot-check.sh MAJOR [--prepare]}
+mode=${2:-}
 case "$major" in
     17) suite=trixie ;;
     18) suite=sid ;;
@@ -19,31 +28,122 @@ case "$major" in
 esac
 [ "$(id -u)" -eq 0 ] || { echo "test/chroot-check.sh must run as root" >&2; exit 2; }
 
-root=${CHROOT_DIR:-/srv/chroots}/pg$major
+chroots=${CHROOT_DIR:-/var/tmp/snowflake-chroots}
+root=$chroots/pg$major
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 pgc=/usr/lib/postgresql/$major/bin/pg_config
+packages="postgresql-$major,postgresql-server-dev-$major,build-essential,perl,libipc-run-perl,faketime,libfaketime"
 
-if [ ! -x "$root$pgc" ]; then
-    command -v debootstrap >/dev/null || apt-get install -y -qq debootstrap >/dev/null
-    mkdir -p "$root"
-    debootstrap --variant=minbase \
-        --include="postgresql-$major,postgresql-server-dev-$major,build-essential,libipc-run-perl,faketime,libfaketime" \
-        "$suite" "$root" http://deb.debian.org/debian
+log() { printf '==> [pg%s] %s\n' "$major" "$*" >&2; }
+
+# The first Debian archive (not the security archive) in the host's apt
+# sources: deb822 files ("URIs:" in a stanza of Types "deb") first, then
+# one-line "deb URL SUITE ..." entries.
+host_mirror() {
+    local f uri
+    for f in /etc/apt/sources.list.d/*.sources; do
+        [ -r "$f" ] || continue
+        uri=$(awk '
+            function flush() {
+                if (!done && isdeb && uris != "" && suites !~ /-security/) {
+                    print uris; done = 1; exit
+                }
+                isdeb = 0; uris = ""; suites = ""
+            }
+            /^[[:space:]]*$/ { flush(); next }
+            /^[[:space:]]*#/ { next }
+            tolower($1) == "types:" { for (i = 2; i <= NF; i++) if ($i == "deb") isdeb = 1 }
+            tolower($1) == "uris:" { uris = $2 }
+            tolower($1) == "suites:" { suites = $0 }
+            END { flush() }' "$f")
+        [ -n "$uri" ] && { echo "$uri"; return; }
+    done
+    for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+        [ -r "$f" ] || continue
+        uri=$(awk '$1 == "deb" {
+                  i = 2; if ($i ~ /^\[/) { while ($i !~ /\]$/) i++; i++ }
+                  if ($(i + 1) !~ /-security/) { print $i; exit } }' "$f")
+        [ -n "$uri" ] && { echo "$uri"; return; }
+    done
+    return 1
+}
+
+# apt's proxy, if the host uses one, for debootstrap's downloads.
+host_proxy() {
+    apt-config dump 2>/dev/null |
+        sed -nE 's/^Acquire::http::Proxy "(.+)";$/\1/p' | head -n 1
+}
+
+build_chroot() {
+    local mirror proxy tmp
+    mirror=${SNOWFLAKE_MIRROR:-$(host_mirror)} || true
+    if [ -z "$mirror" ]; then
+        echo "no Debian mirror found in /etc/apt; set SNOWFLAKE_MIRROR" >&2
+        exit 1
+    fi
+    proxy=$(host_proxy || true)
+    if ! command -v debootstrap >/dev/null; then
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
+    fi
+    # Built under a temporary name and renamed when complete: an interrupted
+    # build is never mistaken for a usable chroot.
+    tmp=$root.partial
+    rm -rf "$tmp"
+    mkdir -p "$tmp"
+    log "building a Debian $suite chroot in $root from $mirror"
+    if ! env ${proxy:+http_proxy="$proxy"} debootstrap --variant=minbase \
+        --include="$packages" "$suite" "$tmp" "$mirror" >"$tmp.log" 2>&1; then
+        tail -n 30 "$tmp.log" >&2
+        [ -f "$tmp/debootstrap/debootstrap.log" ] && tail -n 30 "$tmp/debootstrap/debootstrap.log" >&2
+        echo "debootstrap of $suite failed" >&2
+        exit 1
+    fi
+    [ -x "$tmp$pgc" ] || { echo "the $suite chroot has no $pgc" >&2; exit 1; }
+    mv "$tmp" "$root"
+    rm -f "$tmp.log"
+}
+
+mkdir -p "$chroots"
+# One run per chroot at a time: runs share its mounts.
+exec 9>"$chroots/pg$major.lock"
+flock 9
+
+[ -x "$root$pgc" ] || build_chroot
+if [ "$mode" = "--prepare" ]; then
+    log "chroot ready: $root"
+    exit 0
 fi
 
-mountpoint -q "$root/proc" || mount -t proc proc "$root/proc"
-mountpoint -q "$root/dev" || mount --bind /dev "$root/dev"
-trap 'umount "$root/dev" "$root/proc" 2>/dev/null || true' EXIT
+work=$(mktemp -d "$root/build.XXXXXX")
+mounted=()
+cleanup() {
+    local m
+    for m in "${mounted[@]}"; do
+        umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
+    done
+    rm -rf "$work"
+}
+trap cleanup EXIT
 
-rm -rf "$root/build"
-mkdir -p "$root/build"
-cp -a "$src/." "$root/build/"
-chroot "$root" chown -R postgres: /build
-chroot "$root" make -C /build -s clean PG_CONFIG="$pgc"
-chroot "$root" make -C /build -s WERROR=1 ASSERTS=1 PG_CONFIG="$pgc"
-chroot "$root" make -C /build -s install PG_CONFIG="$pgc" >/dev/null
-tap=TAP_TESTS=
-[ "$with_tap" = "--tap" ] && tap=
-chroot "$root" su postgres -s /bin/bash -c \
-    "cd /build && PATH=/usr/lib/postgresql/$major/bin:\$PATH make installcheck PG_CONFIG=$pgc $tap"
-echo "==> PostgreSQL $major: every suite run passed"
+mountpoint -q "$root/proc" || { mount -t proc proc "$root/proc"; mounted+=("$root/proc"); }
+mountpoint -q "$root/dev" || { mount --bind /dev "$root/dev"; mounted+=("$root/dev"); }
+if [ -n "${PG_TEST_PORT_DIR:-}" ]; then
+    mkdir -p "$PG_TEST_PORT_DIR" "$root$PG_TEST_PORT_DIR"
+    chmod 1777 "$PG_TEST_PORT_DIR" "$root$PG_TEST_PORT_DIR"
+    if ! mountpoint -q "$root$PG_TEST_PORT_DIR"; then
+        mount --bind "$PG_TEST_PORT_DIR" "$root$PG_TEST_PORT_DIR"
+        mounted=("$root$PG_TEST_PORT_DIR" "${mounted[@]}")
+    fi
+fi
+
+# A copy of the tree of its own (test/check.sh cleans and rebuilds it with
+# the chroot's PostgreSQL), without the host's test output.
+tar -C "$src" --exclude=./.git --exclude='./tmp_check*' --exclude=./results \
+    --exclude=./output_iso -cf - . | tar -C "$work" -xf -
+inner=/${work#"$root"/}
+log "running every suite in $root$inner"
+chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+    PG_MAJOR="$major" ${PG_TEST_PORT_DIR:+PG_TEST_PORT_DIR="$PG_TEST_PORT_DIR"} \
+    ${PROVE_TESTS:+PROVE_TESTS="$PROVE_TESTS"} \
+    bash "$inner/test/check.sh"

@@ -1,0 +1,217 @@
+# Copyright: see LICENSE
+#
+# 026_trusted.pl
+#	snowflake is a trusted extension: a database owner without superuser
+#	creates it and uses every generator and decoder, but cannot reset the
+#	counters, adopt a layout or change a setting.  The install and update
+#	scripts run as the bootstrap superuser, so they must not resolve
+#	anything through search_path: an unprivileged user plants look-alike
+#	functions and operators in the target schema first, each of which would
+#	make the user a superuser if the script ever ran it.  Finally an update
+#	from 1.0 must leave the same objects as a fresh 1.1.
+
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowflakeTest;
+use Test::More;
+
+# The install script names nothing through search_path: every object it
+# creates, comments on, grants or selects from is @extschema@-qualified and
+# every type pg_catalog-qualified (comments and string literals aside).
+my $script = slurp_file(__FILE__ =~ s{test/t/[^/]+$}{snowflake--1.1.sql}r);
+$script =~ s/--[^\n]*//g;
+$script =~ s{/\*.*?\*/}{}gs;
+$script =~ s/'(?:[^']|'')*'//g;
+my @unqualified;
+while ($script =~
+	/\b(FUNCTION|VIEW|ON|FROM|TABLE)\s+(?!pg_catalog\.|\@extschema\@\.)([a-z_]+)/gi)
+{
+	push @unqualified, "$1 $2"
+	  unless $2 =~ /^(FUNCTION|VIEW|PUBLIC|TABLE)$/i;
+}
+while ($script =~
+	/(?<!pg_catalog\.)\b(bigint|integer|int4|int8|text|timestamptz|boolean|bool|record|void)\b/gi)
+{
+	push @unqualified, "type $1";
+}
+is(join(', ', @unqualified), '',
+	'snowflake--1.1.sql qualifies every object and type it names');
+
+my $node = new_snowflake_node('trusted', 'snowflake.node_id' => 5);
+$node->start;
+
+# alice owns the databases; mallory may create objects in their public
+# schemas (as in databases created before PostgreSQL 15).
+$node->safe_psql('postgres', q{
+CREATE ROLE alice LOGIN;
+CREATE ROLE mallory LOGIN;
+CREATE DATABASE app OWNER alice;
+CREATE DATABASE app10 OWNER alice;
+});
+
+# Look-alikes of what an install script might call: built-in functions,
+# operators on the types the script uses, casts' function names and our own
+# names with other argument types.  Each one, run by a superuser, makes
+# mallory a superuser and records the call.
+my $plant = q{
+CREATE TABLE public.trap_log (fn text, caller text);
+GRANT INSERT ON public.trap_log TO PUBLIC;
+CREATE FUNCTION public.trap(fn text) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO public.trap_log VALUES (fn, current_user);
+	IF (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user) THEN
+		EXECUTE 'ALTER ROLE mallory SUPERUSER';
+	END IF;
+END $$;
+CREATE FUNCTION public.now() RETURNS timestamptz LANGUAGE plpgsql
+	AS $$ BEGIN PERFORM public.trap('now'); RETURN pg_catalog.now(); END $$;
+CREATE FUNCTION public.int8(integer) RETURNS bigint LANGUAGE plpgsql
+	AS $$ BEGIN PERFORM public.trap('int8'); RETURN $1; END $$;
+CREATE FUNCTION public.bool(integer) RETURNS boolean LANGUAGE plpgsql
+	AS $$ BEGIN PERFORM public.trap('bool'); RETURN $1 <> 0; END $$;
+CREATE FUNCTION public.snowflake_stats(integer) RETURNS record LANGUAGE plpgsql
+	AS $$ BEGIN PERFORM public.trap('snowflake_stats'); RETURN NULL; END $$;
+CREATE FUNCTION public.snowflake_nextval(integer) RETURNS bigint LANGUAGE plpgsql
+	AS $$ BEGIN PERFORM public.trap('snowflake_nextval'); RETURN 0; END $$;
+CREATE FUNCTION public.trap_eq(bigint, integer) RETURNS boolean LANGUAGE plpgsql
+	AS $$ BEGIN PERFORM public.trap('='); RETURN $1 = $2; END $$;
+CREATE OPERATOR public.= (LEFTARG = bigint, RIGHTARG = integer, FUNCTION = public.trap_eq);
+CREATE FUNCTION public.trap_cat(text, text) RETURNS text LANGUAGE plpgsql
+	AS $$ BEGIN PERFORM public.trap('||'); RETURN $1 || $2; END $$;
+CREATE OPERATOR public.|| (LEFTARG = text, RIGHTARG = text, FUNCTION = public.trap_cat);
+};
+foreach my $db ('app', 'app10')
+{
+	$node->safe_psql($db, 'GRANT CREATE ON SCHEMA public TO mallory');
+	$node->safe_psql($db, $plant, extra_params => [ '-U', 'mallory' ]);
+}
+
+# A fresh 1.1, created by alice with the planted schema first in her path.
+my ($ret, $stdout, $stderr) = $node->psql(
+	'app', 'SET search_path = public, pg_catalog; CREATE EXTENSION snowflake',
+	extra_params => [ '-U', 'alice' ]);
+is($ret, 0, 'a database owner without superuser creates the extension')
+  or diag($stderr);
+is( $node->safe_psql(
+		'app', q{SELECT extversion, extrelocatable,
+			pg_catalog.pg_get_userbyid(extowner)
+			FROM pg_catalog.pg_extension WHERE extname = 'snowflake'}),
+	"1.1|f|alice",
+	'the extension is 1.1, owned by alice');
+
+# 1.0, created by alice as well (the control file is trusted for every
+# version), then updated to 1.1 by her.
+($ret, $stdout, $stderr) = $node->psql(
+	'app10',
+	"SET search_path = public, pg_catalog; CREATE EXTENSION snowflake VERSION '1.0'; "
+	  . "ALTER EXTENSION snowflake UPDATE TO '1.1'",
+	extra_params => [ '-U', 'alice' ]);
+is($ret, 0, 'a database owner creates 1.0 and updates it to 1.1')
+  or diag($stderr);
+
+foreach my $db ('app', 'app10')
+{
+	is($node->safe_psql($db, 'SELECT count(*) FROM public.trap_log'),
+		'0', "$db: no planted look-alike ran during install or update");
+}
+is($node->safe_psql('postgres',
+		"SELECT rolsuper FROM pg_roles WHERE rolname = 'mallory'"),
+	'f', 'mallory is still not a superuser');
+
+# The objects of an updated 1.0 and of a fresh 1.1 are the same: every
+# member's description and definition, ownership and privileges.
+my $objects = q{
+SELECT pg_catalog.pg_describe_object(d.classid, d.objid, 0)
+	|| ' ' || coalesce(pg_catalog.pg_get_functiondef(p.oid), '')
+	|| coalesce(pg_catalog.pg_get_viewdef(c.oid), '')
+	|| ' owner=' || pg_catalog.pg_get_userbyid(coalesce(p.proowner, c.relowner))
+	|| ' acl=' || coalesce(coalesce(p.proacl, c.relacl)::text, 'default')
+	|| ' comment=' || coalesce(pg_catalog.obj_description(d.objid, d.classid::regclass::text), '')
+FROM pg_catalog.pg_depend d
+LEFT JOIN pg_catalog.pg_proc p ON d.classid = 'pg_catalog.pg_proc'::regclass AND p.oid = d.objid
+LEFT JOIN pg_catalog.pg_class c ON d.classid = 'pg_catalog.pg_class'::regclass AND c.oid = d.objid
+WHERE d.refclassid = 'pg_catalog.pg_extension'::regclass AND d.deptype = 'e'
+  AND d.refobjid = (SELECT oid FROM pg_catalog.pg_extension WHERE extname = 'snowflake')
+ORDER BY 1};
+my $fresh = $node->safe_psql('app', $objects);
+my $updated = $node->safe_psql('app10', $objects);
+is($updated, $fresh, 'an update from 1.0 leaves the objects of a fresh 1.1');
+like($fresh, qr/snowflake_nextval_batch/, 'the object list is not empty');
+is($node->safe_psql('app10', q{SELECT extversion, extrelocatable
+		FROM pg_catalog.pg_extension WHERE extname = 'snowflake'}),
+	'1.1|f', 'the updated extension is 1.1 and not relocatable');
+
+# alice uses every generator and decoder, and reads the counters.
+my $use = $node->safe_psql(
+	'app', q{
+CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), v text);
+INSERT INTO t (v) SELECT 'x' FROM generate_series(1, 10);
+SELECT count(*) FROM t;
+SELECT count(DISTINCT b) FROM snowflake_nextval_batch(100) b;
+WITH i AS (SELECT snowflake_nextval() AS id)
+SELECT snowflake_node_id(id), (snowflake_decode(id)).node_id,
+	snowflake_sequence(id) >= 0,
+	abs(extract(epoch FROM snowflake_timestamp(id) - clock_timestamp())) < 60,
+	snowflake_compose(snowflake_timestamp(id), snowflake_node_id(id), snowflake_sequence(id)) = id,
+	id BETWEEN snowflake_min_id(snowflake_timestamp(id)) AND snowflake_max_id(snowflake_timestamp(id))
+FROM i;
+SELECT status, ids_issued >= 111 FROM snowflake_stats;
+}, extra_params => [ '-U', 'alice' ]);
+is($use, "10\n100\n5|5|t|t|t|t\nready|t",
+	'alice uses the generators, the decoders and the stats view');
+
+# What stays with superusers.
+my $sqlstate;
+($sqlstate, $stderr) = sql_error($node, 'SELECT snowflake_stats_reset()',
+	connstr => $node->connstr('app') . ' user=alice');
+is($sqlstate, '42501', 'alice cannot reset the counters');
+like($stderr, qr/ERROR:  42501: permission denied for function snowflake_stats_reset\n/,
+	'with the permission error');
+($sqlstate, $stderr) = sql_error($node, 'SELECT snowflake_adopt_layout(true)',
+	connstr => $node->connstr('app') . ' user=alice');
+is($sqlstate, '42501', 'alice cannot adopt a layout');
+like($stderr, qr/ERROR:  42501: permission denied for function snowflake_adopt_layout\n/,
+	'with the permission error');
+# The objects belong to the bootstrap superuser, so alice cannot grant
+# herself what was revoked.
+($ret, $stdout, $stderr) = $node->psql('app',
+	'GRANT EXECUTE ON FUNCTION snowflake_stats_reset() TO alice; '
+	  . 'SELECT has_function_privilege(\'alice\', \'snowflake_stats_reset()\', \'EXECUTE\')',
+	on_error_stop => 0,
+	extra_params => [ '-U', 'alice' ]);
+is($stdout, 'f', 'alice cannot grant herself snowflake_stats_reset()');
+
+# Settings: the ones that decide uniqueness are postmaster-only, the drift
+# bound is the operator's; none of them can be changed by alice.
+my @refused = (
+	[ 'SET snowflake.node_id = 6', '55P02',
+		'parameter "snowflake.node_id" cannot be changed without restarting the server' ],
+	[ 'SET snowflake.node_bits = 12', '55P02',
+		'parameter "snowflake.node_bits" cannot be changed without restarting the server' ],
+	[ 'SET snowflake.max_drift_ms = 10', '55P02',
+		'parameter "snowflake.max_drift_ms" cannot be changed now' ],
+	[ 'ALTER DATABASE app SET snowflake.node_id = 6', '55P02',
+		'parameter "snowflake.node_id" cannot be changed without restarting the server' ],
+	[ 'ALTER ROLE alice SET snowflake.epoch = \'2020-01-01\'', '55P02',
+		'parameter "snowflake.epoch" cannot be changed without restarting the server' ],
+	[ 'ALTER DATABASE app SET snowflake.max_drift_ms = 10', '55P02',
+		'parameter "snowflake.max_drift_ms" cannot be changed now' ],
+	[ 'ALTER SYSTEM SET snowflake.node_id = 6', '42501', undef ],
+	[ 'ALTER SYSTEM SET snowflake.max_drift_ms = 10', '42501', undef ],);
+foreach my $case (@refused)
+{
+	my ($sql, $code, $message) = @$case;
+	($sqlstate, $stderr) = sql_error($node, $sql,
+		connstr => $node->connstr('app') . ' user=alice');
+	is($sqlstate, $code, "alice is refused: $sql");
+	like($stderr, qr/ERROR:  $code: \Q$message\E\n/, "  with: $message")
+	  if defined $message;
+}
+is($node->safe_psql('app', 'SHOW snowflake.node_id', extra_params => [ '-U', 'alice' ]),
+	'5', 'the node id is unchanged');
+
+$node->stop;
+done_testing();
