@@ -12,68 +12,68 @@
 -- spelled-out layout.  IMMUTABLE: the result depends on the arguments alone
 -- (the presets never change), so they serve in indexes and partition bounds.
 
-CREATE FUNCTION snowflake_decode(id bigint, layout text,
-    OUT ts timestamptz, OUT node_id integer, OUT sequence integer,
-    OUT node_fields jsonb)
-RETURNS record
+CREATE FUNCTION @extschema@.snowflake_decode(id pg_catalog.int8, layout pg_catalog.text,
+    OUT ts pg_catalog.timestamptz, OUT node_id pg_catalog.int4, OUT sequence pg_catalog.int4,
+    OUT node_fields pg_catalog.jsonb)
+RETURNS pg_catalog.record
 AS 'MODULE_PATHNAME', 'snowflake_decode'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
-COMMENT ON FUNCTION snowflake_decode(bigint, text) IS
+COMMENT ON FUNCTION @extschema@.snowflake_decode(pg_catalog.int8, pg_catalog.text) IS
 'split an ID of the given layout into its time, node id, sequence number and named node fields';
 
-CREATE FUNCTION snowflake_timestamp(id bigint, layout text)
-RETURNS timestamptz
+CREATE FUNCTION @extschema@.snowflake_timestamp(id pg_catalog.int8, layout pg_catalog.text)
+RETURNS pg_catalog.timestamptz
 AS 'MODULE_PATHNAME', 'snowflake_timestamp'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
-COMMENT ON FUNCTION snowflake_timestamp(bigint, text) IS
+COMMENT ON FUNCTION @extschema@.snowflake_timestamp(pg_catalog.int8, pg_catalog.text) IS
 'the time an ID of the given layout was minted';
 
-CREATE FUNCTION snowflake_node_id(id bigint, layout text)
-RETURNS integer
+CREATE FUNCTION @extschema@.snowflake_node_id(id pg_catalog.int8, layout pg_catalog.text)
+RETURNS pg_catalog.int4
 AS 'MODULE_PATHNAME', 'snowflake_node_id'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
-COMMENT ON FUNCTION snowflake_node_id(bigint, text) IS
+COMMENT ON FUNCTION @extschema@.snowflake_node_id(pg_catalog.int8, pg_catalog.text) IS
 'the node field of an ID of the given layout (all its parts together)';
 
-CREATE FUNCTION snowflake_sequence(id bigint, layout text)
-RETURNS integer
+CREATE FUNCTION @extschema@.snowflake_sequence(id pg_catalog.int8, layout pg_catalog.text)
+RETURNS pg_catalog.int4
 AS 'MODULE_PATHNAME', 'snowflake_sequence'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
-COMMENT ON FUNCTION snowflake_sequence(bigint, text) IS
+COMMENT ON FUNCTION @extschema@.snowflake_sequence(pg_catalog.int8, pg_catalog.text) IS
 'the sequence field of an ID of the given layout';
 
-CREATE FUNCTION snowflake_min_id(ts timestamptz, layout text)
-RETURNS bigint
+CREATE FUNCTION @extschema@.snowflake_min_id(ts pg_catalog.timestamptz, layout pg_catalog.text)
+RETURNS pg_catalog.int8
 AS 'MODULE_PATHNAME', 'snowflake_min_id'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
-COMMENT ON FUNCTION snowflake_min_id(timestamptz, text) IS
+COMMENT ON FUNCTION @extschema@.snowflake_min_id(pg_catalog.timestamptz, pg_catalog.text) IS
 'smallest ID of the given layout that can carry the time unit containing ts';
 
-CREATE FUNCTION snowflake_max_id(ts timestamptz, layout text)
-RETURNS bigint
+CREATE FUNCTION @extschema@.snowflake_max_id(ts pg_catalog.timestamptz, layout pg_catalog.text)
+RETURNS pg_catalog.int8
 AS 'MODULE_PATHNAME', 'snowflake_max_id'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
-COMMENT ON FUNCTION snowflake_max_id(timestamptz, text) IS
+COMMENT ON FUNCTION @extschema@.snowflake_max_id(pg_catalog.timestamptz, pg_catalog.text) IS
 'largest ID of the given layout that can carry the time unit containing ts';
 
-CREATE FUNCTION snowflake_compose(ts timestamptz, node_id integer, sequence integer, layout text)
-RETURNS bigint
+CREATE FUNCTION @extschema@.snowflake_compose(ts pg_catalog.timestamptz, node_id pg_catalog.int4, sequence pg_catalog.int4, layout pg_catalog.text)
+RETURNS pg_catalog.int8
 AS 'MODULE_PATHNAME', 'snowflake_compose'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
-COMMENT ON FUNCTION snowflake_compose(timestamptz, integer, integer, text) IS
+COMMENT ON FUNCTION @extschema@.snowflake_compose(pg_catalog.timestamptz, pg_catalog.int4, pg_catalog.int4, pg_catalog.text) IS
 'build an ID of the given layout from its fields, each range-checked';
 -- Adoption
 
-CREATE FUNCTION snowflake_convert_column(tbl regclass, col name,
-                                         dry_run boolean DEFAULT false)
-RETURNS SETOF text
+CREATE FUNCTION @extschema@.snowflake_convert_column(tbl pg_catalog.regclass, col pg_catalog.name,
+                                         dry_run pg_catalog.bool DEFAULT false)
+RETURNS SETOF pg_catalog.text
 LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 AS $convert$
@@ -305,7 +305,7 @@ BEGIN
 END
 $convert$;
 
-COMMENT ON FUNCTION snowflake_convert_column(regclass, name, boolean) IS
+COMMENT ON FUNCTION @extschema@.snowflake_convert_column(pg_catalog.regclass, pg_catalog.name, pg_catalog.bool) IS
 'turn a serial or identity key into a snowflake key: widen it and its referencing columns to bigint, default snowflake_nextval(), drop the unused sequence; returns the statements (only returns them with dry_run)';
 -- Fleets: node id claims.  A server claims its node id once with
 -- snowflake_claim_node(); the claims table is published with the fleet's
@@ -316,21 +316,21 @@ COMMENT ON FUNCTION snowflake_convert_column(regclass, name, boolean) IS
 -- The key is the pair: a server that removes its own claim (a replicated
 -- delete, found by the key) never removes another server's claim of the
 -- same node id.  The guard keeps one server per node id.
-CREATE TABLE snowflake_node_claims (
-    node_id           integer NOT NULL CHECK (node_id >= 0),
-    system_identifier bigint NOT NULL,
-    server_name       text NOT NULL,
-    claimed_at        timestamptz NOT NULL DEFAULT pg_catalog.now(),
+CREATE TABLE @extschema@.snowflake_node_claims (
+    node_id           pg_catalog.int4 NOT NULL CHECK (node_id OPERATOR(pg_catalog.>=) 0),
+    system_identifier pg_catalog.int8 NOT NULL,
+    server_name       pg_catalog.text NOT NULL,
+    claimed_at        pg_catalog.timestamptz NOT NULL DEFAULT pg_catalog.now(),
     PRIMARY KEY (node_id, system_identifier)
 );
 
-COMMENT ON TABLE snowflake_node_claims IS
+COMMENT ON TABLE @extschema@.snowflake_node_claims IS
 'node ids claimed by the servers of a fleet, one server (system identifier) per node id; publish it with the fleet''s data';
 
-SELECT pg_catalog.pg_extension_config_dump('snowflake_node_claims', '');
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.snowflake_node_claims', '');
 
-CREATE FUNCTION snowflake_node_claims_guard()
-RETURNS trigger
+CREATE FUNCTION @extschema@.snowflake_node_claims_guard()
+RETURNS pg_catalog.trigger
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -366,19 +366,19 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION snowflake_node_claims_guard() IS
+COMMENT ON FUNCTION @extschema@.snowflake_node_claims_guard() IS
 'trigger of snowflake_node_claims: refuses a claim of a node id another server holds, also when replication applies it';
 
 CREATE TRIGGER snowflake_node_claims_guard
-    BEFORE INSERT OR UPDATE OF node_id, system_identifier ON snowflake_node_claims
-    FOR EACH ROW EXECUTE FUNCTION snowflake_node_claims_guard();
+    BEFORE INSERT OR UPDATE OF node_id, system_identifier ON @extschema@.snowflake_node_claims
+    FOR EACH ROW EXECUTE FUNCTION @extschema@.snowflake_node_claims_guard();
 
 -- Logical replication applies changes with session_replication_role =
 -- replica: the guard must fire there too.
-ALTER TABLE snowflake_node_claims ENABLE ALWAYS TRIGGER snowflake_node_claims_guard;
+ALTER TABLE @extschema@.snowflake_node_claims ENABLE ALWAYS TRIGGER snowflake_node_claims_guard;
 
-CREATE FUNCTION snowflake_claim_node(server_name text DEFAULT NULL)
-RETURNS integer
+CREATE FUNCTION @extschema@.snowflake_claim_node(server_name pg_catalog.text DEFAULT NULL)
+RETURNS pg_catalog.int4
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -409,10 +409,10 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION snowflake_claim_node(text) IS
+COMMENT ON FUNCTION @extschema@.snowflake_claim_node(pg_catalog.text) IS
 'record in snowflake_node_claims that this server (its system identifier) mints with its node id; fails if another server claimed it (superuser only)';
 
-REVOKE ALL ON FUNCTION snowflake_claim_node(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION @extschema@.snowflake_claim_node(pg_catalog.text) FROM PUBLIC;
 -- 1.1 is trusted (snowflake.control): a database owner without superuser
 -- may create and update it.  The objects of 1.0 are unchanged; only the
 -- fresh install script was rewritten to qualify every reference, which
