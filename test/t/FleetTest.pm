@@ -204,6 +204,14 @@ sub build_fan_in
 		$node->safe_psql('postgres',
 			$schema . "\nCREATE PUBLICATION fleet FOR TABLE events;");
 	}
+	# A new data directory's first ID goes snowflake.max_drift_ms past its
+	# clock (no state file yet); let that lead pass, so that the IDs of the
+	# load carry each source's clock time.
+	foreach my $node (@sources)
+	{
+		$node->safe_psql('postgres', 'SELECT snowflake_nextval()');
+		wait_until_no_lead($node);
+	}
 	$hub->safe_psql('postgres', $schema);
 	foreach my $node (@sources)
 	{
