@@ -70,7 +70,7 @@ SELECT pg_describe_object(d.classid, d.objid, d.objsubid) || E'\n' ||
    AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'snowflake')
  ORDER BY 1};
 my $extension_sql = q{
-SELECT e.extversion, e.extrelocatable, n.nspname, e.extconfig, e.extcondition
+SELECT e.extversion, e.extrelocatable, n.nspname, e.extconfig::pg_catalog.regclass[]::text, e.extcondition
   FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
  WHERE e.extname = 'snowflake'};
 
