@@ -251,6 +251,9 @@ BEGIN
 	FOR i IN 1..$SINGLE_ROWS LOOP
 		INSERT INTO events (src) VALUES ('$src');
 		COMMIT;
+		-- At least a millisecond per row: each source's stretch lasts
+		-- seconds, far longer than the gates take to open one by one.
+		PERFORM pg_sleep(0.001);
 	END LOOP;
 END \$\$},
 				"INSERT INTO events (src) SELECT '$src' FROM generate_series(1, $BULK_ROWS)"
