@@ -126,6 +126,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# The chroot is a throwaway test system whose suite may come from a dated
+# snapshot of the archive (as the host's may): let apt accept Release files
+# past their Valid-Until date there, so that the suites' own package
+# installs (test/setup.sh) work.  The host's apt configuration is untouched.
+echo 'Acquire::Check-Valid-Until "false";' >"$root/etc/apt/apt.conf.d/99snowflake-test"
+
 mountpoint -q "$root/proc" || { mount -t proc proc "$root/proc"; mounted+=("$root/proc"); }
 mountpoint -q "$root/dev" || { mount --bind /dev "$root/dev"; mounted+=("$root/dev"); }
 if [ -n "${PG_TEST_PORT_DIR:-}" ]; then
