@@ -12,6 +12,8 @@
 # any step failed or did not report that every one of its suites ran.
 # CHROOT_MAJORS="17" restricts step 3 (default "17 18").
 set -uo pipefail
+# Each major's suites are followed by the Debian package stage.
+export SNOWFLAKE_DEB=${SNOWFLAKE_DEB:-1}
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 [ "$(id -u)" -eq 0 ] || { echo "test/check.sh --all-majors must run as root (chroots)" >&2; exit 2; }
