@@ -418,3 +418,47 @@ REVOKE ALL ON FUNCTION @extschema@.snowflake_claim_node(pg_catalog.text) FROM PU
 -- fresh install script was rewritten to qualify every reference, which
 -- leaves the same catalog entries as 1.0's unqualified ones.  The update
 -- takes "trusted" and "relocatable = false" from the control file.
+
+-- The background writer (1.1): snowflake_stats tells the reservation writes
+-- it made from those a caller waited for, and how long callers waited for
+-- the disk.  The function's row type changes, so it and its view are made
+-- again; the C function serves both definitions.
+
+DROP VIEW @extschema@.snowflake_stats;
+DROP FUNCTION @extschema@.snowflake_stats();
+
+CREATE FUNCTION @extschema@.snowflake_stats(
+    OUT status pg_catalog.text,
+    OUT node_id pg_catalog.int4,
+    OUT epoch pg_catalog.timestamptz,
+    OUT timestamp_bits pg_catalog.int4,
+    OUT node_bits pg_catalog.int4,
+    OUT sequence_bits pg_catalog.int4,
+    OUT last_timestamp pg_catalog.timestamptz,
+    OUT lead_ms pg_catalog.int8,
+    OUT ids_issued pg_catalog.int8,
+    OUT borrowed_ms pg_catalog.int8,
+    OUT clock_regressions pg_catalog.int8,
+    OUT max_clock_regression_ms pg_catalog.int8,
+    OUT waits pg_catalog.int8,
+    OUT wait_ms pg_catalog.int8,
+    OUT refused pg_catalog.int8,
+    OUT reserved_until pg_catalog.timestamptz,
+    OUT reservation_writes pg_catalog.int8,
+    OUT background_writes pg_catalog.int8,
+    OUT caller_writes pg_catalog.int8,
+    OUT caller_wait_ms pg_catalog.float8,
+    OUT stats_reset pg_catalog.timestamptz)
+RETURNS pg_catalog.record
+AS 'MODULE_PATHNAME', 'snowflake_stats'
+LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.snowflake_stats() IS
+'state and counters of this server''s snowflake generator';
+
+CREATE VIEW @extschema@.snowflake_stats AS SELECT * FROM @extschema@.snowflake_stats();
+
+COMMENT ON VIEW @extschema@.snowflake_stats IS
+'state and counters of this server''s snowflake generator';
+
+GRANT SELECT ON @extschema@.snowflake_stats TO PUBLIC;

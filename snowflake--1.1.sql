@@ -109,6 +109,9 @@ CREATE FUNCTION @extschema@.snowflake_stats(
     OUT refused pg_catalog.int8,
     OUT reserved_until pg_catalog.timestamptz,
     OUT reservation_writes pg_catalog.int8,
+    OUT background_writes pg_catalog.int8,
+    OUT caller_writes pg_catalog.int8,
+    OUT caller_wait_ms pg_catalog.float8,
     OUT stats_reset pg_catalog.timestamptz)
 RETURNS pg_catalog.record
 AS 'MODULE_PATHNAME', 'snowflake_stats'

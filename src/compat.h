@@ -24,6 +24,7 @@
 #if PG_VERSION_NUM >= 170000
 #define SNOWFLAKE_WAIT_EVENT() sf_wait_event_clock()
 #define SNOWFLAKE_WAIT_EVENT_IO() sf_wait_event_io()
+#define SNOWFLAKE_WAIT_EVENT_WRITER() sf_wait_event_writer()
 static inline uint32
 sf_wait_event_clock(void)
 {
@@ -42,9 +43,19 @@ sf_wait_event_io(void)
 		event = WaitEventExtensionNew("SnowflakeStateWrite");
 	return event;
 }
+static inline uint32
+sf_wait_event_writer(void)
+{
+	static uint32 event = 0;
+
+	if (event == 0)
+		event = WaitEventExtensionNew("SnowflakeWriterMain");
+	return event;
+}
 #else
 #define SNOWFLAKE_WAIT_EVENT() PG_WAIT_EXTENSION
 #define SNOWFLAKE_WAIT_EVENT_IO() PG_WAIT_EXTENSION
+#define SNOWFLAKE_WAIT_EVENT_WRITER() PG_WAIT_EXTENSION
 #endif
 
 /*

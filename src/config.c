@@ -36,6 +36,8 @@
 int			snowflake_max_drift_ms = 1000;
 int			snowflake_max_wait_ms = 1000;
 bool		snowflake_spread_sequence = false;
+int			snowflake_writer_idle_timeout_ms = 60000;
+bool		snowflake_background_writer = true;
 
 /*
  * Words PostgreSQL's time input accepts that name a moment relative to when

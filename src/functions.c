@@ -462,8 +462,8 @@ snowflake_stats(PG_FUNCTION_ARGS)
 {
 	SnowflakeShared *s = snowflake_require_shared();
 	TupleDesc	tupdesc;
-	Datum		values[20];
-	bool		nulls[20];
+	Datum		values[21];
+	bool		nulls[21];
 	int			i = 0;
 	int64		last;
 	int64		reserved;
@@ -473,6 +473,10 @@ snowflake_stats(PG_FUNCTION_ARGS)
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
+	/* 1.0's definition has 18 columns, 1.1's the writers' three more. */
+	if (tupdesc->natts != 18 && tupdesc->natts != 21)
+		elog(ERROR, "snowflake_stats() has %d columns, expected 18 or 21",
+			 tupdesc->natts);
 	tupdesc = BlessTupleDesc(tupdesc);
 	memset(nulls, 0, sizeof(nulls));
 
@@ -532,6 +536,12 @@ snowflake_stats(PG_FUNCTION_ARGS)
 	else
 		nulls[i++] = true;
 	values[i++] = Int64GetDatum(c.reservation_writes);
+	if (tupdesc->natts == 21)
+	{
+		values[i++] = Int64GetDatum(c.background_writes);
+		values[i++] = Int64GetDatum(c.caller_writes);
+		values[i++] = Float8GetDatum((double) c.caller_wait_us / 1000.0);
+	}
 	values[i++] = TimestampTzGetDatum(c.reset_time);
 	Assert(i == tupdesc->natts);
 

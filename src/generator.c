@@ -300,10 +300,27 @@ sf_refuse_lead(SnowflakeShared *s, const SfAttempt *a, int64 now,
 }
 
 /*
+ * Wake the background writer, if it runs, and say whether it does.  Called
+ * outside the spinlock; SetLatch costs a memory barrier and a test when the
+ * latch is set already.
+ */
+static inline bool
+sf_wake_writer(SnowflakeShared *s)
+{
+	Latch	   *latch = s->worker_latch;
+
+	if (latch == NULL)
+		return false;
+	SetLatch(latch);
+	return true;
+}
+
+/*
  * After an attempt, outside the spinlock: note a clock regression, and once
- * issued IDs come within half the reservation's headroom of its end, write
- * the next reservation early, if no one else is at it, so that callers
- * seldom find it used up and wait for the write.
+ * issued IDs come within SNOWFLAKE_RENEW_MS of the reservation's end, wake
+ * the background writer to extend it.  Without a writer (not started yet,
+ * or gone), write the next reservation early here, if no one else is at
+ * it, so that callers seldom find it used up and wait for the write.
  */
 static inline void
 sf_after_attempt(SnowflakeShared *s, int64 now, const SfAttempt *a,
@@ -312,15 +329,50 @@ sf_after_attempt(SnowflakeShared *s, int64 now, const SfAttempt *a,
 	if (unlikely(now < a->clock_seen))
 		sf_note_regression(s, a->clock_seen);
 	if (issued &&
-		unlikely(a->end_ms > a->reserved - SNOWFLAKE_RESERVE_AHEAD_MS / 2) &&
-		a->reserved < snowflake_max_ms(&s->layout))
+		unlikely(a->end_ms > a->reserved - SNOWFLAKE_RENEW_MS) &&
+		a->reserved < snowflake_max_ms(&s->layout) &&
+		!sf_wake_writer(s))
 	{
 		SfWriteFailure failure;
 
 		/* Never raises: these IDs are issued already. */
-		(void) snowflake_extend_reservation(a->reserved + 1, now, true,
-											&failure);
+		(void) snowflake_extend_reservation(a->reserved + 1, now,
+											SF_EXTEND_EARLY, &failure);
 	}
+}
+
+/*
+ * sf_extend_needed
+ *		Extend a reservation that is used up, for a caller whose IDs wait for
+ *		it, timing the wait; raise the write's error (nothing was issued).
+ *		Then wake the background writer: IDs are being issued again.
+ */
+static void
+sf_extend_needed(SnowflakeShared *s, int64 needed_ms, int64 now,
+				 int64 waited_ms)
+{
+	SfWriteFailure failure;
+	instr_time	start;
+	instr_time	spent;
+	bool		ok;
+
+	INSTR_TIME_SET_CURRENT(start);
+	ok = snowflake_extend_reservation(needed_ms, now, SF_EXTEND_NEEDED,
+									  &failure);
+	INSTR_TIME_SET_CURRENT(spent);
+	INSTR_TIME_SUBTRACT(spent, start);
+
+	SpinLockAcquire(&s->mutex);
+	s->counters.caller_wait_us += (int64) INSTR_TIME_GET_MICROSEC(spent);
+	SpinLockRelease(&s->mutex);
+
+	if (!ok)
+	{
+		sf_count_refused(s, waited_ms);
+		snowflake_report_write_failure(ERROR, &failure,
+									   "The snowflake reservation could not be made durable, so no ID was issued.");
+	}
+	(void) sf_wake_writer(s);
 }
 
 /*
@@ -338,7 +390,6 @@ sf_generate_slow(int64 count)
 	int64		waited = 0;		/* ms slept so far by this call */
 	bool		slept = false;
 	instr_time	wait_start;
-	SfWriteFailure failure;
 
 	if (!sf_backend_ready)
 	{
@@ -417,12 +468,7 @@ sf_generate_slow(int64 count)
 		 */
 		if (unlikely(s->floor_pending))
 		{
-			if (!snowflake_extend_reservation(a.end_ms, now, false, &failure))
-			{
-				sf_count_refused(s, slept ? waited : -1);
-				snowflake_report_write_failure(ERROR, &failure,
-											   "The snowflake reservation could not be made durable, so no ID was issued.");
-			}
+			sf_extend_needed(s, a.end_ms, now, slept ? waited : -1);
 			continue;
 		}
 
@@ -437,13 +483,12 @@ sf_generate_slow(int64 count)
 			continue;
 		}
 
-		/* Only the reservation is in the way: write a new one and retry. */
-		if (!snowflake_extend_reservation(a.end_ms, now, false, &failure))
-		{
-			sf_count_refused(s, slept ? waited : -1);
-			snowflake_report_write_failure(ERROR, &failure,
-										   "The snowflake reservation could not be made durable, so no ID was issued.");
-		}
+		/*
+		 * Only the reservation is in the way (a burst, a batch, a first call
+		 * after idling, the background writer stopped or behind): write a
+		 * new one, or wait for the write under way, and retry.
+		 */
+		sf_extend_needed(s, a.end_ms, now, slept ? waited : -1);
 	}
 }
 

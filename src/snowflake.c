@@ -5,8 +5,9 @@
  *
  * Loaded through shared_preload_libraries, _PG_init defines the GUCs,
  * validates the layout as a whole (a bad combination stops the server from
- * starting, naming the settings), and installs the shared memory hooks that
- * hand the validated layout and node id to state.c.
+ * starting, naming the settings), installs the shared memory hooks that
+ * hand the validated layout and node id to state.c, and registers the
+ * background writer (worker.c).
  *
  * Loaded any other way (CREATE EXTENSION, a decoder called in a server
  * without the preload), _PG_init does nothing: postmaster-context settings
@@ -190,6 +191,20 @@ _PG_init(void)
 							 false,
 							 PGC_SIGHUP, 0,
 							 NULL, NULL, NULL);
+	DefineCustomBoolVariable("snowflake.background_writer",
+							 "Lets a background process write the reservation ahead of the callers.",
+							 "Off, each call that brings IDs near the end of the reservation writes the next one itself, waiting for the disk.",
+							 &snowflake_background_writer,
+							 true,
+							 PGC_SIGHUP, 0,
+							 NULL, NULL, NULL);
+	DefineCustomIntVariable("snowflake.writer_idle_timeout",
+							"Sets how long the background writer keeps the reservation ahead after the last ID.",
+							"While IDs are being issued, the writer extends the reservation before callers need it; once none has been issued for this long it writes nothing, and the next call writes the reservation itself.",
+							&snowflake_writer_idle_timeout_ms,
+							60000, 100, 24 * 3600 * 1000,
+							PGC_SIGHUP, GUC_UNIT_MS,
+							NULL, NULL, NULL);
 	MarkGUCPrefixReserved("snowflake");
 
 	sf_require_applied("snowflake.node_id", raw_node_id,
@@ -229,6 +244,8 @@ _PG_init(void)
 	 * with its clock behind until time synchronisation catches up.  Calls
 	 * fail with 22003 until the clock passes the epoch.
 	 */
+
+	snowflake_worker_register();
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = sf_shmem_request;

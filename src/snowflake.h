@@ -7,6 +7,7 @@
  *
  *	snowflake.c   module init and GUC definitions
  *	functions.c   SQL-callable functions
+ *	worker.c      the background writer that keeps the reservation ahead
  *	generator.c   the hot path: minting IDs under the spinlock
  *	state.c       shared memory, the state file and the reservation
  *	config.c      settings' variables, the epoch as a time, the layout read
@@ -22,6 +23,9 @@
  *	- "mutex" (a spinlock) protects the generator state and the counters.
  *	  It is held for a few instructions: the clock is read before taking it,
  *	  and no error, allocation, system call or sleep happens while it is held;
+ *	- "worker_latch" is set by the background writer (worker.c) when it
+ *	  starts and cleared when it exits, and read without a lock: a caller
+ *	  that sets a latch its owner has just left wakes nobody, harmlessly;
  *	- "lock" (an LWLock of the "snowflake" tranche) serialises writes of the
  *	  state file, and the changes that go with them (a new reservation, the
  *	  promotion floor, an adoption's new "last").  The spinlock may be taken
@@ -35,6 +39,7 @@
 #include <time.h>
 
 #include "datatype/timestamp.h"
+#include "storage/latch.h"
 #include "storage/lwlock.h"
 #include "storage/spin.h"
 
@@ -52,6 +57,15 @@
  * At full speed the generator crosses a reservation about twice a second.
  */
 #define SNOWFLAKE_RESERVE_AHEAD_MS	500
+
+/*
+ * The renewal point: once the later of the clock and the last issued ID
+ * comes within this many milliseconds of the reservation, the background
+ * writer extends it (a caller crossing it wakes the writer, or writes early
+ * itself when there is no writer).  The writer has this long to finish a
+ * write before a caller at the clock's pace finds the reservation used up.
+ */
+#define SNOWFLAKE_RENEW_MS	(SNOWFLAKE_RESERVE_AHEAD_MS / 2)
 
 /* At most one LOG line per this many milliseconds for a repeated problem. */
 #define SNOWFLAKE_LOG_INTERVAL_MS	60000
@@ -79,6 +93,10 @@ typedef struct SnowflakeCounters
 	int64		wait_ms;		/* total time slept */
 	int64		refused;		/* calls that raised an error */
 	int64		reservation_writes; /* state file writes */
+	int64		background_writes;	/* ... of them by the background writer */
+	int64		caller_writes;	/* ... of them by a calling backend */
+	int64		caller_wait_us; /* time calls spent on reservation writes,
+								 * their own or one they waited for */
 	TimestampTz reset_time;		/* when the counters were last zeroed */
 } SnowflakeCounters;
 
@@ -98,6 +116,14 @@ typedef struct SfWriteFailure
 	SfWriteStep step;
 	int			err;
 } SfWriteFailure;
+
+/* Who extends the reservation, and how (snowflake_extend_reservation). */
+typedef enum SfExtendMode
+{
+	SF_EXTEND_NEEDED,			/* a caller whose IDs wait for it */
+	SF_EXTEND_EARLY,			/* a caller whose IDs are issued already */
+	SF_EXTEND_BACKGROUND		/* the background writer */
+} SfExtendMode;
 
 typedef struct SnowflakeShared
 {
@@ -125,6 +151,9 @@ typedef struct SnowflakeShared
 	int64		max_lead_ms;	/* largest lead of the history's IDs */
 	int64		lead_lowered_ms;	/* Unix ms a lower drift was first seen */
 	int64		early_failure_logged_ms;	/* Unix ms of the last LOG line */
+
+	/* The background writer's latch while it runs, else NULL. */
+	Latch	   *volatile worker_latch;
 
 	/*
 	 * Protected by mutex.  Written for every ID, so kept on cache lines of
@@ -170,7 +199,7 @@ extern SNOWFLAKE_INTERNAL void snowflake_shmem_request(void);
 extern SNOWFLAKE_INTERNAL void snowflake_shmem_startup(const SnowflakeLayout *layout,
 													int node_id);
 extern SNOWFLAKE_INTERNAL bool snowflake_extend_reservation(int64 needed_ms, int64 now_ms,
-														 bool early,
+														 SfExtendMode mode,
 														 SfWriteFailure *failure);
 extern SNOWFLAKE_INTERNAL void snowflake_report_write_failure(int elevel,
 														   const SfWriteFailure *failure,
@@ -182,6 +211,8 @@ extern SNOWFLAKE_INTERNAL void snowflake_adopt_layout_state(int64 now_unix_ms,
 extern SNOWFLAKE_INTERNAL int snowflake_max_drift_ms;
 extern SNOWFLAKE_INTERNAL int snowflake_max_wait_ms;
 extern SNOWFLAKE_INTERNAL bool snowflake_spread_sequence;
+extern SNOWFLAKE_INTERNAL int snowflake_writer_idle_timeout_ms;
+extern SNOWFLAKE_INTERNAL bool snowflake_background_writer;
 extern SNOWFLAKE_INTERNAL bool snowflake_parse_epoch(const char *text, int64 *epoch_ms,
 												  char *detail);
 extern SNOWFLAKE_INTERNAL void snowflake_format_ms(int64 unix_ms, char *buf, size_t len);
@@ -191,5 +222,9 @@ extern SNOWFLAKE_INTERNAL bool snowflake_file_layout(SnowflakeLayout *layout,
 
 /* generator.c */
 extern SNOWFLAKE_INTERNAL int64 snowflake_generate(int64 count);
+
+/* worker.c */
+extern SNOWFLAKE_INTERNAL void snowflake_worker_register(void);
+extern PGDLLEXPORT void snowflake_worker_main(Datum main_arg);
 
 #endif							/* SNOWFLAKE_H */

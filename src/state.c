@@ -735,18 +735,22 @@ sf_check_lineage(SnowflakeShared *s)
  *
  * Takes the snowflake LWLock.  The first write of a server's life checks
  * the lineage, and when the floor applies, raises the generator's last
- * value to now plus the history's largest lead first (*floored is set).
+ * value to now plus the history's largest lead first.  The new reservation
+ * reaches SNOWFLAKE_RESERVE_AHEAD_MS past the later of needed_ms and now_ms.
+ * Nothing is written if the reservation already covers needed_ms (another
+ * process wrote it while this one waited for the lock).
  *
- * When the reservation is used up (early is false), returns false with the
- * failure if the file cannot be written, and nothing changes; the caller
+ * A caller whose IDs wait for the reservation (SF_EXTEND_NEEDED) gets false
+ * with the failure if the file cannot be written, and nothing changes; it
  * raises the error (nothing was issued).  An early extension, made by a
- * caller whose IDs are already issued, gives way if another backend holds
- * the lock, and never raises: a failure is logged at most once a minute,
- * and the next caller to find the reservation used up retries the write
- * and reports the error.
+ * caller whose IDs are already issued (SF_EXTEND_EARLY), gives way if
+ * another process holds the lock; it and the background writer's
+ * (SF_EXTEND_BACKGROUND) never raise: a failure is logged at most once a
+ * minute, and the next caller to find the reservation used up retries the
+ * write and reports the error.
  */
 bool
-snowflake_extend_reservation(int64 needed_ms, int64 now_ms, bool early,
+snowflake_extend_reservation(int64 needed_ms, int64 now_ms, SfExtendMode mode,
 							 SfWriteFailure *failure)
 {
 	SnowflakeShared *s = snowflake_shared;
@@ -757,7 +761,7 @@ snowflake_extend_reservation(int64 needed_ms, int64 now_ms, bool early,
 	int64		lead;
 	bool		floor;
 
-	if (!early)
+	if (mode != SF_EXTEND_EARLY)
 		LWLockAcquire(s->lock, LW_EXCLUSIVE);
 	else if (!LWLockConditionalAcquire(s->lock, LW_EXCLUSIVE))
 		return true;
@@ -791,19 +795,24 @@ snowflake_extend_reservation(int64 needed_ms, int64 now_ms, bool early,
 		sf_state_image(&f, s, target, -1, false);
 		if (!sf_write_state(&f, failure))
 		{
-			if (early && now_unix >= s->early_failure_logged_ms + SNOWFLAKE_LOG_INTERVAL_MS)
+			if (mode != SF_EXTEND_NEEDED &&
+				now_unix >= s->early_failure_logged_ms + SNOWFLAKE_LOG_INTERVAL_MS)
 			{
 				s->early_failure_logged_ms = now_unix;
 				snowflake_report_write_failure(LOG, failure,
 											   "The snowflake reservation could not be extended ahead of need; a call that finds it used up will retry and report the error.");
 			}
 			LWLockRelease(s->lock);
-			return early;
+			return mode != SF_EXTEND_NEEDED;
 		}
 		SpinLockAcquire(&s->mutex);
 		s->reserved_ms = target;
 		s->durable_ms = target;
 		s->counters.reservation_writes++;
+		if (mode == SF_EXTEND_BACKGROUND)
+			s->counters.background_writes++;
+		else
+			s->counters.caller_writes++;
 		SpinLockRelease(&s->mutex);
 		if (floor)
 			ereport(LOG,
@@ -891,6 +900,7 @@ snowflake_adopt_layout_state(int64 now_unix_ms, bool force)
 	s->durable_ms = resume_ms - 1;
 	s->resume_ms = resume_ms - 1;
 	s->counters.reservation_writes++;
+	s->counters.caller_writes++;
 	SpinLockRelease(&s->mutex);
 
 	s->refusal = s->node_id < 0 ? SNOWFLAKE_NODE_UNSET : SNOWFLAKE_READY;

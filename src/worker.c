@@ -1,0 +1,233 @@
+/*-------------------------------------------------------------------------
+ *
+ * worker.c
+ *	  The background writer: keeps the reservation ahead of the IDs issued.
+ *
+ * Without it, a caller whose ID passes the reservation writes the state file
+ * itself (write, fsync, rename, fsync of the directory) before its ID is
+ * returned: at a few calls a second that is nearly every call.  The writer
+ * takes that off the callers.  While IDs are being issued it extends the
+ * reservation whenever the later of the clock and the last issued ID comes
+ * within SNOWFLAKE_RENEW_MS of its end, on its own timer (a caller at any
+ * rate finds room) and when a caller crossing that point sets its latch (a
+ * burst).  A caller still writes for itself when the reservation is really
+ * used up: a burst or batch faster than the writer, the writer stopped or
+ * behind, or the first call after idling.
+ *
+ * When no ID has been issued for snowflake.writer_idle_timeout, the writer
+ * writes nothing: it sleeps until a caller wakes it.  A caller that had to
+ * write a reservation itself also wakes it.  With snowflake.background_writer
+ * off, the writer withdraws its latch and callers write as they would
+ * without it.
+ *
+ * The writer publishes its latch in SnowflakeShared.worker_latch while it
+ * runs; callers read it without a lock.  It writes through the same
+ * function as the callers, under the snowflake LWLock, so a write of either
+ * kind finds the other's done; a failed write is logged at most once a
+ * minute and retried, and callers that find the reservation used up report
+ * the error themselves, as without the writer.
+ *
+ * A floor still pending when the writer starts (after a promotion, a
+ * restore or a lost state file: see state.c) is applied by it at once, so
+ * that the lead the floor imposes has elapsed by the time the first ID is
+ * asked for.  Apart from that one write, a writer that sees no IDs issued
+ * writes nothing.
+ *
+ * Registered in _PG_init when the library is preloaded.  It starts once
+ * recovery has finished (so never on a standby, and after a promotion), is
+ * restarted by the postmaster if it exits with an error or after a crash,
+ * and stops at shutdown; the postmaster then records the exact last ID.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "utils/guc.h"
+
+#include "compat.h"
+#include "snowflake.h"
+
+/* How long the writer waits before retrying a write that failed. */
+#define SNOWFLAKE_WRITER_RETRY_MS	100
+
+/* ... and before retrying a floor it could not write (nobody waits yet). */
+#define SNOWFLAKE_WRITER_FLOOR_RETRY_MS	1000
+
+/* Seconds the postmaster waits before restarting a writer that failed. */
+#define SNOWFLAKE_WRITER_RESTART_S	1
+
+/*
+ * snowflake_worker_register
+ *		Register the background writer; called from _PG_init while the
+ *		library is being preloaded.
+ */
+void
+snowflake_worker_register(void)
+{
+	BackgroundWorker worker;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = SNOWFLAKE_WRITER_RESTART_S;
+	strlcpy(worker.bgw_library_name, "snowflake", sizeof(worker.bgw_library_name));
+	strlcpy(worker.bgw_function_name, "snowflake_worker_main",
+			sizeof(worker.bgw_function_name));
+	strlcpy(worker.bgw_name, "snowflake reservation writer",
+			sizeof(worker.bgw_name));
+	strlcpy(worker.bgw_type, "snowflake reservation writer",
+			sizeof(worker.bgw_type));
+	RegisterBackgroundWorker(&worker);
+}
+
+/* At exit, however it comes: callers stop waking this process. */
+static void
+sf_writer_detach(int code, Datum arg)
+{
+	SnowflakeShared *s = snowflake_shared;
+
+	if (s != NULL && s->worker_latch == MyLatch)
+		s->worker_latch = NULL;
+}
+
+/*
+ * What the writer remembers between two looks at the generator: the last
+ * ID it saw, and the time (Unix ms) until which it keeps the reservation
+ * ahead.
+ */
+typedef struct SfWriterState
+{
+	int64		seen_last;
+	int64		active_until;
+} SfWriterState;
+
+/*
+ * sf_writer_step
+ *		Look at the generator, extend the reservation if IDs are being
+ *		issued and it is near its end, and return how long to sleep before
+ *		the next look (ms), or -1 to sleep until woken.
+ */
+static long
+sf_writer_step(SnowflakeShared *s, SfWriterState *w)
+{
+	int64		now_unix = snowflake_clock_ms();
+	int64		now = now_unix - s->layout.epoch_ms;
+	int64		last;
+	int64		reserved;
+	int64		ahead_of;
+	int64		until_renewal;
+
+	/*
+	 * A floor not yet applied (a promotion, a restore, a lost state file):
+	 * apply it now, so that the wait it imposes on the first IDs elapses
+	 * before anyone asks for one.  Read without the LWLock as a hint; the
+	 * write rechecks under it, and writes nothing if no floor is pending.
+	 */
+	if (unlikely(s->floor_pending))
+	{
+		SfWriteFailure failure;
+
+		(void) snowflake_extend_reservation(-1, now, SF_EXTEND_BACKGROUND,
+											&failure);
+		if (s->floor_pending)
+			return SNOWFLAKE_WRITER_FLOOR_RETRY_MS;
+	}
+
+	SpinLockAcquire(&s->mutex);
+	last = s->last;
+	reserved = s->reserved_ms;
+	SpinLockRelease(&s->mutex);
+
+	/* IDs issued since the last look: keep the reservation ahead a while. */
+	if (last != w->seen_last)
+	{
+		w->seen_last = last;
+		w->active_until = now_unix + snowflake_writer_idle_timeout_ms;
+	}
+	if (now_unix >= w->active_until)
+		return -1;
+
+	ahead_of = Max(now, last >> s->layout.sequence_bits);
+	if (reserved >= snowflake_max_ms(&s->layout))
+		return -1;
+	if (reserved - ahead_of < SNOWFLAKE_RENEW_MS)
+	{
+		SfWriteFailure failure;
+
+		/* Reaches SNOWFLAKE_RESERVE_AHEAD_MS past the renewal point. */
+		if (!snowflake_extend_reservation(ahead_of + SNOWFLAKE_RENEW_MS, now,
+										  SF_EXTEND_BACKGROUND, &failure))
+			return SNOWFLAKE_WRITER_RETRY_MS;
+		SpinLockAcquire(&s->mutex);
+		reserved = s->reserved_ms;
+		SpinLockRelease(&s->mutex);
+		/* Not extended: the write failed (and was logged). */
+		if (reserved - ahead_of < SNOWFLAKE_RENEW_MS)
+			return SNOWFLAKE_WRITER_RETRY_MS;
+	}
+
+	/*
+	 * Next look when the clock reaches the renewal point; IDs that run
+	 * ahead of the clock get there sooner, and their callers wake us.
+	 */
+	until_renewal = reserved - SNOWFLAKE_RENEW_MS - now;
+	return (long) Max(Min(until_renewal, SNOWFLAKE_LOG_INTERVAL_MS), 1);
+}
+
+/*
+ * snowflake_worker_main
+ *		Entry point of the background writer.
+ */
+void
+snowflake_worker_main(Datum main_arg)
+{
+	SnowflakeShared *s;
+	SfWriterState w;
+
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	BackgroundWorkerUnblockSignals();
+
+	s = snowflake_require_shared();
+	on_shmem_exit(sf_writer_detach, (Datum) 0);
+
+	/* IDs of an earlier life are no sign of activity. */
+	SpinLockAcquire(&s->mutex);
+	w.seen_last = s->last;
+	SpinLockRelease(&s->mutex);
+	w.active_until = 0;
+
+	while (!ShutdownRequestPending)
+	{
+		long		timeout = -1;
+
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+
+		/*
+		 * Switched off (snowflake.background_writer), the writer stays, idle
+		 * and unknown to callers, which then write early themselves.
+		 */
+		s->worker_latch = snowflake_background_writer ? MyLatch : NULL;
+
+		/* A refused generator issues nothing: nothing to keep ahead. */
+		if (snowflake_background_writer && s->refusal == SNOWFLAKE_READY)
+			timeout = sf_writer_step(s, &w);
+
+		(void) WaitLatch(MyLatch,
+						 WL_LATCH_SET | WL_EXIT_ON_PM_DEATH |
+						 (timeout >= 0 ? WL_TIMEOUT : 0),
+						 timeout, SNOWFLAKE_WAIT_EVENT_WRITER());
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+	proc_exit(0);
+}
