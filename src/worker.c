@@ -72,7 +72,8 @@ snowflake_worker_register(void)
 	BackgroundWorker worker;
 
 	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
+	/* A connection to no database: that puts it in pg_stat_activity. */
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
 	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
 	worker.bgw_restart_time = SNOWFLAKE_WRITER_RESTART_S;
 	strlcpy(worker.bgw_library_name, "snowflake", sizeof(worker.bgw_library_name));
@@ -192,6 +193,7 @@ snowflake_worker_main(Datum main_arg)
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
 
 	s = snowflake_require_shared();
 	on_shmem_exit(sf_writer_detach, (Datum) 0);
