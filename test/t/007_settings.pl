@@ -39,6 +39,7 @@ is( $node->safe_psql(
 		SELECT string_agg(name || ':' || context || ':' || coalesce(unit, ''), ' ' ORDER BY name)
 		FROM pg_settings WHERE name LIKE 'snowflake.%'}),
 	join(' ',
+		'snowflake.background_writer:sighup:',
 		'snowflake.epoch:postmaster:',
 		'snowflake.max_drift_ms:sighup:ms',
 		'snowflake.max_wait_ms:user:ms',
@@ -46,8 +47,9 @@ is( $node->safe_psql(
 		'snowflake.node_id:postmaster:',
 		'snowflake.sequence_bits:postmaster:',
 		'snowflake.spread_sequence:sighup:',
-		'snowflake.timestamp_bits:postmaster:'),
-	'pg_settings: postmaster for the layout, sighup for max_drift_ms and spread_sequence, user for max_wait_ms'
+		'snowflake.timestamp_bits:postmaster:',
+		'snowflake.writer_idle_timeout:sighup:ms'),
+	'pg_settings: postmaster for the layout, sighup for max_drift_ms, spread_sequence and the background writer, user for max_wait_ms'
 );
 
 # ---------------------------------------------------------------------------

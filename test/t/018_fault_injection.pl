@@ -18,6 +18,10 @@
 #  - a backend killed while holding the write: after the crash restart the
 #    leftover temporary file is gone and new IDs are above all old ones.
 # fsync is on: with fsync = off, PostgreSQL's pg_fsync() never calls fsync.
+# The background writer is off: these are the writes callers make when the
+# reservation is used up (the fallback), and which process writes must not
+# depend on the writer's timer.  The writer's own faults and crashes are in
+# 028_background_writer.pl.
 
 use strict;
 use warnings;
@@ -33,6 +37,7 @@ my $node = new_snowflake_node(
 	'snowflake.node_id' => 7,
 	'snowflake.max_drift_ms' => '30s',
 	'fsync' => 'on',
+	'snowflake.background_writer' => 'off',
 	'restart_after_crash' => 'on');
 set_fault();
 start_with_shim($node);

@@ -1,0 +1,352 @@
+# Copyright: see LICENSE
+#
+# 028_background_writer.pl
+#	The background writer keeps the reservation ahead, so callers do not
+#	wait for the disk, and the guarantees do not move.
+#
+# Proves, with counters and IDs rather than timings:
+#  - pg_stat_activity shows the writer by name; on a fresh data directory it
+#    applies the floor itself, before any call;
+#  - calls at about 2 a second for 10 s: after the first, no caller writes
+#    the reservation (today's code wrote for nearly every call), also with
+#    every state file fsync slowed by the fault shim;
+#  - idle (no ID for snowflake.writer_idle_timeout): no write at all while
+#    the clock runs well past the reservation;
+#  - the writer's writes failing: logged once, the caller's fallback
+#    reports the error as without the writer, and recovery once it clears;
+#  - the writer stopped with SIGSTOP: calls go on, callers write;
+#  - the writer, and a backend, killed with SIGKILL while held at each step
+#    of a write (before the rename, at it, before the directory fsync):
+#    after the crash restart the writer is back and every ID is above every
+#    earlier one;
+#  - a standby runs no writer; once promoted, the writer applies the floor
+#    before anything is asked of it;
+#  - a clean shutdown records the exact last ID, after the writer is gone.
+# fsync is on: with fsync = off, PostgreSQL's pg_fsync() never calls fsync.
+
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowflakeTest;
+use Test::More;
+use Time::HiRes ();
+
+my $writer_type = 'snowflake reservation writer';
+my $node = new_snowflake_node(
+	'background_writer',
+	'snowflake.node_id' => 11,
+	'snowflake.writer_idle_timeout' => '2s',
+	'fsync' => 'on',
+	'restart_after_crash' => 'on',
+	'wal_level' => 'replica',
+	'max_wal_senders' => '4');
+set_fault();
+start_with_shim($node);
+
+# The writer's PID, once it runs (a bounded poll); undef if it never does.
+sub writer_pid
+{
+	my ($n) = @_;
+	my $q =
+	  "SELECT pid FROM pg_stat_activity WHERE backend_type = '$writer_type'";
+	return undef unless $n->poll_query_until('postgres', "SELECT EXISTS ($q)");
+	return $n->safe_psql('postgres', $q);
+}
+
+# Wait until the clock has passed the reservation (plus $extra, an interval):
+# the writer keeps it ahead while it is active, so this means it stopped.
+sub wait_past_reservation
+{
+	my ($n, $extra) = @_;
+	$extra //= '0';
+	return $n->poll_query_until('postgres',
+		"SELECT clock_timestamp() > reserved_until + interval '$extra' FROM snowflake_stats"
+	);
+}
+
+# Issue $count IDs one by one, $pause seconds apart (the workload's pace,
+# not a wait for anything); return the largest.
+sub paced_calls
+{
+	my ($n, $count, $pause) = @_;
+	my $max = -1;
+	my $sess = $n->background_psql('postgres');
+	for my $i (1 .. $count)
+	{
+		my $id = $sess->query_safe('SELECT snowflake_nextval()');
+		$max = $id if $id > $max;
+		Time::HiRes::sleep($pause) if $i < $count;
+	}
+	$sess->quit;
+	return $max;
+}
+
+# --- the writer runs, and applies a new data directory's floor itself ---
+
+my $log_offset = 0;
+my $pid = writer_pid($node);
+ok(defined $pid, 'pg_stat_activity shows the snowflake reservation writer');
+$node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+ok( $node->poll_query_until('postgres',
+		'SELECT background_writes >= 1 FROM snowflake_stats'),
+	'the writer applied the floor of a new data directory');
+ok( log_appears(
+		$node,
+		qr/LOG:  snowflake IDs resume at \d+ ms past the clock, because there is no state file/,
+		$log_offset),
+	'the floor is logged');
+my $st = stats($node);
+is($st->{ids_issued}, 0, 'the floor was applied before any ID was asked for');
+is($st->{caller_writes}, 0, 'no caller wrote');
+is($st->{reservation_writes},
+	$st->{background_writes} + $st->{caller_writes},
+	'reservation_writes counts both kinds');
+
+# The floor's lead (max_drift_ms) passes while nobody asks.
+ok( $node->poll_query_until('postgres',
+		'SELECT lead_ms <= 0 FROM snowflake_stats'),
+	'the floor\'s lead has passed');
+
+# --- everyday rates: about two calls a second ---
+
+my $max_id = paced_calls($node, 1, 0);
+my $before = stats($node);
+$max_id = paced_calls($node, 20, 0.5);
+my $after = stats($node);
+is($after->{ids_issued} - $before->{ids_issued}, 20, '20 calls issued');
+is($after->{caller_writes}, $before->{caller_writes},
+	'2 calls a second for 10 s: no caller wrote the reservation');
+cmp_ok($after->{background_writes}, '>', $before->{background_writes},
+	'the writer did');
+is($after->{refused}, 0, 'no call was refused');
+
+# The same with every fsync of the state file slowed (a slow disk).
+set_fault('fsync sleep=20', 'dirfsync sleep=20');
+$before = stats($node);
+my $id = paced_calls($node, 20, 0.5);
+ok($id > $max_id, 'IDs keep increasing');
+$max_id = $id;
+$after = stats($node);
+is($after->{caller_writes}, $before->{caller_writes},
+	'slow fsyncs: no caller wrote the reservation');
+cmp_ok($after->{background_writes}, '>', $before->{background_writes},
+	'slow fsyncs: the writer did');
+set_fault();
+
+# --- idle: nothing is written ---
+
+ok(wait_past_reservation($node), 'idle: the writer let the reservation lapse');
+$before = stats($node);
+ok(wait_past_reservation($node, '3 s'),
+	'idle: the clock ran 3 s further');
+$after = stats($node);
+is($after->{reservation_writes}, $before->{reservation_writes},
+	'idle: no reservation write at all');
+is($after->{reserved_until}, $before->{reserved_until},
+	'idle: the reservation did not move');
+
+# The first call after idling writes once, itself, and wakes the writer.
+$id = paced_calls($node, 1, 0);
+ok($id > $max_id, 'the first ID after idling is above the earlier ones');
+$max_id = $id;
+$after = stats($node);
+is($after->{caller_writes}, $before->{caller_writes} + 1,
+	'the first call after idling wrote the reservation itself, once');
+cmp_ok($after->{caller_wait_ms}, '>', $before->{caller_wait_ms},
+	'caller_wait_ms counts the time it waited for the disk');
+ok( $node->poll_query_until('postgres',
+		"SELECT background_writes > $after->{background_writes} FROM snowflake_stats"
+	),
+	'the writer, woken by that call, keeps the reservation ahead again');
+
+# --- the writer's writes fail ---
+
+set_fault('fsync EIO');
+$log_offset = -s $node->logfile;
+$before = stats($node);
+$id = paced_calls($node, 1, 0);
+ok($id > $max_id, 'an ID within the reservation is still issued');
+$max_id = $id;
+# The writer retries while it is active; the clock then passes the
+# reservation it could not extend.
+ok(wait_past_reservation($node, '1 s'),
+	'the failing writer could not keep the reservation ahead');
+is( error_report($node, 'SELECT snowflake_nextval()'),
+	"58030: could not fsync file \"snowflake.state.tmp\": Input/output error\n"
+	  . 'DETAIL:  The snowflake reservation could not be made durable, so no ID was issued.',
+	'a call that needs the reservation reports the error, as without the writer'
+);
+ok( log_appears(
+		$node,
+		qr/LOG:  could not fsync file "snowflake\.state\.tmp": Input\/output error\n[^\n]*DETAIL:  The snowflake reservation could not be extended ahead of need/,
+		$log_offset),
+	'the writer logged why it could not write');
+my $lines = () =
+  slurp_file($node->logfile, $log_offset) =~
+  /could not be extended ahead of need/g;
+is($lines, 1, 'once, although it retried (at most once a minute)');
+$after = stats($node);
+is($after->{reserved_until}, $before->{reserved_until},
+	'the reservation did not move');
+is($after->{refused}, $before->{refused} + 1, 'the one call was refused');
+set_fault();
+$id = paced_calls($node, 1, 0);
+ok($id > $max_id, 'generation resumes once the fault clears');
+$max_id = $id;
+
+# --- the writer stopped ---
+
+ok(wait_past_reservation($node), 'the writer went idle');
+$pid = writer_pid($node);
+ok(kill('STOP', $pid), 'the writer is stopped with SIGSTOP');
+$before = stats($node);
+# Four batches of a million span about a second of ID time: more than one
+# reservation, so the callers must write more than once.
+my $batches = $node->safe_psql(
+	'postgres', q{
+SELECT count(*), count(DISTINCT x), min(x) FROM (
+	SELECT snowflake_nextval_batch(1000000) x
+	UNION ALL SELECT snowflake_nextval_batch(1000000)
+	UNION ALL SELECT snowflake_nextval_batch(1000000)
+	UNION ALL SELECT snowflake_nextval_batch(1000000)) b});
+my ($n_ids, $n_distinct, $min_batch) = split /\|/, $batches;
+is("$n_ids|$n_distinct", '4000000|4000000',
+	'with the writer stopped, four batches are issued whole');
+ok($min_batch > $max_id, 'above every earlier ID');
+$after = stats($node);
+cmp_ok($after->{caller_writes}, '>=', $before->{caller_writes} + 2,
+	'the callers wrote the reservations themselves');
+is($after->{background_writes}, $before->{background_writes},
+	'the stopped writer wrote nothing');
+ok(kill('CONT', $pid), 'the writer continues');
+$max_id = $node->safe_psql('postgres', 'SELECT snowflake_nextval()');
+
+# --- SIGKILL at each step of a write, of the writer and of a backend ---
+
+# Which step of the write a process is held at, and what is on disk then.
+my @steps = (
+	[ 'fsync', 'before the rename' ],
+	[ 'rename', 'at the rename' ],
+	[ 'dirfsync', 'after the rename, before the directory fsync' ],);
+
+foreach my $who ('writer', 'backend')
+{
+	foreach my $step (@steps)
+	{
+		my ($what, $when) = @$step;
+		my $case = "$who killed $when";
+		my $held;
+		my $sess;
+
+		set_fault("$what hold");
+		if ($who eq 'writer')
+		{
+			# Active again, the writer extends the reservation on its own.
+			my $wpid = writer_pid($node);
+			$id = paced_calls($node, 1, 0);
+			$max_id = $id if $id > $max_id;
+			$held = wait_for_held();
+			is($held, $wpid, "$case: the writer is held in its write");
+			if ($node->pg_version >= 17)
+			{
+				like(
+					$node->safe_psql(
+						'postgres',
+						"SELECT wait_event_type || '|' || wait_event FROM pg_stat_activity WHERE pid = $wpid"
+					),
+					qr/^Extension\|SnowflakeStateWrite$/,
+					"$case: it shows its wait event");
+			}
+			else
+			{
+				is( $node->safe_psql(
+						'postgres',
+						"SELECT wait_event_type || '|' || wait_event FROM pg_stat_activity WHERE pid = $wpid"
+					),
+					'Extension|Extension',
+					"$case: it shows its wait event");
+			}
+		}
+		else
+		{
+			# Idle, the reservation lapses: the next call writes itself.
+			set_fault();
+			ok(wait_past_reservation($node), "$case: the reservation lapsed");
+			set_fault("$what hold");
+			$sess = $node->background_psql('postgres', on_error_stop => 0);
+			my $bpid = $sess->query_safe('SELECT pg_backend_pid()');
+			$sess->query_until(qr/started/,
+				"\\echo started\nSELECT snowflake_nextval();\n");
+			$held = wait_for_held();
+			is($held, $bpid, "$case: the calling backend is held in its write");
+		}
+		my $disk = read_state($node);
+		ok(kill('KILL', $held), "$case: SIGKILL sent");
+		set_fault();
+		# A process killed while held leaves its marker behind.
+		unlink(fault_marker());
+		if ($sess)
+		{
+			# Its connection is gone (the crash restart ends every session).
+			local $SIG{PIPE} = 'IGNORE';
+			eval { $sess->quit; };
+		}
+		ok( $node->poll_query_until('postgres',
+				"SELECT status = 'ready' FROM snowflake_stats"),
+			"$case: the server restarted after the crash");
+		my $wpid = writer_pid($node);
+		ok(defined $wpid && $wpid != $held,
+			"$case: the writer runs again");
+		ok(!-e $node->data_dir . '/snowflake.state.tmp',
+			"$case: no temporary file is left");
+		cmp_ok(read_state($node)->{reserved_ms}, '>=', $disk->{reserved_ms},
+			"$case: the reservation on disk did not go back");
+		$id = $node->safe_psql('postgres', 'SELECT snowflake_nextval()');
+		ok($id > $max_id, "$case: the next ID is above every earlier one");
+		$max_id = $id;
+	}
+}
+
+# --- a standby runs no writer; promoted, the writer applies the floor ---
+
+$node->backup('bw_backup');
+my $standby = PostgreSQL::Test::Cluster->new('bw_standby');
+$standby->init_from_backup($node, 'bw_backup', has_streaming => 1);
+$standby->start;
+$node->wait_for_catchup($standby);
+is( $standby->safe_psql(
+		'postgres',
+		"SELECT count(*) FROM pg_stat_activity WHERE backend_type = '$writer_type'"
+	),
+	'0',
+	'a standby runs no writer');
+is(stats($standby)->{background_writes}, 0, 'nor writes anything');
+$max_id = $node->safe_psql('postgres', 'SELECT snowflake_nextval()');
+$node->stop;
+$log_offset = -s $standby->logfile;
+$standby->promote;
+ok(defined writer_pid($standby), 'promoted, the standby runs a writer');
+ok( log_appears(
+		$standby,
+		qr/LOG:  snowflake IDs resume at \d+ ms past the clock, because the server starts in recovery/,
+		$log_offset),
+	'the writer applied the floor after the promotion');
+$st = stats($standby);
+is($st->{ids_issued}, 0, 'before any ID was asked for');
+is($st->{background_writes}, 1, 'with one write of its own');
+$id = $standby->safe_psql('postgres', 'SELECT snowflake_nextval()');
+ok($id > $max_id, 'the promoted server issues IDs above the old primary\'s');
+is(stats($standby)->{caller_writes}, 0,
+	'its first call did not write the reservation');
+
+# --- a clean shutdown records the exact last ID ---
+
+$standby->stop;
+my $state = read_state($standby);
+my $sb = $st->{sequence_bits};
+my $packed = (($id >> ($st->{node_bits} + $sb)) << $sb) | ($id & ((1 << $sb) - 1));
+is($state->{last}, $packed, 'a clean shutdown recorded the exact last ID');
+
+done_testing();
