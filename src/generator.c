@@ -316,11 +316,14 @@ sf_wake_writer(SnowflakeShared *s)
 }
 
 /*
- * After an attempt, outside the spinlock: note a clock regression, and once
- * issued IDs come within SNOWFLAKE_RENEW_MS of the reservation's end, wake
- * the background writer to extend it.  Without a writer (not started yet,
- * or gone), write the next reservation early here, if no one else is at
- * it, so that callers seldom find it used up and wait for the write.
+ * After an attempt, outside the spinlock: note a clock regression; wake the
+ * background writer if it sleeps (IDs are being issued again: it must keep
+ * the reservation ahead before calls at a few a second step over the
+ * renewal point); and once issued IDs come within SNOWFLAKE_RENEW_MS of the
+ * reservation's end, wake it to extend the reservation.  Without a writer
+ * (not started yet, switched off, or gone), write the next reservation
+ * early here, if no one else is at it, so that callers seldom find it used
+ * up and wait for the write.
  */
 static inline void
 sf_after_attempt(SnowflakeShared *s, int64 now, const SfAttempt *a,
@@ -328,6 +331,8 @@ sf_after_attempt(SnowflakeShared *s, int64 now, const SfAttempt *a,
 {
 	if (unlikely(now < a->clock_seen))
 		sf_note_regression(s, a->clock_seen);
+	if (issued && unlikely(s->writer_sleeping))
+		(void) sf_wake_writer(s);
 	if (issued &&
 		unlikely(a->end_ms > a->reserved - SNOWFLAKE_RENEW_MS) &&
 		a->reserved < snowflake_max_ms(&s->layout) &&

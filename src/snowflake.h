@@ -26,6 +26,9 @@
  *	- "worker_latch" is set by the background writer (worker.c) when it
  *	  starts and cleared when it exits, and read without a lock: a caller
  *	  that sets a latch its owner has just left wakes nobody, harmlessly;
+ *	  "writer_sleeping" likewise, set by the writer before it sleeps with
+ *	  no timer and cleared when it wakes; a wake-up missed in that window
+ *	  costs at most one caller's own reservation write, never an ID;
  *	- "lock" (an LWLock of the "snowflake" tranche) serialises writes of the
  *	  state file, and the changes that go with them (a new reservation, the
  *	  promotion floor, an adoption's new "last").  The spinlock may be taken
@@ -154,6 +157,8 @@ typedef struct SnowflakeShared
 
 	/* The background writer's latch while it runs, else NULL. */
 	Latch	   *volatile worker_latch;
+	/* Set while the writer sleeps until woken (it saw no IDs for a while). */
+	volatile bool writer_sleeping;
 
 	/*
 	 * Protected by mutex.  Written for every ID, so kept on cache lines of

@@ -15,8 +15,12 @@
  * behind, or the first call after idling.
  *
  * When no ID has been issued for snowflake.writer_idle_timeout, the writer
- * writes nothing: it sleeps until a caller wakes it.  A caller that had to
- * write a reservation itself also wakes it.  With snowflake.background_writer
+ * writes nothing: it sleeps until a caller wakes it, and says so in
+ * SnowflakeShared.writer_sleeping, so that the next call to issue an ID
+ * wakes it whether or not that call is near the reservation's end (calls a
+ * few seconds apart could otherwise step over the renewal point and find
+ * the reservation used up).  A caller that had to write a reservation
+ * itself also wakes it.  With snowflake.background_writer
  * off, the writer withdraws its latch and callers write as they would
  * without it.
  *
@@ -93,7 +97,10 @@ sf_writer_detach(int code, Datum arg)
 	SnowflakeShared *s = snowflake_shared;
 
 	if (s != NULL && s->worker_latch == MyLatch)
+	{
 		s->worker_latch = NULL;
+		s->writer_sleeping = false;
+	}
 }
 
 /*
@@ -137,6 +144,10 @@ sf_writer_step(SnowflakeShared *s, SfWriterState *w)
 											&failure);
 		if (s->floor_pending)
 			return SNOWFLAKE_WRITER_FLOOR_RETRY_MS;
+		/* The floor raised the last value: that is no ID issued. */
+		SpinLockAcquire(&s->mutex);
+		w->seen_last = s->last;
+		SpinLockRelease(&s->mutex);
 	}
 
 	SpinLockAcquire(&s->mutex);
@@ -224,10 +235,29 @@ snowflake_worker_main(Datum main_arg)
 		if (snowflake_background_writer && s->refusal == SNOWFLAKE_READY)
 			timeout = sf_writer_step(s, &w);
 
+		/*
+		 * Sleeping with no timer, ask callers to wake us, then look once
+		 * more: IDs issued before the flag was visible woke nobody.
+		 */
+		if (timeout < 0 && s->worker_latch != NULL)
+		{
+			int64		last;
+
+			s->writer_sleeping = true;
+			pg_memory_barrier();
+			SpinLockAcquire(&s->mutex);
+			last = s->last;
+			SpinLockRelease(&s->mutex);
+			if (last != w.seen_last)
+				timeout = 0;
+		}
+
 		(void) WaitLatch(MyLatch,
 						 WL_LATCH_SET | WL_EXIT_ON_PM_DEATH |
 						 (timeout >= 0 ? WL_TIMEOUT : 0),
 						 timeout, SNOWFLAKE_WAIT_EVENT_WRITER());
+		if (s->writer_sleeping)
+			s->writer_sleeping = false;
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 	}
