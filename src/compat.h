@@ -16,42 +16,37 @@
 #endif
 
 /*
- * Wait event shown in pg_stat_activity while a call sleeps for the clock.
- * PostgreSQL 17 lets an extension name its own; before that every extension
- * shares "Extension".
+ * Wait events shown in pg_stat_activity: a call sleeping for the clock, the
+ * state file's I/O, the background writer's idle wait.  PostgreSQL 17 lets
+ * an extension name its own; before that every extension shares
+ * "Extension".
  */
 #include "utils/wait_event.h"
 #if PG_VERSION_NUM >= 170000
-#define SNOWFLAKE_WAIT_EVENT() sf_wait_event_clock()
-#define SNOWFLAKE_WAIT_EVENT_IO() sf_wait_event_io()
-#define SNOWFLAKE_WAIT_EVENT_WRITER() sf_wait_event_writer()
-static inline uint32
-sf_wait_event_clock(void)
+typedef enum SfWaitEvent
 {
-	static uint32 event = 0;
+	SF_WAIT_CLOCK,				/* a call sleeps for the clock */
+	SF_WAIT_STATE_WRITE,		/* the state file is written */
+	SF_WAIT_WRITER_MAIN,		/* the background writer waits for work */
+	SF_WAIT_EVENTS
+} SfWaitEvent;
 
-	if (event == 0)
-		event = WaitEventExtensionNew("SnowflakeClock");
-	return event;
-}
+/* The event's number, registered by name at its first use here. */
 static inline uint32
-sf_wait_event_io(void)
+sf_wait_event(SfWaitEvent which)
 {
-	static uint32 event = 0;
+	static const char *const names[SF_WAIT_EVENTS] = {
+		"SnowflakeClock", "SnowflakeStateWrite", "SnowflakeWriterMain"
+	};
+	static uint32 events[SF_WAIT_EVENTS];
 
-	if (event == 0)
-		event = WaitEventExtensionNew("SnowflakeStateWrite");
-	return event;
+	if (events[which] == 0)
+		events[which] = WaitEventExtensionNew(names[which]);
+	return events[which];
 }
-static inline uint32
-sf_wait_event_writer(void)
-{
-	static uint32 event = 0;
-
-	if (event == 0)
-		event = WaitEventExtensionNew("SnowflakeWriterMain");
-	return event;
-}
+#define SNOWFLAKE_WAIT_EVENT() sf_wait_event(SF_WAIT_CLOCK)
+#define SNOWFLAKE_WAIT_EVENT_IO() sf_wait_event(SF_WAIT_STATE_WRITE)
+#define SNOWFLAKE_WAIT_EVENT_WRITER() sf_wait_event(SF_WAIT_WRITER_MAIN)
 #else
 #define SNOWFLAKE_WAIT_EVENT() PG_WAIT_EXTENSION
 #define SNOWFLAKE_WAIT_EVENT_IO() PG_WAIT_EXTENSION
