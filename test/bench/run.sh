@@ -136,7 +136,11 @@ port=$((20000 + RANDOM % 30000))
 # script are copied now, the server preloads the copy, and the functions are
 # created from the script with MODULE_PATHNAME pointing at the copy.  A
 # "make install" running elsewhere during the suite (it can take a quarter of
-# an hour) then cannot change what is measured half-way.
+# an hour) then cannot change what is measured half-way.  The server finds
+# the copy first on dynamic_library_path, so that the background writer,
+# which the postmaster starts from the library named "snowflake", runs the
+# same copy.  pg_extension_config_dump() works only inside CREATE EXTENSION
+# and only matters to pg_dump: left out.
 pkglibdir=$("$PG_CONFIG" --pkglibdir)
 extdir=$("$PG_CONFIG" --sharedir)/extension
 ext_version=$(sed -n "s/^default_version *= *'\(.*\)'/\1/p" "$extdir/snowflake.control")
@@ -146,7 +150,8 @@ if [ ! -f "$extdir/snowflake--$ext_version.sql" ]; then
     echo "run.sh: $extdir/snowflake--$ext_version.sql not found" >&2
     exit 1
 fi
-sed -e '/^\\echo /d' -e "s|MODULE_PATHNAME|$work/lib/snowflake.so|g" \
+sed -e '/^\\echo /d' -e '/pg_extension_config_dump/d' \
+    -e "s|MODULE_PATHNAME|$work/lib/snowflake.so|g" \
     -e 's/@extschema@/public/g' \
     "$extdir/snowflake--$ext_version.sql" > "$work/lib/snowflake.sql"
 chmod -R a+rX "$work/lib"
@@ -214,7 +219,8 @@ listen_addresses = ''
 unix_socket_directories = '$work'
 port = $port
 max_connections = 30
-shared_preload_libraries = '$work/lib/snowflake.so'
+shared_preload_libraries = 'snowflake'
+dynamic_library_path = '$work/lib:\$libdir'
 snowflake.node_id = 1
 shared_buffers = 256MB
 # Commits do not wait for the WAL flush: the 100-row transactions measure
@@ -493,7 +499,11 @@ for ((rep = 1; rep <= reps; rep++)); do
     done
 done
 # The cost of one reservation write (state file write, fsync, rename, fsync
-# of the directory), as the latency of the call that has to make it.
+# of the directory), as the latency of the call that has to make it: the
+# background writer is switched off meanwhile, so that the call after a
+# pause finds the reservation used up and writes it itself (the fallback
+# path every caller took before the writer).
+q -c "ALTER SYSTEM SET snowflake.background_writer = off" -c "SELECT pg_reload_conf()" >/dev/null
 q -c "SELECT bench_settle()" >/dev/null
 rep=0
 q -c "SELECT * FROM bench_reservation_write($RW_SAMPLES)" > "$work/reswrite.out"
@@ -504,6 +514,7 @@ while IFS=$'\t' read -r first next; do
     record reswrite snowflake - "$rep" "$first" "$next" - 1 - \
         "$lead" "$borrowed" "$waits" "$waitms" "$writes" - -
 done < "$work/reswrite.out"
+q -c "ALTER SYSTEM RESET snowflake.background_writer" -c "SELECT pg_reload_conf()" >/dev/null
 
 echo "load_end=$(loadavg)" >> "$meta"
 if [ "$(lib_sum "$pkglibdir/snowflake.so")" != "$lib_md5" ]; then
