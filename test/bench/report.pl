@@ -230,11 +230,11 @@ my $runq_med = median(@runq_all);
 my $load_max = maxv(map { (split ' ', ($m{$_} // '0'))[0] } @load_keys);
 if ((defined $runq_med && $runq_med > 10) || (defined $load_max && $load_max > $m{nproc})) {
     out sprintf('> **The machine was busy with other work during this run** (1-minute load average up to %s on %s CPUs%s). '
-        . 'Wall-clock figures, latencies and their ratios are disturbed by it; %s'
+        . 'Wall-clock figures, latencies and their ratios are disturbed by it%s. '
         . 'Rerun on an idle machine for wall-clock verdicts.',
         $load_max // '?', $m{nproc},
         defined $runq_med ? sprintf('; the measured backends spent a median %s%% of their wall time waiting for a CPU', f('%.0f', $runq_med)) : '',
-        $old_ran ? 'the CPU-time columns (time the measured processes actually ran) are the better reading of the code\'s speed. ' : '');
+        $old_ran ? '; the CPU-time columns (time the measured processes actually ran) are the better reading of the code\'s speed' : '');
     out;
 }
 
@@ -1001,7 +1001,9 @@ if ($ran{bulkload} && (@bl || @bl_errors)) {
         . 'connection included); %s repetitions, methods interleaved. COPY inserts rows in batches (one WAL record per '
         . 'page) unless a column it fills from its default has a volatile default; PostgreSQL exempts only `nextval()`. '
         . 'So `\copy t(v)` into a `bigserial` table batches, into a `snowflake_nextval()` (or `uuidv7()`) table it '
-        . 'inserts row by row. A key given in the data is no default: `COPY t(id, v)` batches whatever the default.',
+        . 'inserts row by row. A key given in the data is no default: `COPY t(id, v)` batches whatever the default. '
+        . 'A reservation write by a caller in the first snowflake load of a run is the first call after the writer '
+        . 'went idle (`snowflake.writer_idle_timeout`), as a load after a quiet minute meets it.',
         fmt_n($m{bulk_rows}), $m{reps_new} // '?');
     out;
     out '| method | primary key | time, s: median (min – max) | rows/s | x bigserial\'s COPY | CPU s (server + client) | WAL MB | PK index MB | reservation writes |';
@@ -1056,7 +1058,7 @@ if ($ran{concurrent} && @cc) {
     out '## 8. Concurrent inserts: single-row transactions at 1 to 8 clients';
     out;
     out sprintf('`pgbench -n -M prepared -T %s -c C -j min(C,2)` running `INSERT INTO t (payload) VALUES (1)`, one row '
-        . 'per transaction, into a table created afresh (and a `CHECKPOINT`) before each run; the server\'s '
+        . 'per transaction, into a table created afresh (and a `CHECKPOINT`, and one unmeasured insert) before each run; the server\'s '
         . '`synchronous_commit = off`, so that the figures measure key generation and index insertion rather than the '
         . 'disk\'s flushes (section 6 measures real commits); tps median (min – max) over %s repetitions.',
         $m{pgbench_seconds}, $m{reps_new} // '?');
