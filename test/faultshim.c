@@ -2,8 +2,10 @@
  *
  * faultshim.c
  *	  Test-only LD_PRELOAD shim that injects faults into the writes of the
- *	  snowflake state file.  Never installed, never linked into the
- *	  extension: the TAP tests compile it and start a server with it.
+ *	  snowflake state file, and can slow down every fsync of the server.
+ *	  Never installed, never linked into the extension: the TAP tests and
+ *	  the benchmark suite (test/bench/run.sh) compile it and start a server
+ *	  with it.
  *
  * The extension writes "snowflake.state.tmp", fsyncs it, renames it to
  * "snowflake.state" and fsyncs the data directory (opened as ".").  This
@@ -17,14 +19,21 @@
  *			fsync     fsync()/fdatasync() on it
  *			rename    renaming it
  *			dirfsync  fsync()/fdatasync() on "."
+ *			anyfsync  every fsync()/fdatasync() of the process, whatever the
+ *					  file: WAL, data files, the state file, directories (a
+ *					  slow disk for the whole server: "anyfsync sleep=20")
  *	action	EACCES, ENOSPC, EIO, ...  fail with that errno
  *			hold      block for as long as the line stays in the file; the
  *					  PID of the blocked process is in "<control>.held"
  *					  meanwhile
  *			sleep=MS  sleep MS milliseconds, then make the real call
  *
- * No control file, or no line for the step: the real call.  Processes are
- * single-threaded (PostgreSQL backends), so no locking is needed.
+ * No control file, or no line for the step: the real call.  An fsync of the
+ * state file or the directory is subject to both "anyfsync" and its own
+ * step, in that order: "anyfsync sleep=20" with "fsync EIO" sleeps, then
+ * fails.  "anyfsync" reads the control file at every fsync of the process,
+ * a few microseconds each.  Processes are single-threaded (PostgreSQL
+ * backends), so no locking is needed.
  *
  *-------------------------------------------------------------------------
  */
@@ -350,6 +359,8 @@ fsync(int fd)
 	const char *step = shim_sync_step(fd);
 
 	REAL(fsync);
+	if (shim_fault("anyfsync") != 0)
+		return -1;
 	if (step != NULL && shim_fault(step) != 0)
 		return -1;
 	return real_fsync(fd);
@@ -361,6 +372,8 @@ fdatasync(int fd)
 	const char *step = shim_sync_step(fd);
 
 	REAL(fdatasync);
+	if (shim_fault("anyfsync") != 0)
+		return -1;
 	if (step != NULL && shim_fault(step) != 0)
 		return -1;
 	return real_fdatasync(fd);

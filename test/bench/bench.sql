@@ -96,6 +96,18 @@ LANGUAGE sql VOLATILE AS $$
     FROM snowflake_stats s
 $$;
 
+-- Who wrote the reservation since the last bench_settle(): the background
+-- writer (ahead of need) or callers that waited for the disk themselves.
+CREATE FUNCTION bench_writer_counters(
+    OUT ids_issued bigint, OUT reservation_writes bigint,
+    OUT background_writes bigint, OUT caller_writes bigint,
+    OUT caller_wait_ms float8)
+LANGUAGE sql VOLATILE AS $$
+    SELECT s.ids_issued, s.reservation_writes, s.background_writes,
+           s.caller_writes, s.caller_wait_ms
+    FROM snowflake_stats s
+$$;
+
 -- Run one statement and time it.  A SELECT must return one number (the
 -- count of IDs made); any other statement reports its row count.
 CREATE FUNCTION bench_time(query text, OUT seconds float8,

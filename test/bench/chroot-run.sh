@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# test/bench/chroot-run.sh: the benchmark suite on another PostgreSQL major,
+# in the Debian chroot that test/chroot-check.sh builds.  Root only.
+#
+#   test/bench/chroot-run.sh 18                 every section, on 18
+#   test/bench/chroot-run.sh 18 --only new      the sections of issues 8 and 13
+#   test/bench/chroot-run.sh 18 --quick         a smoke run
+#
+# Every option after the major goes to test/bench/run.sh.  The report is
+# written to test/bench/report-pg<major>.md, or to --output FILE (a path
+# outside the chroot).  Environment: CHROOT_DIR, as for test/chroot-check.sh.
+#
+# Mirrors test/chroot-check.sh: builds the chroot first if it is missing
+# (test/chroot-check.sh MAJOR --prepare), takes the same lock (one run per
+# chroot at a time), copies this tree into a directory of its own inside the
+# chroot, builds and installs the extension there with the chroot's
+# PostgreSQL (a plain build: no assertions), and runs test/bench/run.sh on
+# the copy.  The throwaway server runs inside the chroot on a Unix socket in
+# run.sh's temporary directory; if run.sh is killed, its server is stopped
+# by PID here.  The host's PostgreSQL installation is not touched.  When the
+# run includes the callgrind section and the chroot has no valgrind, it is
+# installed there with apt-get (the section is skipped, with a note in the
+# report, if that fails).
+set -euo pipefail
+
+major=${1:?usage: test/bench/chroot-run.sh MAJOR [run.sh options]}
+shift
+case "$major" in
+    17|18) ;;
+    *) echo "test/bench/chroot-run.sh: no chroot is built for PostgreSQL $major (17 or 18)" >&2; exit 2 ;;
+esac
+[ "$(id -u)" -eq 0 ] || { echo "test/bench/chroot-run.sh must run as root" >&2; exit 2; }
+
+chroots=${CHROOT_DIR:-/var/tmp/snowflake-chroots}
+croot=$chroots/pg$major
+src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+pgc=/usr/lib/postgresql/$major/bin/pg_config
+output=$src/test/bench/report-pg$major.md
+keep=0
+callgrind=1
+args=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --output) output=$(realpath -m "$2"); shift ;;
+        --keep) keep=1; args+=("$1") ;;
+        --no-callgrind) callgrind=0; args+=("$1") ;;
+        --only)
+            case ",$2," in *,callgrind,*) ;; *) callgrind=0 ;; esac
+            args+=("$1" "$2"); shift ;;
+        *) args+=("$1") ;;
+    esac
+    shift
+done
+
+log() { printf '==> [pg%s bench] %s\n' "$major" "$*" >&2; }
+
+[ -x "$croot$pgc" ] || "$src/test/chroot-check.sh" "$major" --prepare
+
+# One run per chroot at a time, test suites included: runs share its mounts.
+exec 9>"$chroots/pg$major.lock"
+flock 9
+
+work=$(mktemp -d "$croot/bench.XXXXXX")
+chmod 755 "$work"
+inner=/${work#"$croot"/}
+mounted=()
+cleanup() {
+    local pidfile pid i m
+    # run.sh stops its server even when it fails; if it was killed, its
+    # server may still run: stop it by the PID in its postmaster.pid.
+    for pidfile in "$work"/tmp/snowflake-bench.*/data/postmaster.pid; do
+        [ -f "$pidfile" ] || continue
+        pid=$(head -n 1 "$pidfile")
+        case "$pid" in ''|*[!0-9]*) continue ;; esac
+        if kill -0 "$pid" 2>/dev/null; then
+            log "stopping the server left running (PID $pid)"
+            kill -QUIT "$pid" 2>/dev/null || true
+            for ((i = 0; i < 50; i++)); do
+                kill -0 "$pid" 2>/dev/null || break
+                sleep 0.1
+            done
+            kill -KILL "$pid" 2>/dev/null || true
+        fi
+    done
+    for m in "${mounted[@]}"; do
+        umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
+    done
+    if [ "$keep" -eq 1 ]; then
+        log "kept $work"
+    else
+        rm -rf "$work"
+    fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+mountpoint -q "$croot/proc" || { mount -t proc proc "$croot/proc"; mounted+=("$croot/proc"); }
+mountpoint -q "$croot/dev" || { mount --bind /dev "$croot/dev"; mounted+=("$croot/dev"); }
+
+# A copy of the tree of its own, without the host's build and test output.
+tar -C "$src" --exclude=./.git --exclude='./tmp_check*' --exclude=./results \
+    --exclude=./output_iso --exclude='*.o' --exclude='*.so' --exclude='*.bc' \
+    -cf - . | tar -C "$work" -xf -
+mkdir -m 1777 "$work/tmp"
+
+if [ "$callgrind" -eq 1 ] && ! chroot "$croot" sh -c 'command -v valgrind' >/dev/null 2>&1; then
+    log "installing valgrind in the chroot for the callgrind section"
+    # As test/chroot-check.sh does: the chroot's suite may come from a dated
+    # snapshot of the archive whose Release files are past their
+    # Valid-Until date.  The host's apt configuration is untouched.
+    echo 'Acquire::Check-Valid-Until "false";' >"$croot/etc/apt/apt.conf.d/99snowflake-test"
+    chroot "$croot" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
+        sh -c 'apt-get update -qq && apt-get install -y -qq valgrind' >"$work/apt.log" 2>&1 ||
+        log "could not install valgrind (see $work/apt.log with --keep); the callgrind section will be skipped"
+fi
+
+git_rev=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)
+if git -C "$src" status --porcelain -- src Makefile snowflake.control 'snowflake--*.sql' 2>/dev/null | grep -q .; then
+    git_rev="$git_rev (src/ has uncommitted changes)"
+fi
+log "building and installing the extension in $croot, then test/bench/run.sh ${args[*]}"
+chroot "$croot" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+    TMPDIR="$inner/tmp" PG_CONFIG="$pgc" SNOWFLAKE_BENCH_GIT="$git_rev" \
+    SNOWFLAKE_BENCH_WHERE="in a Debian chroot (test/bench/chroot-run.sh) on $(. /etc/os-release && echo "$PRETTY_NAME")" \
+    SNOWFLAKE_BENCH_CMDLINE="test/bench/chroot-run.sh $major${args[*]:+ ${args[*]}}" \
+    bash -c 'set -e
+        cd "$1"
+        shift
+        make -s PG_CONFIG="$PG_CONFIG" >/dev/null
+        make -s install PG_CONFIG="$PG_CONFIG" >/dev/null
+        test/bench/run.sh "$@"' \
+    bash "$inner" --output "$inner/report.md" "${args[@]}"
+cp "$work/report.md" "$output"
+log "report written to ${output#"$src"/}"
