@@ -295,6 +295,7 @@ snowflake_worker_main(Datum main_arg)
 	SnowflakeShared *volatile s;
 	SfWriterState w;
 	int			other;
+	int64		issued;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
@@ -339,11 +340,18 @@ snowflake_worker_main(Datum main_arg)
 	/* Before the DSM segment is detached at exit (without the preload). */
 	before_shmem_exit(sf_writer_detach, (Datum) 0);
 
-	/* IDs of an earlier life are no sign of activity. */
+	/*
+	 * IDs of an earlier life are no sign of activity.  Without the preload,
+	 * a writer is started by a call that has just issued IDs (its own write,
+	 * which would have woken a running writer, came before): IDs issued by
+	 * this shared state are.
+	 */
 	SpinLockAcquire(&s->mutex);
 	w.seen_last = s->last;
+	issued = s->counters.issued;
 	SpinLockRelease(&s->mutex);
-	w.active_until = 0;
+	w.active_until = !s->preloaded && issued > 0 ?
+		snowflake_clock_ms() + snowflake_writer_idle_timeout_ms : 0;
 
 	while (!ShutdownRequestPending)
 	{
