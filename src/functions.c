@@ -239,7 +239,7 @@ snowflake_nextval(PG_FUNCTION_ARGS)
 	SnowflakeShared *s = snowflake_shared;
 
 	/* Without the preload, the first IDs start the background writer. */
-	if (unlikely(s->worker_latch == NULL))
+	if (unlikely(!s->preloaded && s->worker_latch == NULL))
 		snowflake_worker_ensure(s);
 	PG_RETURN_INT64(snowflake_packed_to_id(&s->layout, s->node_part, packed));
 }
@@ -284,7 +284,8 @@ snowflake_nextval_batch(PG_FUNCTION_ARGS)
 		batch->remaining = count;
 		batch->layout = snowflake_shared->layout;
 		batch->node_part = snowflake_shared->node_part;
-		if (unlikely(snowflake_shared->worker_latch == NULL))
+		if (unlikely(!snowflake_shared->preloaded &&
+					 snowflake_shared->worker_latch == NULL))
 			snowflake_worker_ensure(snowflake_shared);
 		funcctx->user_fctx = batch;
 	}
