@@ -45,8 +45,9 @@ my $writer_type = 'snowflake reservation writer';
 my $node = PostgreSQL::Test::Cluster->new('no_preload');
 if ($node->pg_version < 17)
 {
+	# test/check.sh accepts a skip that says "need PostgreSQL N or later".
 	plan skip_all =>
-	  'the generator without the preload (DSM registry) needs PostgreSQL 17 or later';
+	  'the generator without the preload uses the DSM registry: need PostgreSQL 17 or later';
 }
 $node->init(allows_streaming => 1);
 $node->append_conf('postgresql.conf', "restart_after_crash = on\n");
