@@ -93,6 +93,39 @@ sf_guc_source(const char *name)
 }
 #endif
 
+/*
+ * Shared state without shared_preload_libraries: the DSM registry
+ * (GetNamedDSMSegment) appears in 17.  The segment's LWLock gets a tranche
+ * from the shared counter once, and each process that uses it names the
+ * tranche for itself (pg_stat_activity's wait_event).  17 and 18 have the
+ * same functions for this (checked against both majors' headers); the
+ * development branch after 18 changes them (a name given to
+ * LWLockNewTrancheId, an argument passed to the init callback), and a
+ * later major gets its variant here.  On 15 and 16 SNOWFLAKE_HAVE_DSM_REGISTRY
+ * is undefined: without the preload the generators raise 55000.
+ */
+#if PG_VERSION_NUM >= 170000
+#define SNOWFLAKE_HAVE_DSM_REGISTRY 1
+#include "storage/dsm_registry.h"
+#include "storage/lwlock.h"
+static inline void *
+sf_get_named_segment(const char *name, size_t size, void (*init) (void *),
+					 bool *found)
+{
+	return GetNamedDSMSegment(name, size, init, found);
+}
+static inline int
+sf_new_tranche(const char *name)
+{
+	return LWLockNewTrancheId();
+}
+static inline void
+sf_name_tranche(int tranche_id, const char *name)
+{
+	LWLockRegisterTranche(tranche_id, name);
+}
+#endif
+
 /* PostgreSQL 18 lets a module state its name and version. */
 #if PG_VERSION_NUM >= 180000
 #define SNOWFLAKE_MODULE_MAGIC() \

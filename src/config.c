@@ -3,7 +3,9 @@
  * config.c
  *	  Settings of the snowflake extension, read by every other file: the
  *	  operator knobs' variables, the epoch's text as a time, and the layout
- *	  decoders use when the library is not preloaded.
+ *	  and node id read from the server configuration when the library is
+ *	  not preloaded (by the decoders, and on PostgreSQL 17 and later by the
+ *	  process that configures the shared state).
  *
  * This file sits just above layout.c: it reads PostgreSQL's configuration
  * and time input, but calls nothing else of ours, so that the module init,
@@ -152,6 +154,13 @@ snowflake_format_ms(int64 unix_ms, char *buf, size_t len)
 			 tm.tm_sec, (int) (fsec / 1000));
 }
 
+/*
+ * Why a setting read from a placeholder is refused when it comes from
+ * anywhere but the server configuration.
+ */
+#define SF_NOT_SERVER_DETAIL(what) \
+	"The snowflake " what " is read from the server configuration only, but this value was set for a database, a role or the session."
+
 /* The settings that shape IDs, as decoders without the preload read them. */
 static const char *const sf_layout_settings[] = {
 	"snowflake.epoch",
@@ -216,8 +225,8 @@ snowflake_file_layout(SnowflakeLayout *layout, const char **bad_name,
 		if (text[i] != NULL &&
 			sf_guc_source(sf_layout_settings[i]) > PGC_S_ARGV)
 		{
-			snprintf(detail, SNOWFLAKE_DETAIL_LEN,
-					 "The snowflake layout is read from the server configuration only, but this value was set for a database, a role or the session.");
+			snprintf(detail, SNOWFLAKE_DETAIL_LEN, "%s",
+					 SF_NOT_SERVER_DETAIL("layout"));
 			return false;
 		}
 		if (i == 0)
@@ -249,4 +258,85 @@ snowflake_file_layout(SnowflakeLayout *layout, const char **bad_name,
 	cached_layout = *layout;
 	cached = true;
 	return true;
+}
+
+/*
+ * snowflake_file_settings
+ *		The layout and node id (-1 when not set) of the server configuration
+ *		(postgresql.conf, its includes, ALTER SYSTEM, the command line), for a
+ *		server where the library is not preloaded.
+ *
+ * Returns false, with *bad_name and a detail as snowflake_file_layout()
+ * gives them, if a value is invalid or one of these settings was set for a
+ * database, a role, the client or the session; *not_server tells the latter
+ * case.  Such a value is never used: the node id and layout are one per
+ * server.  Checked in that order, so that a value from a session is refused
+ * whatever the rest.
+ */
+bool
+snowflake_file_settings(SnowflakeLayout *layout, int *node_id,
+						const char **bad_name, char *detail, bool *not_server)
+{
+	const char *names[SF_NUM_LAYOUT_SETTINGS + 1];
+	const char *text;
+
+	names[0] = "snowflake.node_id";
+	for (int i = 0; i < SF_NUM_LAYOUT_SETTINGS; i++)
+		names[i + 1] = sf_layout_settings[i];
+
+	*not_server = false;
+	for (int i = 0; i < (int) lengthof(names); i++)
+	{
+		text = GetConfigOption(names[i], true, false);
+		if (text != NULL && text[0] != '\0' &&
+			sf_guc_source(names[i]) > PGC_S_ARGV)
+		{
+			*bad_name = names[i];
+			*not_server = true;
+			snprintf(detail, SNOWFLAKE_DETAIL_LEN, "%s",
+					 i == 0 ? SF_NOT_SERVER_DETAIL("node id") :
+					 SF_NOT_SERVER_DETAIL("layout"));
+			return false;
+		}
+	}
+
+	if (!snowflake_file_layout(layout, bad_name, detail))
+		return false;
+
+	*bad_name = names[0];
+	text = GetConfigOption(names[0], true, false);
+	if (text == NULL || text[0] == '\0')
+		*node_id = -1;
+	else if (!snowflake_parse_int(text, node_id))
+	{
+		snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+				 "The value must be a plain decimal integer.");
+		return false;
+	}
+	else if (*node_id != -1 && !snowflake_node_check(layout, *node_id, detail))
+		return false;
+	*bad_name = NULL;
+	return true;
+}
+
+/*
+ * snowflake_report_settings
+ *		Report, at elevel, what snowflake_file_settings() or
+ *		snowflake_file_layout() found wrong (22023, naming the setting and
+ *		the value it has in this session).
+ */
+void
+snowflake_report_settings(int elevel, const char *bad_name, const char *detail)
+{
+	if (bad_name == NULL)
+		ereport(elevel,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid snowflake layout"),
+				 errdetail("%s", detail)));
+	else
+		ereport(elevel,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"%s\": \"%s\"",
+						bad_name, GetConfigOption(bad_name, true, false)),
+				 errdetail("%s", detail)));
 }

@@ -3,9 +3,11 @@
  * functions.c
  *	  The SQL-callable functions of the snowflake extension.
  *
- * Generators call down into generator.c; decoders only need the layout,
- * which comes from shared memory when the library is preloaded and from
- * postgresql.conf otherwise (config.c), so they work on every server.  Given
+ * Generators call down into generator.c, and without the preload start the
+ * background writer (worker.c); decoders only need the layout, which comes
+ * from the shared state when the library is preloaded or, on PostgreSQL 17
+ * and later, attached without it, and from the server configuration on 15
+ * and 16 without the preload (config.c), so they work on every server.  Given
  * a layout argument (a preset such as 'twitter', or a spelled-out layout:
  * layout.c), the decoders read IDs minted by other systems instead.
  *
@@ -44,33 +46,27 @@ PG_FUNCTION_INFO_V1(snowflake_adopt_layout);
 
 /*
  * sf_layout
- *		The configured layout, or an error naming the bad setting.
+ *		The server's layout, or an error naming the bad setting.
+ *
+ * Preloaded, or without the preload on PostgreSQL 17 and later, it is the
+ * one in force in the shared state (attached here if need be, and fixed
+ * once per server life); on 15 and 16 without the preload, the one the
+ * server configuration gives now.
  */
 static void
 sf_layout(SnowflakeLayout *layout)
 {
+	SnowflakeShared *s = snowflake_attach();
 	const char *bad_name;
 	char		detail[SNOWFLAKE_DETAIL_LEN];
 
-	/* Preloaded: the layout validated at startup. */
-	if (snowflake_shared != NULL)
+	if (s != NULL)
 	{
-		*layout = snowflake_shared->layout;
+		*layout = s->layout;
 		return;
 	}
 	if (!snowflake_file_layout(layout, &bad_name, detail))
-	{
-		if (bad_name != NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("invalid value for parameter \"%s\": \"%s\"",
-							bad_name, GetConfigOption(bad_name, true, false)),
-					 errdetail("%s", detail)));
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid snowflake layout"),
-				 errdetail("%s", detail)));
-	}
+		snowflake_report_settings(ERROR, bad_name, detail);
 }
 
 /* Reject a negative ID. */
@@ -240,10 +236,12 @@ Datum
 snowflake_nextval(PG_FUNCTION_ARGS)
 {
 	int64		packed = snowflake_generate(1);
+	SnowflakeShared *s = snowflake_shared;
 
-	PG_RETURN_INT64(snowflake_packed_to_id(&snowflake_shared->layout,
-										   snowflake_shared->node_part,
-										   packed));
+	/* Without the preload, the first IDs start the background writer. */
+	if (unlikely(!s->preloaded && s->worker_latch == NULL))
+		snowflake_worker_ensure(s);
+	PG_RETURN_INT64(snowflake_packed_to_id(&s->layout, s->node_part, packed));
 }
 
 /* Per-call state of snowflake_nextval_batch(), the layout copied in. */
@@ -286,6 +284,9 @@ snowflake_nextval_batch(PG_FUNCTION_ARGS)
 		batch->remaining = count;
 		batch->layout = snowflake_shared->layout;
 		batch->node_part = snowflake_shared->node_part;
+		if (unlikely(!snowflake_shared->preloaded &&
+					 snowflake_shared->worker_latch == NULL))
+			snowflake_worker_ensure(snowflake_shared);
 		funcctx->user_fctx = batch;
 	}
 

@@ -390,18 +390,20 @@ sf_extend_needed(SnowflakeShared *s, int64 needed_ms, int64 now,
 static pg_noinline int64
 sf_generate_slow(int64 count)
 {
-	SnowflakeShared *s = snowflake_shared;
+	SnowflakeShared *s;
 	int			sb;
 	int64		waited = 0;		/* ms slept so far by this call */
 	bool		slept = false;
 	instr_time	wait_start;
 
+	/* Attaches and loads the shared state first, without the preload. */
 	if (!sf_backend_ready)
 	{
 		sf_refuse_call();
 		sf_backend_ready = true;
 	}
 
+	s = snowflake_shared;
 	sb = s->layout.sequence_bits;
 	INSTR_TIME_SET_ZERO(wait_start);
 
@@ -505,10 +507,13 @@ sf_generate_slow(int64 count)
  * All or nothing: either every ID is issued, strictly above any issued
  * before by this server, or an error is raised and none is.  May sleep up to
  * snowflake.max_wait_ms in total, and may write the state file (under the
- * snowflake LWLock).  Raises 55000 when the library is not preloaded or the
+ * snowflake LWLock).  The first call of a process without the preload
+ * attaches the shared state (state.c), and raises its errors.  Raises 55000
+ * when the library is not preloaded on PostgreSQL 15 and 16 or the
  * generator is refused, 25006 during recovery, 22003 outside the timestamp
- * field, 22023 for a batch that cannot fit within snowflake.max_drift_ms,
- * 58000 when the clock is too far behind.
+ * field, 22023 for a batch that cannot fit within snowflake.max_drift_ms or
+ * a node id or layout that is invalid or not the server's, 58000 when the
+ * clock is too far behind.
  *
  * The fast path handles a ready backend whose IDs fit within the lead and
  * the reservation; everything else, including every error, is in

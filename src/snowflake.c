@@ -9,10 +9,16 @@
  * hand the validated layout and node id to state.c, and registers the
  * background writer (worker.c).
  *
- * Loaded any other way (CREATE EXTENSION, a decoder called in a server
- * without the preload), _PG_init does nothing: postmaster-context settings
- * cannot be defined after startup, the decoders read postgresql.conf's values
- * themselves, and the generators raise 55000.
+ * Loaded any other way (CREATE EXTENSION, the first call of a function in
+ * a server without the preload), _PG_init defines no setting that decides
+ * uniqueness: postmaster-context settings cannot be defined after startup.
+ * The node id and layout are then read from the server configuration by
+ * config.c (the decoders, and on PostgreSQL 17 and later the process that
+ * configures the shared state in the DSM registry: state.c).  On 17 and
+ * later the operator knobs (sighup and user settings) are defined, since
+ * the generator runs there; the prefix is not reserved then, which would
+ * remove the placeholders config.c reads.  On 15 and 16 _PG_init does
+ * nothing, and the generators raise 55000.
  *
  *-------------------------------------------------------------------------
  */
@@ -112,6 +118,51 @@ sf_int_applied(const char *raw, int value)
 	return raw == NULL || (snowflake_parse_int(raw, &parsed) && parsed == value);
 }
 
+/*
+ * The operator knobs: settings that do not decide uniqueness, defined
+ * whether or not the library is preloaded (on majors where the generator
+ * runs without it).
+ */
+static void
+sf_define_operator_settings(void)
+{
+	DefineCustomIntVariable("snowflake.max_drift_ms",
+							"Sets how far the time in IDs may run ahead of the wall clock.",
+							"Bursts beyond the sequence field's capacity borrow future milliseconds up to this lead; beyond it calls wait.",
+							&snowflake_max_drift_ms,
+							1000, 0, 3600 * 1000,
+							PGC_SIGHUP, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("snowflake.max_wait_ms",
+							"Sets how long one call may wait for the clock to catch up before failing.",
+							NULL,
+							&snowflake_max_wait_ms,
+							1000, 0, 3600 * 1000,
+							PGC_USERSET, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+	DefineCustomBoolVariable("snowflake.spread_sequence",
+							 "Starts each new millisecond's sequence at a random offset.",
+							 "The offset lies in the lower half of the sequence field: the low bits of IDs minted at low rates spread evenly (id % N sharding), at the cost of up to half a millisecond's IDs before the next one is borrowed.",
+							 &snowflake_spread_sequence,
+							 false,
+							 PGC_SIGHUP, 0,
+							 NULL, NULL, NULL);
+	DefineCustomBoolVariable("snowflake.background_writer",
+							 "Lets a background process write the reservation ahead of the callers.",
+							 "Off, each call that brings IDs near the end of the reservation writes the next one itself, waiting for the disk.",
+							 &snowflake_background_writer,
+							 true,
+							 PGC_SIGHUP, 0,
+							 NULL, NULL, NULL);
+	DefineCustomIntVariable("snowflake.writer_idle_timeout",
+							"Sets how long the background writer keeps the reservation ahead after the last ID.",
+							"While IDs are being issued, the writer extends the reservation before callers need it; once none has been issued for this long it writes nothing, and the next call writes the reservation itself.",
+							&snowflake_writer_idle_timeout_ms,
+							60000, 100, 24 * 3600 * 1000,
+							PGC_SIGHUP, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+}
+
 void
 _PG_init(void)
 {
@@ -123,7 +174,12 @@ _PG_init(void)
 	char		detail[SNOWFLAKE_DETAIL_LEN];
 
 	if (!process_shared_preload_libraries_in_progress)
+	{
+#ifdef SNOWFLAKE_HAVE_DSM_REGISTRY
+		sf_define_operator_settings();
+#endif
 		return;
+	}
 
 	raw_node_id = sf_raw_setting("snowflake.node_id");
 	raw_epoch = sf_raw_setting("snowflake.epoch");
@@ -170,41 +226,7 @@ _PG_init(void)
 							SNOWFLAKE_MAX_SEQUENCE_BITS,
 							PGC_POSTMASTER, 0,
 							NULL, NULL, NULL);
-	DefineCustomIntVariable("snowflake.max_drift_ms",
-							"Sets how far the time in IDs may run ahead of the wall clock.",
-							"Bursts beyond the sequence field's capacity borrow future milliseconds up to this lead; beyond it calls wait.",
-							&snowflake_max_drift_ms,
-							1000, 0, 3600 * 1000,
-							PGC_SIGHUP, GUC_UNIT_MS,
-							NULL, NULL, NULL);
-	DefineCustomIntVariable("snowflake.max_wait_ms",
-							"Sets how long one call may wait for the clock to catch up before failing.",
-							NULL,
-							&snowflake_max_wait_ms,
-							1000, 0, 3600 * 1000,
-							PGC_USERSET, GUC_UNIT_MS,
-							NULL, NULL, NULL);
-	DefineCustomBoolVariable("snowflake.spread_sequence",
-							 "Starts each new millisecond's sequence at a random offset.",
-							 "The offset lies in the lower half of the sequence field: the low bits of IDs minted at low rates spread evenly (id % N sharding), at the cost of up to half a millisecond's IDs before the next one is borrowed.",
-							 &snowflake_spread_sequence,
-							 false,
-							 PGC_SIGHUP, 0,
-							 NULL, NULL, NULL);
-	DefineCustomBoolVariable("snowflake.background_writer",
-							 "Lets a background process write the reservation ahead of the callers.",
-							 "Off, each call that brings IDs near the end of the reservation writes the next one itself, waiting for the disk.",
-							 &snowflake_background_writer,
-							 true,
-							 PGC_SIGHUP, 0,
-							 NULL, NULL, NULL);
-	DefineCustomIntVariable("snowflake.writer_idle_timeout",
-							"Sets how long the background writer keeps the reservation ahead after the last ID.",
-							"While IDs are being issued, the writer extends the reservation before callers need it; once none has been issued for this long it writes nothing, and the next call writes the reservation itself.",
-							&snowflake_writer_idle_timeout_ms,
-							60000, 100, 24 * 3600 * 1000,
-							PGC_SIGHUP, GUC_UNIT_MS,
-							NULL, NULL, NULL);
+	sf_define_operator_settings();
 	MarkGUCPrefixReserved("snowflake");
 
 	sf_require_applied("snowflake.node_id", raw_node_id,

@@ -14,24 +14,44 @@
  *	              from postgresql.conf; the clock is inline below
  *	layout.c      pure arithmetic on the ID layout
  *
- * Locking rules for SnowflakeShared (one instance in shared memory):
- *	- the fields above "mutex" are written by the postmaster at shared
- *	  memory initialisation and read without a lock afterwards, except
- *	  "refusal"/"refusal_detail", changed only by an adoption while holding
- *	  "lock" exclusively (read without it: a refusal is only ever lifted),
- *	  and the fields marked "lock" below, read and written only under it;
- *	- "mutex" (a spinlock) protects the generator state and the counters.
- *	  It is held for a few instructions: the clock is read before taking it,
- *	  and no error, allocation, system call or sleep happens while it is held;
+ * Where SnowflakeShared lives (one instance per server):
+ *	- preloaded (shared_preload_libraries, every major): in the main shared
+ *	  memory, created and loaded by the postmaster at startup and after a
+ *	  crash re-initialisation (state.c, snowflake_shmem_startup);
+ *	- not preloaded, PostgreSQL 17 and later: in a segment of the DSM
+ *	  registry, created by the first process that calls a snowflake
+ *	  function, configured from the server configuration by the first one
+ *	  under "lock", and loaded from the state file by the first one that
+ *	  needs the generator (state.c, snowflake_attach).  A crash
+ *	  re-initialisation drops the registry; the next use creates it again.
+ *	  Nothing in the struct may be a pointer into memory that differs
+ *	  between processes: the segment and this library may be mapped at
+ *	  other addresses in each of them.
+ *
+ * Locking rules for SnowflakeShared:
+ *	- the fields above "lock_data" are fixed once "configured" is set
+ *	  (by the postmaster at initialisation, or under "lock" by the first
+ *	  process that attaches the DSM segment) and read without a lock
+ *	  afterwards, except "refusal"/"refusal_detail", set once when the
+ *	  state is loaded and changed only by an adoption while holding "lock"
+ *	  exclusively (read without it: a refusal is only ever lifted, and
+ *	  "loaded" is published after it with a barrier), and the fields marked
+ *	  "lock" below, read and written only under it;
+ *	- "mutex" (a spinlock) protects the generator state, the counters and
+ *	  the background writer's registration.  It is held for a few
+ *	  instructions: the clock is read before taking it, and no error,
+ *	  allocation, system call or sleep happens while it is held;
  *	- "worker_latch" is set by the background writer (worker.c) when it
  *	  starts and cleared when it exits, and read without a lock: a caller
  *	  that sets a latch its owner has just left wakes nobody, harmlessly;
  *	  "writer_sleeping" likewise, set by the writer before it sleeps with
  *	  no timer and cleared when it wakes; a wake-up missed in that window
  *	  costs at most one caller's own reservation write, never an ID;
- *	- "lock" (an LWLock of the "snowflake" tranche) serialises writes of the
- *	  state file, and the changes that go with them (a new reservation, the
- *	  promotion floor, an adoption's new "last").  The spinlock may be taken
+ *	- "lock" (an LWLock of the "snowflake" tranche: a named tranche when
+ *	  preloaded, the segment's "lock_data" otherwise) serialises writes of
+ *	  the state file, and the changes that go with them (a new
+ *	  reservation, the promotion floor, an adoption's new "last"), and the
+ *	  configuring and loading of a DSM segment.  The spinlock may be taken
  *	  while holding it, never the other way round.
  *
  *-------------------------------------------------------------------------
@@ -50,6 +70,19 @@
 
 /* Name of the LWLock tranche and of the shared memory segment. */
 #define SNOWFLAKE_NAME	"snowflake"
+
+/*
+ * Marks an initialised SnowflakeShared of this struct layout.  Change it
+ * whenever the struct changes: a library replaced while a server runs
+ * without the preload must not read a segment its predecessor created.
+ */
+#define SNOWFLAKE_SHARED_MAGIC	0x534E4631	/* "SNF1" */
+
+/* Size of the DSM registry segment: fixed, room to spare. */
+#define SNOWFLAKE_DSM_SIZE	8192
+
+/* Why a floor applies, as stored in shared memory (a message fragment). */
+#define SNOWFLAKE_REASON_LEN	160
 
 /* The state file, relative to the data directory, and its temporary twin. */
 #define SNOWFLAKE_STATE_FILE		"snowflake.state"
@@ -130,11 +163,15 @@ typedef enum SfExtendMode
 
 typedef struct SnowflakeShared
 {
-	/* Fixed at startup (see the locking rules above). */
+	uint32		magic;			/* SNOWFLAKE_SHARED_MAGIC once initialised */
+	bool		preloaded;		/* in the main shared memory */
+	bool		configured;		/* the fields below are set */
+	bool		loaded;			/* the state file has been read */
+
+	/* Fixed once configured (see the locking rules above). */
 	SnowflakeLayout layout;
 	int			node_id;		/* -1 when not set */
 	int64		node_part;		/* node_id << sequence_bits, or 0 */
-	LWLock	   *lock;
 	SnowflakeRefusal refusal;
 	char		refusal_detail[2 * SNOWFLAKE_DETAIL_LEN];
 	int			refusal_errno;	/* errno of a state file failure */
@@ -144,12 +181,16 @@ typedef struct SnowflakeShared
 	int64		resume_ms;		/* millisecond of the last ID at startup (or
 								 * an adoption), before any of this life */
 
+	/* Without the preload: the LWLock and its tranche. */
+	int			tranche_id;
+	LWLock		lock_data;
+
 	/* Protected by lock: the lineage and the floor (see state.c). */
 	uint64		recorded_system_id; /* as in the state file, 0 if unknown */
 	uint32		recorded_tli;	/* as in the state file, 0 if unknown */
 	bool		lineage_checked;	/* compared at this life's first write */
 	bool		floor_pending;	/* the next write applies the floor */
-	const char *floor_reason;	/* why, for the log */
+	char		floor_reason[SNOWFLAKE_REASON_LEN]; /* why, for the log */
 	int64		floor_ms;		/* the floor last applied, ms since epoch */
 	int64		max_lead_ms;	/* largest lead of the history's IDs */
 	int64		lead_lowered_ms;	/* Unix ms a lower drift was first seen */
@@ -181,6 +222,12 @@ typedef struct SnowflakeShared
 	SnowflakeCounters counters;
 	int64		regression_logged_ms;	/* clock_ms when a regression was last
 										 * logged */
+	/* The background writer: the one running, and when one was asked for. */
+	int			worker_pid;		/* its PID while it runs, else 0 */
+	int64		worker_requested_ms;	/* Unix ms of the last dynamic
+										 * registration, or 0 */
+	int64		worker_failure_logged_ms;	/* Unix ms of the last LOG line
+											 * about a failed registration */
 } SnowflakeShared;
 
 /*
@@ -198,6 +245,7 @@ snowflake_clock_ms(void)
 
 /* state.c */
 extern SNOWFLAKE_INTERNAL SnowflakeShared *snowflake_shared;
+extern SNOWFLAKE_INTERNAL SnowflakeShared *snowflake_attach(void);
 extern SNOWFLAKE_INTERNAL SnowflakeShared *snowflake_require_shared(void);
 extern SNOWFLAKE_INTERNAL Size snowflake_shmem_size(void);
 extern SNOWFLAKE_INTERNAL void snowflake_shmem_request(void);
@@ -224,12 +272,21 @@ extern SNOWFLAKE_INTERNAL void snowflake_format_ms(int64 unix_ms, char *buf, siz
 extern SNOWFLAKE_INTERNAL bool snowflake_file_layout(SnowflakeLayout *layout,
 												  const char **bad_name,
 												  char *detail);
+extern SNOWFLAKE_INTERNAL bool snowflake_file_settings(SnowflakeLayout *layout,
+													int *node_id,
+													const char **bad_name,
+													char *detail,
+													bool *not_server);
+extern SNOWFLAKE_INTERNAL void snowflake_report_settings(int elevel,
+													  const char *bad_name,
+													  const char *detail);
 
 /* generator.c */
 extern SNOWFLAKE_INTERNAL int64 snowflake_generate(int64 count);
 
 /* worker.c */
 extern SNOWFLAKE_INTERNAL void snowflake_worker_register(void);
+extern SNOWFLAKE_INTERNAL void snowflake_worker_ensure(SnowflakeShared *s);
 extern PGDLLEXPORT void snowflake_worker_main(Datum main_arg);
 
 #endif							/* SNOWFLAKE_H */

@@ -27,6 +27,19 @@
  * caller, which decides whether to raise (a write before any ID is handed
  * out) or only to log (a write ahead of need, after IDs were issued).
  *
+ * Preloaded, the postmaster creates the shared state and reads the file at
+ * startup (and after a crash re-initialisation), and records the exact last
+ * ID at a clean shutdown.  Without the preload (PostgreSQL 17 and later),
+ * the shared state is a segment of the DSM registry that the first process
+ * to call a snowflake function creates (snowflake_attach): it is configured
+ * once from the server configuration, and the file is read when the
+ * generator is first needed (snowflake_require_shared).  Nothing runs at
+ * postmaster shutdown then, so no exact last ID is recorded: the next start
+ * resumes above the reservation.  And since that first use may come long
+ * after the server started, what the start was (a crash recovery, a
+ * standby's or a backup's start) cannot be seen from files any more: a life
+ * that replayed WAL applies the floor (sf_start_reason).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -35,6 +48,7 @@
 #include <unistd.h>
 
 #include "access/xlog.h"
+#include "access/xlogrecovery.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "port/pg_crc32c.h"
@@ -90,7 +104,7 @@ typedef struct SnowflakeStateFileV1
 
 /*
  * The first ID of this data directory has yet to be placed past the floor.
- * Set at a start that cannot trust the reservation (see sf_floor_reason),
+ * Set at a start that cannot trust the reservation (see sf_start_reason),
  * cleared by the first reservation written above the floor: a restart, a
  * crash or a power loss before the first ID cannot lose the obligation.
  */
@@ -98,27 +112,17 @@ typedef struct SnowflakeStateFileV1
 
 SnowflakeShared *snowflake_shared = NULL;
 
-static void sf_shmem_shutdown(int code, Datum arg);
+/* The "snowflake" LWLock, as this process addresses it. */
+static LWLock *sf_lock = NULL;
 
-/*
- * snowflake_require_shared
- *		The shared state, or the error for a server where the library was
- *		not preloaded (55000).
- */
-SnowflakeShared *
-snowflake_require_shared(void)
-{
-	if (unlikely(snowflake_shared == NULL))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("snowflake must be loaded via \"shared_preload_libraries\""),
-				 errhint("Add snowflake to \"shared_preload_libraries\" in postgresql.conf and restart the server.")));
-	return snowflake_shared;
-}
+static void sf_shmem_shutdown(int code, Datum arg);
+static void sf_load(SnowflakeShared *s);
 
 Size
 snowflake_shmem_size(void)
 {
+	StaticAssertStmt(sizeof(SnowflakeShared) <= SNOWFLAKE_DSM_SIZE,
+					 "SnowflakeShared must fit SNOWFLAKE_DSM_SIZE");
 	return MAXALIGN(sizeof(SnowflakeShared));
 }
 
@@ -518,12 +522,28 @@ sf_layout_changed(SnowflakeShared *s, const SnowflakeStateFile *f)
  * a base backup started as a primary likewise.  Promotions, point-in-time
  * recovery and other systems are also caught at the first ID by the
  * timeline and system identifier the file records.
+ *
+ * Preloaded, this runs in the postmaster at startup, when the files that
+ * start recovery are still there.  Without the preload it runs at the
+ * first use of the generator, possibly after recovery has ended and those
+ * files are gone: then any WAL replayed since the server started counts.
+ * That includes an ordinary crash recovery, which the file could be
+ * trusted through, but which cannot be told from a former standby started
+ * without standby.signal or a backup started as a primary.
  */
 static const char *
-sf_start_reason(bool have_file)
+sf_start_reason(bool have_file, bool preloaded)
 {
 	if (!have_file)
 		return "there is no state file";
+	if (!preloaded)
+	{
+		if (RecoveryInProgress())
+			return "the server is in recovery";
+		if (GetXLogReplayRecPtr(NULL) != InvalidXLogRecPtr)
+			return "the server replayed WAL since it started (after a crash, from a backup or as a standby)";
+		return NULL;
+	}
 	if (access(STANDBY_SIGNAL_FILE, F_OK) == 0 ||
 		access(RECOVERY_SIGNAL_FILE, F_OK) == 0)
 		return "the server starts in recovery";
@@ -534,10 +554,10 @@ sf_start_reason(bool have_file)
 
 /*
  * sf_load_state
- *		Read the state file at shared memory initialisation and decide where
- *		generation resumes.  Runs in the postmaster; problems are recorded
- *		in shared memory and raised by each generation attempt, so that the
- *		server still starts and decoding keeps working.
+ *		Read the state file when the shared state is loaded (sf_load) and
+ *		decide where generation resumes.  Problems are recorded in shared
+ *		memory and raised by each generation attempt, so that the server
+ *		still starts and decoding keeps working.
  */
 static void
 sf_load_state(SnowflakeShared *s)
@@ -569,7 +589,9 @@ sf_load_state(SnowflakeShared *s)
 	s->max_lead_ms = f.max_lead_ms;
 	s->lead_lowered_ms = f.lead_lowered_ms;
 	s->floor_pending = (f.flags & SNOWFLAKE_STATE_FLOOR) != 0;
-	s->floor_reason = s->floor_pending ? "the state file records a floor not yet applied" : NULL;
+	if (s->floor_pending)
+		strlcpy(s->floor_reason, "the state file records a floor not yet applied",
+				sizeof(s->floor_reason));
 
 	if (got > 0 &&
 		(f.epoch_ms != s->layout.epoch_ms ||
@@ -585,13 +607,13 @@ sf_load_state(SnowflakeShared *s)
 	 * issued.  The file keeps its reservation, layout and lineage, so a
 	 * changed layout is still refused and an adoption keeps the floor.
 	 */
-	reason = sf_start_reason(got > 0);
+	reason = sf_start_reason(got > 0, s->preloaded);
 	if (reason != NULL)
 	{
 		SfWriteFailure failure;
 
 		s->floor_pending = true;
-		s->floor_reason = reason;
+		strlcpy(s->floor_reason, reason, sizeof(s->floor_reason));
 		(void) sf_history_lead(s, snowflake_clock_ms());
 		f.flags |= SNOWFLAKE_STATE_FLOOR;
 		f.max_lead_ms = s->max_lead_ms;
@@ -613,6 +635,37 @@ sf_load_state(SnowflakeShared *s)
 }
 
 /*
+ * sf_init_shared
+ *		Initialise a new SnowflakeShared: nothing configured or loaded yet.
+ *		Cannot fail (it may run inside the DSM registry's init callback).
+ */
+static void
+sf_init_shared(SnowflakeShared *s)
+{
+	memset(s, 0, sizeof(SnowflakeShared));
+	SpinLockInit(&s->mutex);
+	s->last = -1;
+	s->reserved_ms = -1;
+	s->durable_ms = -1;
+	s->resume_ms = -1;
+	s->floor_ms = -1;
+	s->clock_ms = 0;
+	s->counters.reset_time = GetCurrentTimestamp();
+	s->recorded_end_unix_ms = -1;
+	s->recorded_max_id = -1;
+	s->magic = SNOWFLAKE_SHARED_MAGIC;
+}
+
+/* Fix the layout and node id of a SnowflakeShared. */
+static void
+sf_configure(SnowflakeShared *s, const SnowflakeLayout *layout, int node_id)
+{
+	s->layout = *layout;
+	s->node_id = node_id;
+	s->node_part = node_id >= 0 ? ((int64) node_id << layout->sequence_bits) : 0;
+}
+
+/*
  * snowflake_shmem_startup
  *		Create or attach the shared state; called from shmem_startup_hook in
  *		the postmaster, at startup and after a crash re-initialisation.
@@ -626,32 +679,219 @@ snowflake_shmem_startup(const SnowflakeLayout *layout, int node_id)
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	s = ShmemInitStruct(SNOWFLAKE_NAME, snowflake_shmem_size(), &found);
 	snowflake_shared = s;
+	sf_lock = &(GetNamedLWLockTranche(SNOWFLAKE_NAME))->lock;
 	if (!found)
 	{
-		memset(s, 0, snowflake_shmem_size());
-		s->layout = *layout;
-		s->node_id = node_id;
-		s->node_part = node_id >= 0 ? ((int64) node_id << layout->sequence_bits) : 0;
-		s->lock = &(GetNamedLWLockTranche(SNOWFLAKE_NAME))->lock;
-		SpinLockInit(&s->mutex);
-		s->last = -1;
-		s->reserved_ms = -1;
-		s->durable_ms = -1;
-		s->resume_ms = -1;
-		s->floor_ms = -1;
-		s->clock_ms = 0;
-		s->counters.reset_time = GetCurrentTimestamp();
-		s->recorded_end_unix_ms = -1;
-		s->recorded_max_id = -1;
-
-		sf_load_state(s);
-		if (s->refusal == SNOWFLAKE_READY && node_id < 0)
-			sf_refuse(s, SNOWFLAKE_NODE_UNSET, 0, "");
+		sf_init_shared(s);
+		s->preloaded = true;
+		sf_configure(s, layout, node_id);
+		s->configured = true;
+		sf_load(s);
 	}
 	LWLockRelease(AddinShmemInitLock);
 
 	if (!IsUnderPostmaster)
 		on_shmem_exit(sf_shmem_shutdown, (Datum) 0);
+}
+
+/*
+ * sf_load
+ *		Read the state file and decide where generation resumes, or why it
+ *		is refused.  Runs once per life of the shared state: in the
+ *		postmaster when preloaded, else under the LWLock in the first
+ *		process that needs the generator.  Never raises for a problem of
+ *		the file: it is recorded as a refusal, raised by every generation
+ *		attempt, so that decoding keeps working.
+ */
+static void
+sf_load(SnowflakeShared *s)
+{
+	sf_load_state(s);
+	if (s->refusal == SNOWFLAKE_READY && s->node_id < 0)
+		sf_refuse(s, SNOWFLAKE_NODE_UNSET, 0, "");
+	/* Whoever sees "loaded" set sees the refusal and the state too. */
+	pg_write_barrier();
+	s->loaded = true;
+}
+
+#ifdef SNOWFLAKE_HAVE_DSM_REGISTRY
+
+/*
+ * The DSM registry's init callback: runs once, in the process that creates
+ * the segment, while the registry holds a lock.  It must not fail (17 and
+ * 18 would leave the segment half made), so it only initialises memory and
+ * the LWLock; the configuration comes after, under that LWLock.
+ */
+static void
+sf_dsm_init(void *ptr)
+{
+	SnowflakeShared *s = (SnowflakeShared *) ptr;
+
+	sf_init_shared(s);
+	s->tranche_id = sf_new_tranche(SNOWFLAKE_NAME);
+	LWLockInitialize(&s->lock_data, s->tranche_id);
+}
+
+/* The layout and node id, as a message fragment. */
+static void
+sf_describe_settings(char *buf, size_t len, const SnowflakeLayout *layout,
+					 int node_id)
+{
+	char		epoch[64];
+
+	snowflake_format_ms(layout->epoch_ms, epoch, sizeof(epoch));
+	snprintf(buf, len, "node id %d, epoch %s and layout %d/%d/%d", node_id,
+			 epoch, layout->timestamp_bits, layout->node_bits,
+			 layout->sequence_bits);
+}
+
+/*
+ * sf_attach_segment
+ *		Attach (creating it if need be) the DSM registry segment, and make
+ *		sure it is configured.
+ *
+ * The server configuration, as this process sees it, is read first: a
+ * node id or layout set for a database, a role or the session is refused
+ * (22023) whatever the segment's state.  The first process to take the
+ * LWLock on a segment not configured yet fixes the configuration's values
+ * for the segment's life, or raises the configuration's error (nothing is
+ * fixed then).  A process that finds the values fixed already uses them,
+ * with a WARNING if the configuration now says something else (a change
+ * needs a restart, as with the preload).
+ */
+static SnowflakeShared *
+sf_attach_segment(void)
+{
+	SnowflakeShared *s;
+	SnowflakeLayout layout;
+	int			node_id;
+	const char *bad_name;
+	char		detail[SNOWFLAKE_DETAIL_LEN];
+	bool		not_server;
+	bool		valid;
+	bool		found;
+
+	valid = snowflake_file_settings(&layout, &node_id, &bad_name, detail,
+									&not_server);
+	if (!valid && not_server)
+		snowflake_report_settings(ERROR, bad_name, detail);
+
+	s = sf_get_named_segment(SNOWFLAKE_NAME, SNOWFLAKE_DSM_SIZE, sf_dsm_init,
+							 &found);
+	if (s->magic != SNOWFLAKE_SHARED_MAGIC)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowflake's shared state was created by another version of its library"),
+				 errhint("Restart the server to use the installed version.")));
+	sf_name_tranche(s->tranche_id, SNOWFLAKE_NAME);
+
+	if (!s->configured)
+	{
+		LWLockAcquire(&s->lock_data, LW_EXCLUSIVE);
+		if (!s->configured)
+		{
+			if (!valid)
+			{
+				LWLockRelease(&s->lock_data);
+				snowflake_report_settings(ERROR, bad_name, detail);
+			}
+			sf_configure(s, &layout, node_id);
+			pg_write_barrier();
+			s->configured = true;
+			LWLockRelease(&s->lock_data);
+			return s;
+		}
+		LWLockRelease(&s->lock_data);
+	}
+	pg_read_barrier();
+
+	if (!valid)
+	{
+		char		in_force[2 * SNOWFLAKE_DETAIL_LEN];
+
+		sf_describe_settings(in_force, sizeof(in_force), &s->layout, s->node_id);
+		snowflake_report_settings(WARNING, bad_name, detail);
+		ereport(WARNING,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowflake keeps the settings in force since its shared state was created"),
+				 errdetail("In force: %s.", in_force),
+				 errhint("Correct the server configuration; a change of these settings takes effect at the next restart.")));
+	}
+	else if (node_id != s->node_id ||
+			 layout.epoch_ms != s->layout.epoch_ms ||
+			 layout.timestamp_bits != s->layout.timestamp_bits ||
+			 layout.node_bits != s->layout.node_bits ||
+			 layout.sequence_bits != s->layout.sequence_bits)
+	{
+		char		in_force[2 * SNOWFLAKE_DETAIL_LEN];
+		char		configured[2 * SNOWFLAKE_DETAIL_LEN];
+
+		sf_describe_settings(in_force, sizeof(in_force), &s->layout, s->node_id);
+		sf_describe_settings(configured, sizeof(configured), &layout, node_id);
+		ereport(WARNING,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowflake settings changed since its shared state was created"),
+				 errdetail("In force: %s. Configured: %s.", in_force, configured),
+				 errhint("A change of the node id, epoch or layout takes effect at the next restart of the server.")));
+	}
+	return s;
+}
+#endif							/* SNOWFLAKE_HAVE_DSM_REGISTRY */
+
+/*
+ * snowflake_attach
+ *		The shared state with its layout and node id fixed, for this
+ *		process; NULL on PostgreSQL 15 and 16 without the preload.
+ *
+ * Preloaded, it exists from startup.  Otherwise, on 17 and later, the DSM
+ * registry segment is attached the first time (see sf_attach_segment for
+ * the errors); the state file is read later, by snowflake_require_shared.
+ */
+SnowflakeShared *
+snowflake_attach(void)
+{
+	if (likely(snowflake_shared != NULL))
+		return snowflake_shared;
+#ifdef SNOWFLAKE_HAVE_DSM_REGISTRY
+	{
+		SnowflakeShared *s = sf_attach_segment();
+
+		sf_lock = &s->lock_data;
+		snowflake_shared = s;
+	}
+#endif
+	return snowflake_shared;
+}
+
+/*
+ * snowflake_require_shared
+ *		The shared state, loaded from the state file; on 15 and 16 without
+ *		the preload, the error saying so (55000).
+ *
+ * Without the preload, the first process that needs the generator reads
+ * the state file here, under the LWLock (sf_load): problems of the file
+ * become refusals, as at a preloaded startup.  Errors of the
+ * configuration are those of snowflake_attach.
+ */
+SnowflakeShared *
+snowflake_require_shared(void)
+{
+	SnowflakeShared *s = snowflake_attach();
+
+	if (unlikely(s == NULL))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowflake must be loaded via \"shared_preload_libraries\""),
+				 errhint("Add snowflake to \"shared_preload_libraries\" in postgresql.conf and restart the server.")));
+	if (unlikely(!s->loaded))
+	{
+		LWLockAcquire(sf_lock, LW_EXCLUSIVE);
+		if (!s->loaded)
+			sf_load(s);
+		LWLockRelease(sf_lock);
+	}
+	pg_read_barrier();
+	return s;
 }
 
 /*
@@ -713,15 +953,17 @@ sf_check_lineage(SnowflakeShared *s)
 	if (s->recorded_system_id != system_id)
 	{
 		if (!s->floor_pending)
-			s->floor_reason = s->recorded_system_id == 0 ?
-				"the state file records no system identifier" :
-				"the state file records another system identifier";
+			strlcpy(s->floor_reason, s->recorded_system_id == 0 ?
+					"the state file records no system identifier" :
+					"the state file records another system identifier",
+					sizeof(s->floor_reason));
 		s->floor_pending = true;
 	}
 	else if (s->recorded_tli != tli)
 	{
 		if (!s->floor_pending)
-			s->floor_reason = "the state file records another timeline";
+			strlcpy(s->floor_reason, "the state file records another timeline",
+					sizeof(s->floor_reason));
 		s->floor_pending = true;
 	}
 	s->recorded_system_id = system_id;
@@ -762,8 +1004,8 @@ snowflake_extend_reservation(int64 needed_ms, int64 now_ms, SfExtendMode mode,
 	bool		floor;
 
 	if (mode != SF_EXTEND_EARLY)
-		LWLockAcquire(s->lock, LW_EXCLUSIVE);
-	else if (!LWLockConditionalAcquire(s->lock, LW_EXCLUSIVE))
+		LWLockAcquire(sf_lock, LW_EXCLUSIVE);
+	else if (!LWLockConditionalAcquire(sf_lock, LW_EXCLUSIVE))
 		return true;
 
 	sf_check_lineage(s);
@@ -802,7 +1044,7 @@ snowflake_extend_reservation(int64 needed_ms, int64 now_ms, SfExtendMode mode,
 				snowflake_report_write_failure(LOG, failure,
 											   "The snowflake reservation could not be extended ahead of need; a call that finds it used up will retry and report the error.");
 			}
-			LWLockRelease(s->lock);
+			LWLockRelease(sf_lock);
 			return mode != SF_EXTEND_NEEDED;
 		}
 		SpinLockAcquire(&s->mutex);
@@ -820,7 +1062,7 @@ snowflake_extend_reservation(int64 needed_ms, int64 now_ms, SfExtendMode mode,
 							(long long) (s->floor_ms - now_ms), s->floor_reason)));
 		s->floor_pending = false;
 	}
-	LWLockRelease(s->lock);
+	LWLockRelease(sf_lock);
 	return true;
 }
 
@@ -847,10 +1089,10 @@ snowflake_adopt_layout_state(int64 now_unix_ms, bool force)
 	int64		first_id;
 	SfWriteFailure failure;
 
-	LWLockAcquire(s->lock, LW_EXCLUSIVE);
+	LWLockAcquire(sf_lock, LW_EXCLUSIVE);
 	if (s->refusal != SNOWFLAKE_LAYOUT_CHANGED)
 	{
-		LWLockRelease(s->lock);
+		LWLockRelease(sf_lock);
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("no changed snowflake layout to adopt"),
@@ -862,7 +1104,7 @@ snowflake_adopt_layout_state(int64 now_unix_ms, bool force)
 					now_unix_ms - s->layout.epoch_ms);
 	if (resume_ms < 0 || resume_ms > snowflake_max_ms(&s->layout))
 	{
-		LWLockRelease(s->lock);
+		LWLockRelease(sf_lock);
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 				 errmsg("the configured snowflake layout cannot represent the current time"),
@@ -873,7 +1115,7 @@ snowflake_adopt_layout_state(int64 now_unix_ms, bool force)
 	first_id = resume_ms << (s->layout.node_bits + s->layout.sequence_bits);
 	if (first_id <= s->recorded_max_id && !force)
 	{
-		LWLockRelease(s->lock);
+		LWLockRelease(sf_lock);
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("IDs of the configured snowflake layout would not all be larger than existing ones"),
@@ -889,7 +1131,7 @@ snowflake_adopt_layout_state(int64 now_unix_ms, bool force)
 	sf_state_image(&f, s, resume_ms - 1, -1, s->floor_pending);
 	if (!sf_write_state(&f, &failure))
 	{
-		LWLockRelease(s->lock);
+		LWLockRelease(sf_lock);
 		snowflake_report_write_failure(ERROR, &failure,
 									   "The changed layout was not adopted.");
 	}
@@ -905,7 +1147,7 @@ snowflake_adopt_layout_state(int64 now_unix_ms, bool force)
 
 	s->refusal = s->node_id < 0 ? SNOWFLAKE_NODE_UNSET : SNOWFLAKE_READY;
 	s->refusal_detail[0] = '\0';
-	LWLockRelease(s->lock);
+	LWLockRelease(sf_lock);
 
 	ereport(LOG,
 			(errmsg("snowflake layout %d/%d/%d adopted%s",

@@ -42,6 +42,23 @@
  * restarted by the postmaster if it exits with an error or after a crash,
  * and stops at shutdown; the postmaster then records the exact last ID.
  *
+ * Without the preload (PostgreSQL 17 and later), a call that has issued IDs
+ * and finds no writer running registers one with
+ * RegisterDynamicBackgroundWorker (snowflake_worker_ensure): the first
+ * generating call of the server's life, and again after a writer was
+ * terminated.  Attempts are at least SNOWFLAKE_WORKER_REQUEST_MS apart while
+ * none has started.  It is restarted by the postmaster like the preloaded
+ * one, including after a crash re-initialisation, where it creates the
+ * shared state again itself.  What differs: it is not started on a standby
+ * (the first call after a promotion starts it, and applies the floor
+ * itself), and nothing records the exact last ID at shutdown.  When no
+ * background worker slot is free (max_worker_processes), the registration
+ * fails, which is logged at most once a minute, and callers write the
+ * reservation themselves, as with snowflake.background_writer off.
+ *
+ * Only one writer runs: a writer that finds another one's PID published in
+ * the shared state exits at once (with code 0, so it is not restarted).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -51,6 +68,7 @@
 #include "postmaster/interrupt.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
+#include "storage/lwlock.h"
 #include "utils/guc.h"
 
 #include "compat.h"
@@ -66,6 +84,30 @@
 #define SNOWFLAKE_WRITER_RESTART_S	1
 
 /*
+ * Without the preload: how long a registered writer may take to start
+ * before a call registers another.
+ */
+#define SNOWFLAKE_WORKER_REQUEST_MS	10000
+
+/* The background writer's description, for either kind of registration. */
+static void
+sf_worker_fill(BackgroundWorker *worker)
+{
+	memset(worker, 0, sizeof(*worker));
+	/* A connection to no database: that puts it in pg_stat_activity. */
+	worker->bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker->bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker->bgw_restart_time = SNOWFLAKE_WRITER_RESTART_S;
+	strlcpy(worker->bgw_library_name, "snowflake", sizeof(worker->bgw_library_name));
+	strlcpy(worker->bgw_function_name, "snowflake_worker_main",
+			sizeof(worker->bgw_function_name));
+	strlcpy(worker->bgw_name, "snowflake reservation writer",
+			sizeof(worker->bgw_name));
+	strlcpy(worker->bgw_type, "snowflake reservation writer",
+			sizeof(worker->bgw_type));
+}
+
+/*
  * snowflake_worker_register
  *		Register the background writer; called from _PG_init while the
  *		library is being preloaded.
@@ -75,32 +117,95 @@ snowflake_worker_register(void)
 {
 	BackgroundWorker worker;
 
-	memset(&worker, 0, sizeof(worker));
-	/* A connection to no database: that puts it in pg_stat_activity. */
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	worker.bgw_restart_time = SNOWFLAKE_WRITER_RESTART_S;
-	strlcpy(worker.bgw_library_name, "snowflake", sizeof(worker.bgw_library_name));
-	strlcpy(worker.bgw_function_name, "snowflake_worker_main",
-			sizeof(worker.bgw_function_name));
-	strlcpy(worker.bgw_name, "snowflake reservation writer",
-			sizeof(worker.bgw_name));
-	strlcpy(worker.bgw_type, "snowflake reservation writer",
-			sizeof(worker.bgw_type));
+	sf_worker_fill(&worker);
 	RegisterBackgroundWorker(&worker);
 }
 
-/* At exit, however it comes: callers stop waking this process. */
+/*
+ * snowflake_worker_ensure
+ *		Without the preload, start a background writer if none runs and
+ *		none was asked for lately; called after a call has issued IDs.
+ *
+ * Does nothing when preloaded (the postmaster keeps the writer running), in
+ * any process but a client backend, or with snowflake.background_writer
+ * off.  Never raises: when no background worker slot is free the call goes
+ * on, and callers keep writing the reservation themselves; that is logged
+ * at most once a minute.
+ */
+void
+snowflake_worker_ensure(SnowflakeShared *s)
+{
+	BackgroundWorker worker;
+	BackgroundWorkerHandle *handle;
+	int64		now = snowflake_clock_ms();
+	bool		attempt = false;
+	bool		log_it = false;
+
+	if (s->preloaded || MyBackendType != B_BACKEND ||
+		!snowflake_background_writer)
+		return;
+
+	SpinLockAcquire(&s->mutex);
+	if (s->worker_pid == 0 &&
+		(s->worker_requested_ms == 0 || now < s->worker_requested_ms ||
+		 now >= s->worker_requested_ms + SNOWFLAKE_WORKER_REQUEST_MS))
+	{
+		s->worker_requested_ms = now;
+		attempt = true;
+	}
+	SpinLockRelease(&s->mutex);
+	if (!attempt)
+		return;
+
+	sf_worker_fill(&worker);
+	worker.bgw_notify_pid = 0;
+	if (RegisterDynamicBackgroundWorker(&worker, &handle))
+	{
+		pfree(handle);
+		return;
+	}
+
+	SpinLockAcquire(&s->mutex);
+	if (now >= s->worker_failure_logged_ms + SNOWFLAKE_LOG_INTERVAL_MS ||
+		now < s->worker_failure_logged_ms)
+	{
+		s->worker_failure_logged_ms = now;
+		log_it = true;
+	}
+	SpinLockRelease(&s->mutex);
+	if (log_it)
+		ereport(LOG,
+				(errmsg("could not start the snowflake reservation writer"),
+				 errdetail("No background worker slot is free: calls that issue IDs write the reservation themselves, waiting for the disk."),
+				 errhint("Raise \"%s\" (a restart is needed).",
+						 "max_worker_processes")));
+}
+
+/*
+ * At exit, however it comes: callers stop waking this process, and without
+ * the preload, a writer that is not going to be restarted (exit code 0)
+ * lets the next call register another at once.
+ */
 static void
 sf_writer_detach(int code, Datum arg)
 {
 	SnowflakeShared *s = snowflake_shared;
 
-	if (s != NULL && s->worker_latch == MyLatch)
+	if (s == NULL)
+		return;
+	if (s->worker_latch == MyLatch)
 	{
 		s->worker_latch = NULL;
 		s->writer_sleeping = false;
 	}
+	SpinLockAcquire(&s->mutex);
+	if (s->worker_pid == MyProcPid)
+	{
+		s->worker_pid = 0;
+		if (code == 0)
+			s->worker_requested_ms = 0;
+	}
+	SpinLockRelease(&s->mutex);
 }
 
 /*
@@ -198,22 +303,66 @@ sf_writer_step(SnowflakeShared *s, SfWriterState *w)
 void
 snowflake_worker_main(Datum main_arg)
 {
-	SnowflakeShared *s;
+	SnowflakeShared *volatile s;
 	SfWriterState w;
+	int			other;
+	int64		issued;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
 
-	s = snowflake_require_shared();
-	on_shmem_exit(sf_writer_detach, (Datum) 0);
+	/*
+	 * Without the preload the shared state may not exist yet (after a crash
+	 * re-initialisation the postmaster restarts this writer before anyone
+	 * calls a function).  A writer that cannot attach it (an invalid
+	 * configuration) reports why and exits without being restarted: the
+	 * next call that issues IDs starts another.
+	 */
+	PG_TRY();
+	{
+		s = snowflake_require_shared();
+	}
+	PG_CATCH();
+	{
+		EmitErrorReport();
+		FlushErrorState();
+		LWLockReleaseAll();
+		s = NULL;
+	}
+	PG_END_TRY();
+	if (s == NULL)
+		proc_exit(0);
 
-	/* IDs of an earlier life are no sign of activity. */
+	/* One writer at a time. */
+	SpinLockAcquire(&s->mutex);
+	other = s->worker_pid;
+	if (other == 0)
+		s->worker_pid = MyProcPid;
+	SpinLockRelease(&s->mutex);
+	if (other != 0)
+	{
+		ereport(DEBUG1,
+				(errmsg_internal("snowflake reservation writer with PID %d runs already",
+								 other)));
+		proc_exit(0);
+	}
+	/* Before the DSM segment is detached at exit (without the preload). */
+	before_shmem_exit(sf_writer_detach, (Datum) 0);
+
+	/*
+	 * IDs of an earlier life are no sign of activity.  Without the preload,
+	 * a writer is started by a call that has just issued IDs (its own write,
+	 * which would have woken a running writer, came before): IDs issued by
+	 * this shared state are.
+	 */
 	SpinLockAcquire(&s->mutex);
 	w.seen_last = s->last;
+	issued = s->counters.issued;
 	SpinLockRelease(&s->mutex);
-	w.active_until = 0;
+	w.active_until = !s->preloaded && issued > 0 ?
+		snowflake_clock_ms() + snowflake_writer_idle_timeout_ms : 0;
 
 	while (!ShutdownRequestPending)
 	{

@@ -2,7 +2,11 @@
 # The README's second command: install what is missing, build and install
 # snowflake, then run every test suite against real servers the suites start
 # themselves: pg_regress (sql/), the isolation specs (test/specs/) and the
-# TAP tests (test/t/).  Fails if any suite fails, or if a suite did not run.
+# TAP tests (test/t/).  On PostgreSQL 17 and later the TAP files that hold
+# in both modes (NO_PRELOAD_TESTS below) run a second time with servers that
+# do not preload the library (SNOWFLAKE_TEST_NO_PRELOAD=1, see
+# test/t/SnowflakeTest.pm).  Fails if any suite fails, or if a suite did not
+# run.
 #
 #   PROVE_TESTS='test/t/010_crash.pl'   run only some TAP tests
 #   SNOWFLAKE_DEB=1   then test the Debian package too (test/deb-check.sh)
@@ -73,7 +77,56 @@ fi
 if [ "$fail" -ne 0 ] || [ "$tap_files" -eq 0 ]; then
     exit 1
 fi
-echo "==> PostgreSQL $PG_MAJOR: every suite passed (pg_regress, isolation, $tap_files TAP files)"
+
+# The no-preload pass: PostgreSQL 17 and later run the generator without
+# shared_preload_libraries (the DSM registry), and these files prove the
+# same guarantees there: concurrency, bursts, restarts and crashes with the
+# clock set back, clock steps, layout changes, standbys, promotion and
+# failover, the lineage floor, state file faults, edge errors, the stats.
+# Files whose subject is the preloaded mode itself (settings as real GUCs
+# at startup, the writer registered with the postmaster, the clean-shutdown
+# record) are not in it; 029_no_preload.pl covers what differs without the
+# preload.
+NO_PRELOAD_TESTS="test/t/004_js_safe_layout.pl test/t/005_concurrent_pgbench.pl
+    test/t/006_bulk_drift.pl test/t/010_restart_clock_back.pl
+    test/t/011_crash_under_load.pl test/t/012_clock_steps.pl
+    test/t/013_layout_lock.pl test/t/014_standby.pl
+    test/t/015_state_file_faults.pl test/t/016_stats.pl
+    test/t/017_edge_errors.pl test/t/019_clock_before_epoch.pl
+    test/t/024_spread_sequence.pl test/t/025_lineage.pl
+    test/t/027_early_write.pl"
+summary="pg_regress, isolation, $tap_files TAP files"
+if [ "$PG_MAJOR" -ge 17 ]; then
+    # The chosen files that are in the list (none: grep fails, hence || true).
+    np_tests=$(cd "$RUN_DIR" && ls -d ${PROVE_TESTS:-test/t/*.pl} |
+        grep -xF -f <(printf '%s\n' $NO_PRELOAD_TESTS) | tr '\n' ' ' || true)
+    if [ -z "$np_tests" ]; then
+        echo "==> no chosen TAP file runs without the preload"
+    else
+        out=$(mktemp /tmp/snowflake-check.XXXXXX.log)
+        chmod a+r "$out"
+        status=0
+        "${RUN_AS[@]}" env PATH="$PG_BINDIR:$PATH" SNOWFLAKE_TEST_NO_PRELOAD=1 \
+            PROVE_TESTS="$np_tests" \
+            make -C "$RUN_DIR" installcheck PG_CONFIG="$PG_CONFIG" REGRESS= ISOLATION= \
+            2>&1 | tee "$out" || status=$?
+        np_files=$(grep -cE '^test/t/.*\.pl \.+ ok' "$out" || true)
+        np_expected=$(echo $np_tests | wc -w)
+        echo "==> TAP test files passed without the preload: $np_files of $np_expected"
+        if [ "$status" -ne 0 ] || ! grep -q '^Result: PASS' "$out" ||
+            [ "$np_files" -ne "$np_expected" ]; then
+            find "$RUN_DIR/tmp_check" -name 'regress_log_*' 2>/dev/null | while read -r f; do
+                echo "==> tail of $f"; tail -n 60 "$f"
+            done
+            echo "FAILED: not every TAP test file passed without the preload" >&2
+            rm -f "$out"
+            exit 1
+        fi
+        rm -f "$out"
+        summary="$summary, $np_files TAP files without the preload"
+    fi
+fi
+echo "==> PostgreSQL $PG_MAJOR: every suite passed ($summary)"
 
 # CI (.ci/run) also builds the Debian package, installs it, runs the suites
 # against it and removes it again.

@@ -3,11 +3,16 @@
 # 001_not_preloaded.pl
 #	A server that does NOT have snowflake in shared_preload_libraries.
 #
-# CREATE EXTENSION must work (dump/restore, upgrades), the functions that
-# need the shared generator must fail with 55000 and a hint saying what to
-# add, and the decoders must still honour the layout configured in
-# postgresql.conf, which they read from the settings' placeholders since
-# postmaster-context settings cannot be defined after startup.  An invalid
+# CREATE EXTENSION must work (dump/restore, upgrades).  On PostgreSQL 15
+# and 16 the functions that need the shared generator must fail with 55000
+# and a hint saying what to add; on 17 and later they run without the
+# preload (029_no_preload.pl), and here, with no node id configured, the
+# generators fail with the node id's 55000 while the stats work.  The
+# decoders must honour the layout configured in postgresql.conf, which
+# they read from the settings' placeholders since postmaster-context
+# settings cannot be defined after startup: on 15 and 16 as it is now (a
+# reload applies), on 17 and later as it was when the server's shared
+# state was created, at the first call (a restart applies).  An invalid
 # configured value must make the decoders fail (22023), never decode with
 # some other layout.
 
@@ -38,6 +43,10 @@ my %layout = (
 write_layout($node, %layout);
 $node->start;
 
+# 17 and later: the generator runs without the preload, and the layout is
+# fixed for the server's life when first used.
+my $dsm = $node->pg_version >= 17;
+
 # Write the snowflake settings of postgresql.conf (replacing all of them).
 sub write_layout
 {
@@ -50,12 +59,20 @@ sub write_layout
 	return;
 }
 
-# Replace the settings and reload; wait until a new session sees them all.
+# Replace the settings and reload (restart on 17 and later, where the layout
+# in force is fixed when first used); wait until a new session sees them all.
 sub configure
 {
 	my ($node, %settings) = @_;
 	write_layout($node, %settings);
-	$node->reload;
+	if ($dsm)
+	{
+		$node->restart;
+	}
+	else
+	{
+		$node->reload;
+	}
 	my @names = (
 		'snowflake.epoch', 'snowflake.timestamp_bits',
 		'snowflake.node_bits', 'snowflake.sequence_bits');
@@ -86,29 +103,54 @@ is( $node->safe_psql(
 	'the extension is installed');
 
 # ---------------------------------------------------------------------------
-# Everything that needs the shared generator: 55000 and the preload hint.
+# Everything that needs the shared generator: on 15 and 16, 55000 and the
+# preload hint; on 17 and later the node id's 55000 (none is configured).
 # The checks match sql_error()'s stderr, which carries the SQLSTATE
 # ("ERROR:  55000: ...") and the DETAIL and HINT lines.
 # ---------------------------------------------------------------------------
 my $not_loaded =
   qq{55000: snowflake must be loaded via "shared_preload_libraries"\n}
   . 'HINT:  Add snowflake to "shared_preload_libraries" in postgresql.conf and restart the server.';
-foreach my $sql (
-	'SELECT snowflake_nextval()',
-	'SELECT * FROM snowflake_nextval_batch(3)',
-	'SELECT * FROM snowflake_stats()',
-	'SELECT * FROM snowflake_stats',
-	'SELECT snowflake_stats_reset()')
+my $node_unset =
+  qq{55000: parameter "snowflake.node_id" is not set\n}
+  . 'HINT:  Set "snowflake.node_id" in postgresql.conf to a value between 0 and 127 that no other server minting IDs uses, and restart the server.';
+if (!$dsm)
 {
-	is(error_report($node, $sql), $not_loaded,
-		"$sql: 55000 without the preload, the hint says what to add and to restart");
+	foreach my $sql (
+		'SELECT snowflake_nextval()',
+		'SELECT * FROM snowflake_nextval_batch(3)',
+		'SELECT * FROM snowflake_stats()',
+		'SELECT * FROM snowflake_stats',
+		'SELECT snowflake_stats_reset()')
+	{
+		is(error_report($node, $sql), $not_loaded,
+			"$sql: 55000 without the preload, the hint says what to add and to restart");
+	}
+}
+else
+{
+	foreach my $sql ('SELECT snowflake_nextval()',
+		'SELECT * FROM snowflake_nextval_batch(3)')
+	{
+		is(error_report($node, $sql), $node_unset,
+			"$sql: 55000 without a node id, the hint names the setting");
+	}
+	is( $node->safe_psql(
+			'postgres',
+			'SELECT status, node_id IS NULL, node_bits, sequence_bits, refused FROM snowflake_stats'
+		),
+		'node_id not set|t|7|5|2',
+		'snowflake_stats works without the preload, with the configured layout');
+	is(error_report($node, 'SELECT snowflake_stats_reset()'),
+		'none', 'so does snowflake_stats_reset()');
 }
 
 # The same from a DEFAULT: nothing is inserted.
 $node->safe_psql('postgres',
 	'CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), v int)');
 is(error_report($node, 'INSERT INTO t (v) VALUES (1)'),
-	$not_loaded, 'a DEFAULT snowflake_nextval() fails with 55000');
+	$dsm ? $node_unset : $not_loaded,
+	'a DEFAULT snowflake_nextval() fails with 55000');
 is($node->safe_psql('postgres', 'SELECT count(*) FROM t'), '0',
 	'no row was inserted');
 

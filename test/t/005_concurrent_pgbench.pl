@@ -20,6 +20,7 @@ use warnings;
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowflakeTest;
 use Test::More;
 
 my $clients = 8;
@@ -28,8 +29,7 @@ my $per_client = 1500;
 my $node = PostgreSQL::Test::Cluster->new('concurrent');
 $node->init;
 $node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'snowflake'
+	'postgresql.conf', preload_conf() . qq{
 snowflake.node_id = 300
 max_connections = 30
 });

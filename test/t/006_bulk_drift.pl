@@ -144,7 +144,7 @@ cmp_ok($s->{lead_ms}, '<=', 1000, 'stats: lead_ms within max_drift_ms');
 # ---------------------------------------------------------------------------
 $node->safe_psql('postgres',
 	"ALTER SYSTEM SET snowflake.max_drift_ms = 200; SELECT pg_reload_conf()");
-ok($node->poll_query_until('postgres', 'SHOW snowflake.max_drift_ms', '200ms'),
+ok($node->poll_query_until('postgres', show_setting('snowflake.max_drift_ms'), '200ms'),
 	'max_drift_ms is changed to 200 by a reload');
 $node->safe_psql('postgres', 'SELECT snowflake_stats_reset()');
 

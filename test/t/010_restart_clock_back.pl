@@ -38,7 +38,7 @@ if (!faketime_available())
 my $node = PostgreSQL::Test::Cluster->new('restart_clock_back');
 $node->init;
 $node->append_conf('postgresql.conf',
-	"shared_preload_libraries = 'snowflake'\nsnowflake.node_id = 7\n");
+	preload_conf() . "snowflake.node_id = 7\n");
 set_clock('+0');
 start_faked($node);
 

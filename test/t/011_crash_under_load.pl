@@ -39,7 +39,7 @@ if (!faketime_available())
 my $node = PostgreSQL::Test::Cluster->new('crash_under_load');
 $node->init;
 $node->append_conf('postgresql.conf',
-	"shared_preload_libraries = 'snowflake'\nsnowflake.node_id = 7\n"
+	preload_conf() . "snowflake.node_id = 7\n"
 	  . "restart_after_crash = on\n");
 set_clock('+0');
 start_faked($node);
@@ -138,7 +138,7 @@ is(stats($node)->{ids_issued}, 0, 'nothing was issued');
 # still 30 s behind, and must continue above the IDs issued before.
 $node->safe_psql('postgres',
 	"ALTER SYSTEM SET snowflake.max_drift_ms = '60s'; SELECT pg_reload_conf()");
-ok($node->poll_query_until('postgres', 'SHOW snowflake.max_drift_ms', '1min'),
+ok($node->poll_query_until('postgres', show_setting('snowflake.max_drift_ms'), '1min'),
 	'snowflake.max_drift_ms raised to 60 s');
 is( $node->safe_psql(
 		'postgres', qq{
@@ -160,7 +160,7 @@ cmp_ok($st->{lead_ms}, '>', 1000,
 # Back to normal: the clock returns, the drift limit too.
 $node->safe_psql('postgres',
 	"ALTER SYSTEM RESET snowflake.max_drift_ms; SELECT pg_reload_conf()");
-ok($node->poll_query_until('postgres', 'SHOW snowflake.max_drift_ms', '1s'),
+ok($node->poll_query_until('postgres', show_setting('snowflake.max_drift_ms'), '1s'),
 	'snowflake.max_drift_ms back to 1 s');
 set_clock('+0');
 # Everything issued so far: the rows and the batch above.

@@ -43,7 +43,7 @@ if (!faketime_available())
 my $node = PostgreSQL::Test::Cluster->new('clock_steps');
 $node->init;
 $node->append_conf('postgresql.conf',
-	"shared_preload_libraries = 'snowflake'\nsnowflake.node_id = 7\n");
+	preload_conf() . "snowflake.node_id = 7\n");
 set_clock('+0');
 start_faked($node);
 $node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
@@ -52,7 +52,7 @@ $node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 $node->safe_psql('postgres', 'SELECT snowflake_nextval()');
 $node->poll_query_until('postgres', 'SELECT lead_ms = 0 FROM snowflake_stats')
   or die 'the lead of the first ID never went back to 0';
-is($node->safe_psql('postgres', 'SHOW snowflake.max_drift_ms'),
+is($node->safe_psql('postgres', show_setting('snowflake.max_drift_ms')),
 	'1s', 'default snowflake.max_drift_ms is 1 s');
 
 # A query that issues $n IDs one by one and returns how many there were,

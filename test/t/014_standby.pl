@@ -83,7 +83,7 @@ FROM n});
 my $primary = PostgreSQL::Test::Cluster->new('primary');
 $primary->init(allows_streaming => 1);
 $primary->append_conf('postgresql.conf',
-	"shared_preload_libraries = 'snowflake'\nsnowflake.node_id = 7\n");
+	preload_conf() . "snowflake.node_id = 7\n");
 $primary->start;
 $primary->safe_psql(
 	'postgres', q{
@@ -149,7 +149,7 @@ is(generates_above($standby, $primary_max),
 # three alternative failovers: each is compared with the old primary only.
 $standby->safe_psql('postgres',
 	"ALTER SYSTEM SET snowflake.max_drift_ms = '30s'; SELECT pg_reload_conf()");
-$standby->poll_query_until('postgres', 'SHOW snowflake.max_drift_ms', '30s')
+$standby->poll_query_until('postgres', show_setting('snowflake.max_drift_ms'), '30s')
   or die 'timed out waiting for the reload';
 $standby->backup('standby_backup');
 my @standbys;

@@ -43,7 +43,7 @@ $node->init;
 # the background writer, which would add writes on its own timer, is off
 # (its counters are tested in 028_background_writer.pl).
 $node->append_conf('postgresql.conf',
-	"shared_preload_libraries = 'snowflake'\nsnowflake.node_id = 7\n"
+	preload_conf() . "snowflake.node_id = 7\n"
 	  . "snowflake.background_writer = off\n");
 set_clock('+0');
 start_faked($node);
@@ -60,7 +60,7 @@ sub set_drift
 		? "ALTER SYSTEM SET snowflake.max_drift_ms = '$value'"
 		: 'ALTER SYSTEM RESET snowflake.max_drift_ms');
 	$node->reload;
-	$node->poll_query_until('postgres', 'SHOW snowflake.max_drift_ms', $shown)
+	$node->poll_query_until('postgres', show_setting('snowflake.max_drift_ms'), $shown)
 	  or die "timed out waiting for snowflake.max_drift_ms = $shown";
 	return;
 }

@@ -35,12 +35,27 @@ $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 
 # The setting: off by default, changed by a reload, not by a session.
-is($node->safe_psql('postgres', 'SHOW snowflake.spread_sequence'),
+is($node->safe_psql('postgres', show_setting('snowflake.spread_sequence')),
 	'off', 'snowflake.spread_sequence is off by default');
-like(
-	(sql_error($node, 'SET snowflake.spread_sequence = on'))[1],
-	qr/ERROR:  55P02: parameter "snowflake\.spread_sequence" cannot be changed now/,
-	'a session cannot turn snowflake.spread_sequence on (55P02)');
+if (!no_preload())
+{
+	like(
+		(sql_error($node, 'SET snowflake.spread_sequence = on'))[1],
+		qr/ERROR:  55P02: parameter "snowflake\.spread_sequence" cannot be changed now/,
+		'a session cannot turn snowflake.spread_sequence on (55P02)');
+}
+else
+{
+	# Before a session has loaded the library, the setting is a placeholder
+	# anyone may set; loading the library discards the session's value.
+	my (undef, $stderr, $stdout) = sql_error($node,
+		"SET snowflake.spread_sequence = on;\n"
+		  . show_setting('snowflake.spread_sequence'));
+	like($stderr,
+		qr/WARNING:  55P02: parameter "snowflake\.spread_sequence" cannot be changed now/,
+		'a session cannot turn snowflake.spread_sequence on (55P02, a warning when the library loads)');
+	is($stdout, 'off', 'the session\'s value is discarded');
+}
 
 # Mint $n IDs into table $table, each in a millisecond of its own: before
 # each call, wait for the clock to pass the millisecond of the previous ID
@@ -102,7 +117,7 @@ is( $node->safe_psql(
 # ---------------------------------------------------------------------------
 $node->safe_psql('postgres',
 	'ALTER SYSTEM SET snowflake.spread_sequence = on; SELECT pg_reload_conf()');
-ok($node->poll_query_until('postgres', 'SHOW snowflake.spread_sequence', 'on'),
+ok($node->poll_query_until('postgres', show_setting('snowflake.spread_sequence'), 'on'),
 	'a reload turns snowflake.spread_sequence on');
 
 low_rate_ids('spread', $n_ids);
@@ -184,7 +199,7 @@ cmp_ok($stats->{lead_ms}, '<=', 1000,
 # Off again, by a reload: sequences start at 0 again.
 $node->safe_psql('postgres',
 	'ALTER SYSTEM RESET snowflake.spread_sequence; SELECT pg_reload_conf()');
-ok($node->poll_query_until('postgres', 'SHOW snowflake.spread_sequence', 'off'),
+ok($node->poll_query_until('postgres', show_setting('snowflake.spread_sequence'), 'off'),
 	'a reload turns snowflake.spread_sequence off again');
 low_rate_ids('plain_again', 50);
 is( $node->safe_psql(

@@ -2,7 +2,8 @@
 #
 # SnowflakeTest.pm
 #	Helpers shared by the snowflake TAP tests: servers with the library
-#	preloaded, error and stats capture, and a steppable clock (libfaketime).
+#	preloaded (or not, in the no-preload pass), error and stats capture, and
+#	a steppable clock (libfaketime).
 
 package SnowflakeTest;
 
@@ -20,16 +21,91 @@ use IPC::Run;
 use Time::HiRes;
 
 our @EXPORT = qw(new_snowflake_node sql_error stats set_clock start_faked
-  faketime_available error_report log_appears);
+  faketime_available error_report log_appears no_preload preload_conf
+  pg_major show_setting);
 
-# A new, initialised (not started) node with the library preloaded and the
-# given extra settings (name => value, written quoted).
+# The no-preload pass: test/check.sh runs the TAP files that hold in both
+# modes a second time on PostgreSQL 17 and later with SNOWFLAKE_TEST_NO_PRELOAD=1,
+# where their servers run without shared_preload_libraries and the shared
+# state lives in the DSM registry.  A file run that way must say so in its
+# output: the pass counts the files that did.
+sub no_preload
+{
+	return $ENV{SNOWFLAKE_TEST_NO_PRELOAD} ? 1 : 0;
+}
+
+# The postgresql.conf line that preloads the library, or nothing in the
+# no-preload pass.
+sub preload_conf
+{
+	return no_preload() ? '' : "shared_preload_libraries = 'snowflake'\n";
+}
+
+# The major version of the PostgreSQL the tests run against.
+sub pg_major
+{
+	my ($stdout, $stderr);
+	IPC::Run::run([ 'pg_config', '--version' ], '>', \$stdout, '2>', \$stderr)
+	  or die "pg_config --version failed: $stderr";
+	$stdout =~ /PostgreSQL (\d+)/ or die "unexpected pg_config output: $stdout";
+	return $1;
+}
+
+# In the no-preload pass, a server that preloads the library would prove
+# nothing about the other mode: starting one dies, failing the file.
+sub refuse_preloaded
+{
+	my ($node) = @_;
+	foreach my $file ('postgresql.conf', 'postgresql.auto.conf')
+	{
+		my $path = $node->data_dir . "/$file";
+		next unless -e $path;
+		foreach my $line (split /\n/, PostgreSQL::Test::Utils::slurp_file($path))
+		{
+			die $node->name
+			  . ": the no-preload pass started a server that preloads snowflake ($file: $line)"
+			  if $line =~ /^\s*shared_preload_libraries\s*=.*snowflake/;
+		}
+	}
+	return;
+}
+
+if (no_preload())
+{
+	die 'the no-preload pass needs PostgreSQL 17 or later' if pg_major() < 17;
+	no warnings 'redefine';
+	foreach my $method ('start', 'restart')
+	{
+		my $orig = PostgreSQL::Test::Cluster->can($method);
+		no strict 'refs';
+		*{"PostgreSQL::Test::Cluster::$method"} = sub {
+			refuse_preloaded($_[0]);
+			return $orig->(@_);
+		};
+	}
+}
+
+# A query that shows a snowflake setting as the library reads it (SHOW
+# would, preloaded).  Without the preload a session loads the library at its
+# first snowflake call, and SHOW gives only a placeholder's raw text before
+# that (or fails, for a setting not in the configuration): the WHERE clause
+# calls a decoder while the query is planned (constant folding), before the
+# setting is read.
+sub show_setting
+{
+	my ($name) = @_;
+	return "SELECT current_setting('$name') WHERE snowflake_node_id(0) = 0";
+}
+
+# A new, initialised (not started) node with the library preloaded (not in
+# the no-preload pass) and the given extra settings (name => value, written
+# quoted).
 sub new_snowflake_node
 {
 	my ($name, %settings) = @_;
 	my $node = PostgreSQL::Test::Cluster->new($name);
 	$node->init;
-	my $conf = "shared_preload_libraries = 'snowflake'\n";
+	my $conf = preload_conf();
 	$conf .= "$_ = '$settings{$_}'\n" foreach sort keys %settings;
 	$node->append_conf('postgresql.conf', $conf);
 	return $node;
