@@ -10,8 +10,9 @@
  *	worker.c      the background writer that keeps the reservation ahead
  *	generator.c   the hot path: minting IDs under the spinlock
  *	state.c       shared memory, the state file and the reservation
- *	config.c      settings' variables, the epoch as a time, the layout read
- *	              from postgresql.conf; the clock is inline below
+ *	config.c      settings' variables, the epoch as a time, the node id and
+ *	              layout read from the server configuration when not
+ *	              preloaded; the clock is inline below
  *	layout.c      pure arithmetic on the ID layout
  *
  * Where SnowflakeShared lives (one instance per server):
