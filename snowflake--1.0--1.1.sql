@@ -3,8 +3,29 @@
 -- complain if script is sourced in psql, rather than via ALTER EXTENSION
 \echo Use "ALTER EXTENSION snowflake UPDATE TO '1.1'" to load this file. \quit
 
--- Every object added here is added to snowflake--1.1.sql too: an update from
--- 1.0 must leave the same objects as a fresh install of 1.1.
+-- Each SQL object is written once: there is no snowflake--1.1.sql.  A fresh
+-- CREATE EXTENSION snowflake runs snowflake--1.0.sql and then this script,
+-- as PostgreSQL chains an install script and update scripts when the
+-- version asked for has no install script of its own (as
+-- contrib/pg_stat_statements ships).  So a fresh 1.1 and 1.0 updated to 1.1
+-- are the same by construction; test/t/040_upgrade_dump.pl checks it.
+--
+-- Adding a version (1.2, say): write snowflake--1.1--1.2.sql beside this one
+-- (the Makefile installs every snowflake--*.sql), raise default_version in
+-- snowflake.control, and never edit a released script.  Add no install
+-- script snowflake--1.2.sql: CREATE EXTENSION would prefer it to the chain.
+-- In the update script, as here: qualify every name (pg_catalog.,
+-- @extschema@.), since a database owner may run it (the extension is
+-- trusted); add objects or CREATE OR REPLACE them, never drop or recreate
+-- one that users' objects may depend on (see the snowflake_stats section
+-- below for a row that gains columns).
+--
+-- snowflake--1.0.sql is released and frozen, and unqualified.  Run by a
+-- trusted install, it is still safe: PostgreSQL runs extension scripts with
+-- search_path = the target schema, pg_temp, and pg_catalog (searched first)
+-- holds every type and built-in it names; the only other name it looks up is
+-- its own snowflake_stats(), which this script replaces in the view.
+-- test/t/026_trusted.pl installs both ways under a hostile search_path.
 
 -- Decoding IDs of other layouts (1.1).  The same C functions as the
 -- one-argument decoders, with a layout as the last argument: a preset
@@ -413,11 +434,10 @@ COMMENT ON FUNCTION @extschema@.snowflake_claim_node(pg_catalog.text) IS
 'record in snowflake_node_claims that this server (its system identifier) mints with its node id; fails if another server claimed it (superuser only)';
 
 REVOKE ALL ON FUNCTION @extschema@.snowflake_claim_node(pg_catalog.text) FROM PUBLIC;
+
 -- 1.1 is trusted (snowflake.control): a database owner without superuser
--- may create and update it.  The objects of 1.0 are unchanged; only the
--- fresh install script was rewritten to qualify every reference, which
--- leaves the same catalog entries as 1.0's unqualified ones.  The update
--- takes "trusted" and "relocatable = false" from the control file.
+-- may create and update it.  The update takes "trusted" and
+-- "relocatable = false" from the control file.
 
 -- The background writer (1.1): snowflake_stats tells the reservation writes
 -- it made from those a caller waited for, and how long callers waited for

@@ -2,7 +2,8 @@
 #
 # 040_upgrade_dump.pl
 #	Release discipline: 1.0 updated to 1.1 leaves exactly what a fresh 1.1
-#	install creates, object by object and definition by definition; and a
+#	install creates, object by object and definition by definition (a
+#	fresh install runs the same scripts: 1.0's, then the update); and a
 #	database using the extension survives pg_dump and pg_restore, plain and
 #	custom formats, with its keys and defaults intact.
 
