@@ -441,44 +441,68 @@ REVOKE ALL ON FUNCTION @extschema@.snowflake_claim_node(pg_catalog.text) FROM PU
 
 -- The background writer (1.1): snowflake_stats tells the reservation writes
 -- it made from those a caller waited for, and how long callers waited for
--- the disk.  The function's row type changes, so it and its view are made
--- again; the C function serves both definitions.
+-- the disk: columns background_writes, caller_writes and caller_wait_ms.
+--
+-- How the stats row gains columns, in this version and every later one,
+-- without dropping anything that users' views, functions or rules may
+-- depend on:
+--   * snowflake_stats() keeps 1.0's 18 columns for good (a function's OUT
+--     columns cannot change without dropping it);
+--   * snowflake_stats_all() returns the composite type snowflake_stats_row,
+--     every column of the current version.  A later version appends its
+--     columns with ALTER TYPE @extschema@.snowflake_stats_row ADD ATTRIBUTE,
+--     which leaves the function and every object over it in place (a
+--     user's function declared to return the type then returns them too);
+--   * the view snowflake_stats is replaced in place (CREATE OR REPLACE VIEW)
+--     over snowflake_stats_all(): 1.0's columns first, in their order, then
+--     each version's new columns appended at the end.
+-- One C function, snowflake_stats, serves every definition: it fills as
+-- many columns as the row type has (18 or 21 today), in the type's order,
+-- where stats_reset comes after 1.1's three columns; columns of later
+-- versions come after stats_reset.
 
-DROP VIEW @extschema@.snowflake_stats;
-DROP FUNCTION @extschema@.snowflake_stats();
+CREATE TYPE @extschema@.snowflake_stats_row AS (
+    status pg_catalog.text,
+    node_id pg_catalog.int4,
+    epoch pg_catalog.timestamptz,
+    timestamp_bits pg_catalog.int4,
+    node_bits pg_catalog.int4,
+    sequence_bits pg_catalog.int4,
+    last_timestamp pg_catalog.timestamptz,
+    lead_ms pg_catalog.int8,
+    ids_issued pg_catalog.int8,
+    borrowed_ms pg_catalog.int8,
+    clock_regressions pg_catalog.int8,
+    max_clock_regression_ms pg_catalog.int8,
+    waits pg_catalog.int8,
+    wait_ms pg_catalog.int8,
+    refused pg_catalog.int8,
+    reserved_until pg_catalog.timestamptz,
+    reservation_writes pg_catalog.int8,
+    background_writes pg_catalog.int8,
+    caller_writes pg_catalog.int8,
+    caller_wait_ms pg_catalog.float8,
+    stats_reset pg_catalog.timestamptz);
 
-CREATE FUNCTION @extschema@.snowflake_stats(
-    OUT status pg_catalog.text,
-    OUT node_id pg_catalog.int4,
-    OUT epoch pg_catalog.timestamptz,
-    OUT timestamp_bits pg_catalog.int4,
-    OUT node_bits pg_catalog.int4,
-    OUT sequence_bits pg_catalog.int4,
-    OUT last_timestamp pg_catalog.timestamptz,
-    OUT lead_ms pg_catalog.int8,
-    OUT ids_issued pg_catalog.int8,
-    OUT borrowed_ms pg_catalog.int8,
-    OUT clock_regressions pg_catalog.int8,
-    OUT max_clock_regression_ms pg_catalog.int8,
-    OUT waits pg_catalog.int8,
-    OUT wait_ms pg_catalog.int8,
-    OUT refused pg_catalog.int8,
-    OUT reserved_until pg_catalog.timestamptz,
-    OUT reservation_writes pg_catalog.int8,
-    OUT background_writes pg_catalog.int8,
-    OUT caller_writes pg_catalog.int8,
-    OUT caller_wait_ms pg_catalog.float8,
-    OUT stats_reset pg_catalog.timestamptz)
-RETURNS pg_catalog.record
+COMMENT ON TYPE @extschema@.snowflake_stats_row IS
+'a row of snowflake_stats_all(): the state and counters of this server''s snowflake generator';
+
+CREATE FUNCTION @extschema@.snowflake_stats_all()
+RETURNS @extschema@.snowflake_stats_row
 AS 'MODULE_PATHNAME', 'snowflake_stats'
 LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 
+COMMENT ON FUNCTION @extschema@.snowflake_stats_all() IS
+'state and counters of this server''s snowflake generator, every column of this version (the view snowflake_stats shows them)';
+
 COMMENT ON FUNCTION @extschema@.snowflake_stats() IS
-'state and counters of this server''s snowflake generator';
+'state and counters of this server''s snowflake generator, the columns of version 1.0 (snowflake_stats_all() has them all)';
 
-CREATE VIEW @extschema@.snowflake_stats AS SELECT * FROM @extschema@.snowflake_stats();
-
-COMMENT ON VIEW @extschema@.snowflake_stats IS
-'state and counters of this server''s snowflake generator';
-
-GRANT SELECT ON @extschema@.snowflake_stats TO PUBLIC;
+CREATE OR REPLACE VIEW @extschema@.snowflake_stats AS
+SELECT s.status, s.node_id, s.epoch, s.timestamp_bits, s.node_bits, s.sequence_bits,
+       s.last_timestamp, s.lead_ms, s.ids_issued, s.borrowed_ms,
+       s.clock_regressions, s.max_clock_regression_ms, s.waits, s.wait_ms,
+       s.refused, s.reserved_until, s.reservation_writes, s.stats_reset,
+       -- 1.1
+       s.background_writes, s.caller_writes, s.caller_wait_ms
+  FROM @extschema@.snowflake_stats_all() s;

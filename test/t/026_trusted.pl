@@ -91,6 +91,8 @@ CREATE FUNCTION public.bool(integer) RETURNS boolean LANGUAGE plpgsql
 	AS $$ BEGIN PERFORM public.trap('bool'); RETURN $1 <> 0; END $$;
 CREATE FUNCTION public.snowflake_stats(integer) RETURNS record LANGUAGE plpgsql
 	AS $$ BEGIN PERFORM public.trap('snowflake_stats'); RETURN NULL; END $$;
+CREATE FUNCTION public.snowflake_stats_all(integer) RETURNS record LANGUAGE plpgsql
+	AS $$ BEGIN PERFORM public.trap('snowflake_stats_all'); RETURN NULL; END $$;
 CREATE FUNCTION public.snowflake_nextval(integer) RETURNS bigint LANGUAGE plpgsql
 	AS $$ BEGIN PERFORM public.trap('snowflake_nextval'); RETURN 0; END $$;
 CREATE FUNCTION public.trap_eq(bigint, integer) RETURNS boolean LANGUAGE plpgsql
@@ -179,6 +181,19 @@ SELECT status, ids_issued >= 111 FROM snowflake_stats;
 }, extra_params => [ '-U', 'alice' ]);
 is($use, "10\n100\n5|5|t|t|t|t\nready|t",
 	'alice uses the generators, the decoders and the stats view');
+
+# The stats, every column, through the view and both functions, on the
+# fresh and the updated install alike.
+foreach my $db ('app', 'app10')
+{
+	is( $node->safe_psql(
+			$db, q{
+			SELECT v.status, v.node_id, f.node_id, a.node_id, v.stats_reset = a.stats_reset AND a.background_writes >= 0
+			  FROM snowflake_stats v, snowflake_stats() f, snowflake_stats_all() a},
+			extra_params => [ '-U', 'alice' ]),
+		'ready|5|5|5|t',
+		"$db: alice reads snowflake_stats, snowflake_stats() and snowflake_stats_all()");
+}
 
 # What stays with superusers.
 my $sqlstate;
