@@ -35,6 +35,15 @@ is($meta->{provides}{snowflake}{version}, "$default_version.0",
 ok(-f "$FindBin::RealBin/../../$meta->{provides}{snowflake}{file}",
 	'META.json: the file it names exists');
 
+# A fresh install runs 1.0's script, then the update scripts: the server's
+# installation holds no install script of a later version (one left there by
+# an earlier build would take precedence over the chain).
+my $sharedir = $node->config_data('--sharedir');
+is( join(' ',
+		map { s{.*/}{}r } grep { !/--.*--/ } glob("$sharedir/extension/snowflake--*.sql")),
+	'snowflake--1.0.sql',
+	"the installation's only install script is 1.0's");
+
 $node->safe_psql('postgres', 'CREATE DATABASE updated');
 $node->safe_psql('postgres', 'CREATE DATABASE fresh');
 $node->safe_psql('updated', "CREATE EXTENSION snowflake VERSION '1.0'");
