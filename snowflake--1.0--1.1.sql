@@ -451,8 +451,9 @@ REVOKE ALL ON FUNCTION @extschema@.snowflake_claim_node(pg_catalog.text) FROM PU
 --   * snowflake_stats_all() returns the composite type snowflake_stats_row,
 --     every column of the current version.  A later version appends its
 --     columns with ALTER TYPE @extschema@.snowflake_stats_row ADD ATTRIBUTE,
---     which leaves the function and every object over it in place (a
---     user's function declared to return the type then returns them too);
+--     which leaves the function and every object over it in place (only a
+--     user's function declared to return the type whose body lists the
+--     columns must then be changed to list the new ones too);
 --   * the view snowflake_stats is replaced in place (CREATE OR REPLACE VIEW)
 --     over snowflake_stats_all(): 1.0's columns first, in their order, then
 --     each version's new columns appended at the end.
