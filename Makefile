@@ -5,6 +5,10 @@ EXTVERSION = $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(EXTENSION).
 
 MODULE_big = snowflake
 OBJS = src/snowflake.o src/functions.o src/worker.o src/generator.o src/state.o src/config.o src/layout.o
+# The scripts: snowflake--1.0.sql (released, frozen) and one update script
+# per later version, snowflake--A--B.sql, and no install script of a later
+# version: CREATE EXTENSION chains 1.0 and the updates, so each SQL object is
+# written once.  snowflake--1.0--1.1.sql says how to add a version.
 DATA = $(wildcard $(EXTENSION)--*.sql)
 PG_CPPFLAGS = -DSNOWFLAKE_VERSION=\"$(EXTVERSION)\"
 PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers $(if $(WERROR),-Werror)

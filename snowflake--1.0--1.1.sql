@@ -3,8 +3,29 @@
 -- complain if script is sourced in psql, rather than via ALTER EXTENSION
 \echo Use "ALTER EXTENSION snowflake UPDATE TO '1.1'" to load this file. \quit
 
--- Every object added here is added to snowflake--1.1.sql too: an update from
--- 1.0 must leave the same objects as a fresh install of 1.1.
+-- Each SQL object is written once: there is no snowflake--1.1.sql.  A fresh
+-- CREATE EXTENSION snowflake runs snowflake--1.0.sql and then this script,
+-- as PostgreSQL chains an install script and update scripts when the
+-- version asked for has no install script of its own (as
+-- contrib/pg_stat_statements ships).  So a fresh 1.1 and 1.0 updated to 1.1
+-- are the same by construction; test/t/040_upgrade_dump.pl checks it.
+--
+-- Adding a version (1.2, say): write snowflake--1.1--1.2.sql beside this one
+-- (the Makefile installs every snowflake--*.sql), raise default_version in
+-- snowflake.control, and never edit a released script.  Add no install
+-- script snowflake--1.2.sql: CREATE EXTENSION would prefer it to the chain.
+-- In the update script, as here: qualify every name (pg_catalog.,
+-- @extschema@.), since a database owner may run it (the extension is
+-- trusted); add objects or CREATE OR REPLACE them, never drop or recreate
+-- one that users' objects may depend on (see the snowflake_stats section
+-- below for a row that gains columns).
+--
+-- snowflake--1.0.sql is released and frozen, and unqualified.  Run by a
+-- trusted install, it is still safe: PostgreSQL runs extension scripts with
+-- search_path = the target schema, pg_temp, and pg_catalog (searched first)
+-- holds every type and built-in it names; the only other name it looks up is
+-- its own snowflake_stats(), which this script replaces in the view.
+-- test/t/026_trusted.pl installs both ways under a hostile search_path.
 
 -- Decoding IDs of other layouts (1.1).  The same C functions as the
 -- one-argument decoders, with a layout as the last argument: a preset
@@ -413,52 +434,76 @@ COMMENT ON FUNCTION @extschema@.snowflake_claim_node(pg_catalog.text) IS
 'record in snowflake_node_claims that this server (its system identifier) mints with its node id; fails if another server claimed it (superuser only)';
 
 REVOKE ALL ON FUNCTION @extschema@.snowflake_claim_node(pg_catalog.text) FROM PUBLIC;
+
 -- 1.1 is trusted (snowflake.control): a database owner without superuser
--- may create and update it.  The objects of 1.0 are unchanged; only the
--- fresh install script was rewritten to qualify every reference, which
--- leaves the same catalog entries as 1.0's unqualified ones.  The update
--- takes "trusted" and "relocatable = false" from the control file.
+-- may create and update it.  The update takes "trusted" and
+-- "relocatable = false" from the control file.
 
 -- The background writer (1.1): snowflake_stats tells the reservation writes
 -- it made from those a caller waited for, and how long callers waited for
--- the disk.  The function's row type changes, so it and its view are made
--- again; the C function serves both definitions.
+-- the disk: columns background_writes, caller_writes and caller_wait_ms.
+--
+-- How the stats row gains columns, in this version and every later one,
+-- without dropping anything that users' views, functions or rules may
+-- depend on:
+--   * snowflake_stats() keeps 1.0's 18 columns for good (a function's OUT
+--     columns cannot change without dropping it);
+--   * snowflake_stats_all() returns the composite type snowflake_stats_row,
+--     every column of the current version.  A later version appends its
+--     columns with ALTER TYPE @extschema@.snowflake_stats_row ADD ATTRIBUTE,
+--     which leaves the function and every object over it in place (only a
+--     user's function declared to return the type whose body lists the
+--     columns must then be changed to list the new ones too);
+--   * the view snowflake_stats is replaced in place (CREATE OR REPLACE VIEW)
+--     over snowflake_stats_all(): 1.0's columns first, in their order, then
+--     each version's new columns appended at the end.
+-- One C function, snowflake_stats, serves every definition: it fills as
+-- many columns as the row type has (18 or 21 today), in the type's order,
+-- where stats_reset comes after 1.1's three columns; columns of later
+-- versions come after stats_reset.
 
-DROP VIEW @extschema@.snowflake_stats;
-DROP FUNCTION @extschema@.snowflake_stats();
+CREATE TYPE @extschema@.snowflake_stats_row AS (
+    status pg_catalog.text,
+    node_id pg_catalog.int4,
+    epoch pg_catalog.timestamptz,
+    timestamp_bits pg_catalog.int4,
+    node_bits pg_catalog.int4,
+    sequence_bits pg_catalog.int4,
+    last_timestamp pg_catalog.timestamptz,
+    lead_ms pg_catalog.int8,
+    ids_issued pg_catalog.int8,
+    borrowed_ms pg_catalog.int8,
+    clock_regressions pg_catalog.int8,
+    max_clock_regression_ms pg_catalog.int8,
+    waits pg_catalog.int8,
+    wait_ms pg_catalog.int8,
+    refused pg_catalog.int8,
+    reserved_until pg_catalog.timestamptz,
+    reservation_writes pg_catalog.int8,
+    background_writes pg_catalog.int8,
+    caller_writes pg_catalog.int8,
+    caller_wait_ms pg_catalog.float8,
+    stats_reset pg_catalog.timestamptz);
 
-CREATE FUNCTION @extschema@.snowflake_stats(
-    OUT status pg_catalog.text,
-    OUT node_id pg_catalog.int4,
-    OUT epoch pg_catalog.timestamptz,
-    OUT timestamp_bits pg_catalog.int4,
-    OUT node_bits pg_catalog.int4,
-    OUT sequence_bits pg_catalog.int4,
-    OUT last_timestamp pg_catalog.timestamptz,
-    OUT lead_ms pg_catalog.int8,
-    OUT ids_issued pg_catalog.int8,
-    OUT borrowed_ms pg_catalog.int8,
-    OUT clock_regressions pg_catalog.int8,
-    OUT max_clock_regression_ms pg_catalog.int8,
-    OUT waits pg_catalog.int8,
-    OUT wait_ms pg_catalog.int8,
-    OUT refused pg_catalog.int8,
-    OUT reserved_until pg_catalog.timestamptz,
-    OUT reservation_writes pg_catalog.int8,
-    OUT background_writes pg_catalog.int8,
-    OUT caller_writes pg_catalog.int8,
-    OUT caller_wait_ms pg_catalog.float8,
-    OUT stats_reset pg_catalog.timestamptz)
-RETURNS pg_catalog.record
+COMMENT ON TYPE @extschema@.snowflake_stats_row IS
+'a row of snowflake_stats_all(): the state and counters of this server''s snowflake generator';
+
+CREATE FUNCTION @extschema@.snowflake_stats_all()
+RETURNS @extschema@.snowflake_stats_row
 AS 'MODULE_PATHNAME', 'snowflake_stats'
 LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 
+COMMENT ON FUNCTION @extschema@.snowflake_stats_all() IS
+'state and counters of this server''s snowflake generator, every column of this version (the view snowflake_stats shows them)';
+
 COMMENT ON FUNCTION @extschema@.snowflake_stats() IS
-'state and counters of this server''s snowflake generator';
+'state and counters of this server''s snowflake generator, the columns of version 1.0 (snowflake_stats_all() has them all)';
 
-CREATE VIEW @extschema@.snowflake_stats AS SELECT * FROM @extschema@.snowflake_stats();
-
-COMMENT ON VIEW @extschema@.snowflake_stats IS
-'state and counters of this server''s snowflake generator';
-
-GRANT SELECT ON @extschema@.snowflake_stats TO PUBLIC;
+CREATE OR REPLACE VIEW @extschema@.snowflake_stats AS
+SELECT s.status, s.node_id, s.epoch, s.timestamp_bits, s.node_bits, s.sequence_bits,
+       s.last_timestamp, s.lead_ms, s.ids_issued, s.borrowed_ms,
+       s.clock_regressions, s.max_clock_regression_ms, s.waits, s.wait_ms,
+       s.refused, s.reserved_until, s.reservation_writes, s.stats_reset,
+       -- 1.1
+       s.background_writes, s.caller_writes, s.caller_wait_ms
+  FROM @extschema@.snowflake_stats_all() s;

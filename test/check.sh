@@ -82,7 +82,8 @@ fi
 # shared_preload_libraries (the DSM registry), and these files prove the
 # same guarantees there: concurrency, bursts, restarts and crashes with the
 # clock set back, clock steps, layout changes, standbys, promotion and
-# failover, the lineage floor, state file faults, edge errors, the stats.
+# failover, the lineage floor, state file faults, edge errors, the stats,
+# and the install and update scripts with dump and restore.
 # Files whose subject is the preloaded mode itself (settings as real GUCs
 # at startup, the writer registered with the postmaster, the clean-shutdown
 # record) are not in it; 029_no_preload.pl covers what differs without the
@@ -94,7 +95,7 @@ NO_PRELOAD_TESTS="test/t/004_js_safe_layout.pl test/t/005_concurrent_pgbench.pl
     test/t/015_state_file_faults.pl test/t/016_stats.pl
     test/t/017_edge_errors.pl test/t/019_clock_before_epoch.pl
     test/t/024_spread_sequence.pl test/t/025_lineage.pl
-    test/t/027_early_write.pl"
+    test/t/027_early_write.pl test/t/040_upgrade_dump.pl"
 summary="pg_regress, isolation, $tap_files TAP files"
 if [ "$PG_MAJOR" -ge 17 ]; then
     # The chosen files that are in the list (none: grep fails, hence || true).

@@ -80,10 +80,21 @@ if [ "$mode" != "--installed" ]; then
     "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$deb" >/dev/null
 fi
 
-# The server must load the package's files.
+# The server must load the package's files: the library, the control file
+# and every script of the tree (1.0's install script and the update scripts
+# that CREATE EXTENSION chains after it), and no other script.
+scripts=()
+for f in "$SNOWFLAKE_ROOT"/snowflake--*.sql; do
+    scripts+=("$("$pgc" --sharedir)/extension/$(basename "$f")")
+done
+for f in "$("$pgc" --sharedir)"/extension/snowflake--*.sql; do
+    if [ ! -f "$SNOWFLAKE_ROOT/$(basename "$f")" ]; then
+        echo "FAILED: $f is not a script of this tree (owner: $(dpkg -S "$f" 2>/dev/null | cut -d: -f1))" >&2
+        exit 1
+    fi
+done
 for f in "$("$pgc" --pkglibdir)/snowflake.so" "$("$pgc" --sharedir)/extension/snowflake.control" \
-         "$("$pgc" --sharedir)/extension/snowflake--1.0.sql" \
-         "$("$pgc" --sharedir)/extension/snowflake--1.0--1.1.sql"; do
+         "${scripts[@]}"; do
     owner=$(dpkg -S "$f" 2>/dev/null | cut -d: -f1)
     if [ "$owner" != "$pkg" ]; then
         echo "FAILED: $f does not come from $pkg (owner: ${owner:-none})" >&2

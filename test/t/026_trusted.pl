@@ -18,30 +18,44 @@ use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
 
-# The install script names nothing through search_path: every object it
-# creates, comments on, grants or selects from is @extschema@-qualified and
+# The update scripts name nothing through search_path: every object they
+# create, comment on, grant or select from is @extschema@-qualified and
 # every type pg_catalog-qualified (comments and string literals aside).
-my $script = slurp_file(__FILE__ =~ s{test/t/[^/]+$}{snowflake--1.1.sql}r);
-# Function bodies set their own search_path (SET search_path = pg_catalog,
-# pg_temp) and run at call time, not at install.
-$script =~ s/\$(\w*)\$.*?\$\1\$//gs;
-$script =~ s/--[^\n]*//g;
-$script =~ s{/\*.*?\*/}{}gs;
-$script =~ s/'(?:[^']|'')*'//g;
-my @unqualified;
-while ($script =~
-	/\b(FUNCTION|VIEW|ON|FROM|TABLE)\s+(?!pg_catalog\.|\@extschema\@\.)([a-z_]+)/gi)
+# A fresh install runs them too, after the frozen snowflake--1.0.sql (there
+# is no snowflake--1.1.sql).  That one is unqualified, and safe as it is:
+# extension scripts run with search_path = the target schema, pg_temp, so
+# its types resolve in pg_catalog, searched first; the planted look-alikes
+# below are there for it as well.
+my @updates = sort glob(__FILE__ =~ s{test/t/[^/]+$}{snowflake--*--*.sql}r);
+ok(scalar(@updates) >= 1, 'there is an update script');
+is( join(' ', map { s{.*/}{}r } grep { !/--.*--/ }
+			glob(__FILE__ =~ s{test/t/[^/]+$}{snowflake--*.sql}r)),
+	'snowflake--1.0.sql',
+	'the only install script is 1.0\'s: a fresh install runs it and the updates');
+foreach my $file (@updates)
 {
-	push @unqualified, "$1 $2"
-	  unless $2 =~ /^(FUNCTION|VIEW|PUBLIC|TABLE)$/i;
+	my $script = slurp_file($file);
+	# Function bodies set their own search_path (SET search_path = pg_catalog,
+	# pg_temp) and run at call time, not at install.
+	$script =~ s/\$(\w*)\$.*?\$\1\$//gs;
+	$script =~ s/--[^\n]*//g;
+	$script =~ s{/\*.*?\*/}{}gs;
+	$script =~ s/'(?:[^']|'')*'//g;
+	my @unqualified;
+	while ($script =~
+		/\b(FUNCTION|VIEW|ON|FROM|TABLE|TYPE|RETURNS)\s+(?!pg_catalog\.|\@extschema\@\.)([a-z_]+)/gi)
+	{
+		push @unqualified, "$1 $2"
+		  unless $2 =~ /^(FUNCTION|VIEW|PUBLIC|TABLE|TYPE|SETOF)$/i;
+	}
+	while ($script =~
+		/(?<!pg_catalog\.)\b(bigint|integer|int4|int8|float8|text|timestamptz|boolean|bool|record|void|jsonb)\b/gi)
+	{
+		push @unqualified, "type $1";
+	}
+	my $name = $file =~ s{.*/}{}r;
+	is(join(', ', @unqualified), '', "$name qualifies every object and type it names");
 }
-while ($script =~
-	/(?<!pg_catalog\.)\b(bigint|integer|int4|int8|text|timestamptz|boolean|bool|record|void)\b/gi)
-{
-	push @unqualified, "type $1";
-}
-is(join(', ', @unqualified), '',
-	'snowflake--1.1.sql qualifies every object and type it names');
 
 my $node = new_snowflake_node('trusted', 'snowflake.node_id' => 5);
 $node->start;
@@ -77,6 +91,8 @@ CREATE FUNCTION public.bool(integer) RETURNS boolean LANGUAGE plpgsql
 	AS $$ BEGIN PERFORM public.trap('bool'); RETURN $1 <> 0; END $$;
 CREATE FUNCTION public.snowflake_stats(integer) RETURNS record LANGUAGE plpgsql
 	AS $$ BEGIN PERFORM public.trap('snowflake_stats'); RETURN NULL; END $$;
+CREATE FUNCTION public.snowflake_stats_all(integer) RETURNS record LANGUAGE plpgsql
+	AS $$ BEGIN PERFORM public.trap('snowflake_stats_all'); RETURN NULL; END $$;
 CREATE FUNCTION public.snowflake_nextval(integer) RETURNS bigint LANGUAGE plpgsql
 	AS $$ BEGIN PERFORM public.trap('snowflake_nextval'); RETURN 0; END $$;
 CREATE FUNCTION public.trap_eq(bigint, integer) RETURNS boolean LANGUAGE plpgsql
@@ -165,6 +181,19 @@ SELECT status, ids_issued >= 111 FROM snowflake_stats;
 }, extra_params => [ '-U', 'alice' ]);
 is($use, "10\n100\n5|5|t|t|t|t\nready|t",
 	'alice uses the generators, the decoders and the stats view');
+
+# The stats, every column, through the view and both functions, on the
+# fresh and the updated install alike.
+foreach my $db ('app', 'app10')
+{
+	is( $node->safe_psql(
+			$db, q{
+			SELECT v.status, v.node_id, f.node_id, a.node_id, v.stats_reset = a.stats_reset AND a.background_writes >= 0
+			  FROM snowflake_stats v, snowflake_stats() f, snowflake_stats_all() a},
+			extra_params => [ '-U', 'alice' ]),
+		'ready|5|5|5|t',
+		"$db: alice reads snowflake_stats, snowflake_stats() and snowflake_stats_all()");
+}
 
 # What stays with superusers.
 my $sqlstate;

@@ -2,7 +2,8 @@
 #
 # 040_upgrade_dump.pl
 #	Release discipline: 1.0 updated to 1.1 leaves exactly what a fresh 1.1
-#	install creates, object by object and definition by definition; and a
+#	install creates, object by object and definition by definition (a
+#	fresh install runs the same scripts: 1.0's, then the update); and a
 #	database using the extension survives pg_dump and pg_restore, plain and
 #	custom formats, with its keys and defaults intact.
 
@@ -34,19 +35,83 @@ is($meta->{provides}{snowflake}{version}, "$default_version.0",
 ok(-f "$FindBin::RealBin/../../$meta->{provides}{snowflake}{file}",
 	'META.json: the file it names exists');
 
+# A fresh install runs 1.0's script, then the update scripts: the server's
+# installation holds no install script of a later version (one left there by
+# an earlier build would take precedence over the chain).
+my $sharedir = $node->config_data('--sharedir');
+is( join(' ',
+		map { s{.*/}{}r } grep { !/--.*--/ } glob("$sharedir/extension/snowflake--*.sql")),
+	'snowflake--1.0.sql',
+	"the installation's only install script is 1.0's");
+
 $node->safe_psql('postgres', 'CREATE DATABASE updated');
 $node->safe_psql('postgres', 'CREATE DATABASE fresh');
 $node->safe_psql('updated', "CREATE EXTENSION snowflake VERSION '1.0'");
 is($node->safe_psql('updated',
 		"SELECT extversion FROM pg_extension WHERE extname = 'snowflake'"),
 	'1.0', 'version 1.0 installs');
-$node->safe_psql('updated', 'ALTER EXTENSION snowflake UPDATE');
+
+# A user's objects over snowflake_stats, made on 1.0: views over the view
+# and over the function, a view over a view, SQL-standard function bodies
+# (their dependencies are recorded) and a view calling one of them.  An
+# update must never drop what they depend on.
+my $stats_columns_sql = q{
+SELECT string_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod), ', ' ORDER BY a.attnum)
+  FROM pg_attribute a
+ WHERE a.attrelid = 'snowflake_stats'::regclass AND a.attnum > 0 AND NOT a.attisdropped};
+my $stats_function_sql = q{SELECT pg_get_function_result('snowflake_stats()'::regprocedure)};
+my $columns_10 = $node->safe_psql('updated', $stats_columns_sql);
+my $function_10 = $node->safe_psql('updated', $stats_function_sql);
+is(scalar(split(/, /, $columns_10)), 18, "1.0's snowflake_stats view has 18 columns");
+like($columns_10, qr/^status text, .*, stats_reset timestamp with time zone$/,
+	'from status to stats_reset');
+$node->safe_psql(
+	'updated', q{
+	CREATE VIEW my_stats AS SELECT node_id, ids_issued, stats_reset FROM snowflake_stats;
+	CREATE VIEW my_stats_all AS SELECT * FROM snowflake_stats;
+	CREATE VIEW my_stats_fn AS SELECT status, node_id FROM snowflake_stats();
+	CREATE FUNCTION my_issued() RETURNS bigint LANGUAGE sql STABLE
+	  BEGIN ATOMIC SELECT ids_issued FROM my_stats; END;
+	CREATE FUNCTION my_status() RETURNS text LANGUAGE sql STABLE
+	  BEGIN ATOMIC SELECT status FROM snowflake_stats; END;
+	CREATE VIEW my_chain AS SELECT my_issued() >= 0 AS counted, s.status FROM my_stats_all s;
+});
+my $users_sql = q{
+SELECT (SELECT node_id FROM my_stats), (SELECT count(*) FROM my_stats_all),
+       (SELECT status || ' ' || node_id FROM my_stats_fn),
+       (SELECT status || ' ' || counted FROM my_chain), my_status()};
+is($node->safe_psql('updated', $users_sql), '12|1|ready 12|ready true|ready',
+	"the user's objects over snowflake_stats work on 1.0");
+
+my ($ret, $stdout, $stderr) = $node->psql('updated', 'ALTER EXTENSION snowflake UPDATE');
+is($ret, 0, "ALTER EXTENSION snowflake UPDATE succeeds under the user's objects")
+  or diag($stderr);
+is($node->safe_psql('updated', $users_sql), '12|1|ready 12|ready true|ready',
+	"the user's views, functions and their chain survive the update and still return their row");
+is($node->safe_psql('updated', $stats_columns_sql),
+	"$columns_10, background_writes bigint, caller_writes bigint, caller_wait_ms double precision",
+	"the view keeps 1.0's columns in their order and appends 1.1's");
+is($node->safe_psql('updated', $stats_function_sql), $function_10,
+	'snowflake_stats() keeps the columns of 1.0');
 $node->safe_psql('fresh', 'CREATE EXTENSION snowflake');
+is($node->safe_psql('fresh', $stats_columns_sql),
+	$node->safe_psql('updated', $stats_columns_sql),
+	'a fresh 1.1 has the same view columns');
+is( $node->safe_psql(
+		'fresh', q{
+		SELECT count(*), bool_and(v.x IS NOT DISTINCT FROM a.x)
+		  FROM json_each_text((SELECT row_to_json(s) FROM snowflake_stats s)) v(k, x)
+		  FULL JOIN json_each_text((SELECT row_to_json(s) FROM snowflake_stats() s)) a(k, x)
+		    USING (k)
+		 WHERE k NOT IN ('lead_ms', 'last_timestamp', 'reserved_until', 'reservation_writes',
+		                 'background_writes', 'caller_writes', 'caller_wait_ms', 'ids_issued')}),
+	'13|t',
+	"the view (over snowflake_stats_all()) and 1.0's snowflake_stats() agree column by column");
 
 # Every member object of the extension with its full definition: functions
 # (pg_get_functiondef: arguments, result, language, volatility, strictness,
 # parallel label, cost, rows, settings, body), relations (columns, view
-# definition), their comments and privileges.
+# definition), composite types (columns), their comments and privileges.
 my $objects_sql = q{
 SELECT pg_describe_object(d.classid, d.objid, d.objsubid) || E'\n' ||
        CASE d.classid
@@ -62,6 +127,14 @@ SELECT pg_describe_object(d.classid, d.objid, d.objsubid) || E'\n' ||
                    E'\ndefinition: ' || coalesce(pg_get_viewdef(c.oid), '') ||
                    E'\nacl: ' || coalesce(c.relacl::text, 'default')
               FROM pg_class c WHERE c.oid = d.objid)
+         WHEN 'pg_type'::regclass THEN
+           (SELECT t.typtype::text || E'\ncolumns: ' ||
+                   coalesce((SELECT string_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod),
+                                               ', ' ORDER BY a.attnum)
+                               FROM pg_attribute a
+                              WHERE a.attrelid = t.typrelid AND a.attnum > 0 AND NOT a.attisdropped), '') ||
+                   E'\nacl: ' || coalesce(t.typacl::text, 'default')
+              FROM pg_type t WHERE t.oid = d.objid)
          ELSE ''
        END || E'\ncomment: ' ||
        coalesce(obj_description(d.objid, (SELECT relname FROM pg_class WHERE oid = d.classid)), 'none')
