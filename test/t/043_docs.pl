@@ -206,6 +206,7 @@ foreach my $file (@link_files)
 		  ? $file
 		  : File::Spec->abs2rel(
 			File::Spec->rel2abs($path, dirname("$root/$file")), $root);
+		1 while $resolved =~ s{(^|/)(?!\.\./)[^/]+/\.\./}{$1};
 		if (!-e "$root/$resolved")
 		{
 			push @bad, "line $line: $target (no file $resolved)";
@@ -414,7 +415,8 @@ foreach my $file (@run_files)
 	my @stray;
 	for my $i (0 .. $#lines)
 	{
-		next unless $lines[$i] =~ /<!--\s*(not run|output varies|fails with)\b/;
+		(my $l = $lines[$i]) =~ s/`[^`]*`//g;    # code spans
+		next unless $l =~ /<!--\s*(not run|output varies|fails with)\b/;
 		push @stray, 'line ' . ($i + 1)
 		  unless $i < $#lines && $lines[ $i + 1 ] =~ /^\s*(`{3,}|~{3,})/;
 	}
