@@ -311,7 +311,7 @@ foreach my $file (@run_files)
 {
 	my $text = slurp($file);
 	my @blocks = fenced_blocks($text);
-	my ($settings) = $text =~ /<!--\s*test settings:\s*(.*?)\s*-->/;
+	my ($settings) = $text =~ /^\s*<!--\s*test settings:\s*(.*?)\s*-->/m;
 	my ($ran, $marked, $compared) = (0, 0, 0);
 	my @failures;
 	my @run = grep { $_->{lang} eq 'sql' } @blocks;
@@ -327,7 +327,7 @@ foreach my $file (@run_files)
 	} @run;
 	$node->safe_psql($db, 'CREATE EXTENSION snowflake') unless $creates;
 
-	my $last;    # the previous sql block that ran: {block, status, out, err}
+	my $last;    # the output of the previous sql block that ran: {out}
 	foreach my $b (@blocks)
 	{
 		my ($kind, $arg) = parse_marker($b->{marker});
