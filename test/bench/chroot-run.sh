@@ -7,7 +7,7 @@
 #   test/bench/chroot-run.sh 18 --quick         a smoke run
 #
 # Every option after the major goes to test/bench/run.sh.  The report is
-# written to test/bench/report-pg<major>.md, or to --output FILE (a path
+# written to docs/performance/report-pg<major>.md, or to --output FILE (a path
 # outside the chroot).  Environment: CHROOT_DIR, as for test/chroot-check.sh.
 #
 # Mirrors test/chroot-check.sh: builds the chroot first if it is missing
@@ -35,7 +35,7 @@ chroots=${CHROOT_DIR:-/var/tmp/snowflake-chroots}
 croot=$chroots/pg$major
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 pgc=/usr/lib/postgresql/$major/bin/pg_config
-output=$src/test/bench/report-pg$major.md
+output=$src/docs/performance/report-pg$major.md
 keep=0
 callgrind=1
 args=()

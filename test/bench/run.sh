@@ -4,7 +4,7 @@
 # Starts its own throwaway PostgreSQL server (initdb in a temporary
 # directory, Unix socket only), runs every contender side by side on that
 # one server, interleaved round-robin over several repetitions, stops and
-# removes the server, and writes test/bench/report.md.  Measurements only:
+# removes the server, and writes docs/performance/report.md.  Measurements only:
 # nothing here passes or fails on a timing.
 #
 #   test/bench/run.sh            every section (about 17 minutes on 2 cores)
@@ -42,7 +42,7 @@
 #   --fsync-delay MS      the slow disk: every fsync sleeps MS ms first
 #                         (default 20)
 #   --no-callgrind        skip the instruction counts (valgrind)
-#   --output FILE         where to write the report (default test/bench/report.md)
+#   --output FILE         where to write the report (default docs/performance/report.md)
 #   --keep                keep the temporary directory (server, logs, raw data)
 #
 # Needs the extension built and installed into the PostgreSQL that
@@ -66,7 +66,7 @@ bulk_rows=
 fsync_delay=20
 callgrind=1
 only=
-output=$here/report.md
+output=$root/docs/performance/report.md
 keep=0
 
 usage() {

@@ -5,8 +5,8 @@
 #	server with the default layout and from one with the JavaScript-safe
 #	layout.  Default layout: the IDs arrive exactly, as strings or BigInt,
 #	never rounded.  JavaScript-safe layout: they arrive as exact numbers and
-#	round-trip through JSON.  The client runs the README's snippet
-#	(test/node/snippet.js), which must appear in the README word for word.
+#	round-trip through JSON.  The client runs the documented snippet
+#	(test/node/snippet.js), which must appear in docs/adoption/javascript.md word for word.
 #
 # Needs node and test/node/node_modules (test/check.sh installs them with
 # "npm ci"); fails, not skips, without them.
@@ -35,11 +35,11 @@ $ok = eval {
 ok($ok, 'node runs and finds the "pg" package in test/node/node_modules (npm ci)')
   or BAIL_OUT("no node or no node-postgres: $@ $err");
 
-# The README shows the snippet the client runs.
-my $readme = slurp_file("$FindBin::RealBin/../../README.md");
+# The JavaScript page shows the snippet the client runs.
+my $readme = slurp_file("$FindBin::RealBin/../../docs/adoption/javascript.md");
 my $snippet = slurp_file("$node_dir/snippet.js");
 ok(index($readme, $snippet) >= 0,
-	'README.md contains test/node/snippet.js word for word');
+	'docs/adoption/javascript.md contains test/node/snippet.js word for word');
 
 # Run client.js in $mode against $node; its JSON report.
 sub run_client
