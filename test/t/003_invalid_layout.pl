@@ -14,22 +14,21 @@ use warnings;
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowflakeTest;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('invalid_layout');
-$node->init;
-$node->append_conf('postgresql.conf',
-	"shared_preload_libraries = 'snowflake'\n"
-	  . "include_if_exists = 'snowflake_layout.conf'");
+# The snowflake settings live in a file of their own, written afresh by
+# each case before the server is started.
+my $node = start_snowflake_node(
+	'invalid_layout',
+	preload => 1,
+	include => ['snowflake_layout.conf'],
+	start => 0);
 
 # Replace the snowflake settings (values are quoted as given).
 sub write_layout
 {
-	my (%settings) = @_;
-	my $file = $node->data_dir . '/snowflake_layout.conf';
-	open my $fh, '>', $file or die "could not write $file: $!";
-	print $fh map { "$_ = '$settings{$_}'\n" } sort keys %settings;
-	close $fh;
+	write_conf_file($node, 'snowflake_layout.conf', @_);
 	return;
 }
 

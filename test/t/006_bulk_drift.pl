@@ -43,15 +43,11 @@ my $node_id = 4242;
 my $bulk = 3_000_000;
 my $per_ms = 256;    # 2^sequence_bits
 
-my $node = new_snowflake_node(
+my $node = start_snowflake_node(
 	'bulk',
-	'timezone' => 'UTC',
-	'snowflake.node_id' => $node_id,
-	'snowflake.timestamp_bits' => 41,
-	'snowflake.node_bits' => 14,
-	'snowflake.sequence_bits' => 8,
-	'snowflake.max_drift_ms' => 1000);
-$node->start;
+	node_id => $node_id,
+	layout => '41/14/8',
+	settings => { timezone => 'UTC', 'snowflake.max_drift_ms' => 1000 });
 $node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 
 # The generator's packed value, (ms << 8) | sequence, of an ID: the IDs of

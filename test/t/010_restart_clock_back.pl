@@ -28,19 +28,8 @@ use SnowflakeTest;
 use Test::More;
 use Time::HiRes;
 
-# libfaketime is required: without it this test proves nothing, so it fails.
-if (!faketime_available())
-{
-	done_testing();
-	exit;
-}
-
-my $node = PostgreSQL::Test::Cluster->new('restart_clock_back');
-$node->init;
-$node->append_conf('postgresql.conf',
-	preload_conf() . "snowflake.node_id = 7\n");
-set_clock('+0');
-start_faked($node);
+my $node = start_snowflake_node('restart_clock_back', node_id => 7,
+	with => 'faketime');
 
 $node->safe_psql(
 	'postgres', q{

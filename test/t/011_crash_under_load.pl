@@ -29,20 +29,11 @@ use SnowflakeTest;
 use Test::More;
 use IPC::Run;
 
-# libfaketime is required: without it this test proves nothing, so it fails.
-if (!faketime_available())
-{
-	done_testing();
-	exit;
-}
-
-my $node = PostgreSQL::Test::Cluster->new('crash_under_load');
-$node->init;
-$node->append_conf('postgresql.conf',
-	preload_conf() . "snowflake.node_id = 7\n"
-	  . "restart_after_crash = on\n");
-set_clock('+0');
-start_faked($node);
+my $node = start_snowflake_node(
+	'crash_under_load',
+	node_id => 7,
+	settings => { restart_after_crash => 'on' },
+	with => 'faketime');
 $node->safe_psql(
 	'postgres', q{
 CREATE EXTENSION snowflake;

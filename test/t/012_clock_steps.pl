@@ -33,19 +33,8 @@ use SnowflakeTest;
 use Test::More;
 use Time::HiRes;
 
-# libfaketime is required: without it this test proves nothing, so it fails.
-if (!faketime_available())
-{
-	done_testing();
-	exit;
-}
-
-my $node = PostgreSQL::Test::Cluster->new('clock_steps');
-$node->init;
-$node->append_conf('postgresql.conf',
-	preload_conf() . "snowflake.node_id = 7\n");
-set_clock('+0');
-start_faked($node);
+my $node = start_snowflake_node('clock_steps', node_id => 7,
+	with => 'faketime');
 $node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 # A new data directory has no state file: its first ID goes max_drift_ms
 # past the clock (025_lineage.pl).  Let that lead pass before stepping.

@@ -41,11 +41,7 @@ sub write_file
 	return;
 }
 
-my $node = PostgreSQL::Test::Cluster->new('state_file_faults');
-$node->init;
-$node->append_conf('postgresql.conf',
-	preload_conf() . "snowflake.node_id = 7\n");
-$node->start;
+my $node = start_snowflake_node('state_file_faults', node_id => 7);
 $node->safe_psql(
 	'postgres', q{
 CREATE EXTENSION snowflake;

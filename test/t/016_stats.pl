@@ -30,23 +30,14 @@ use Test::More;
 use IPC::Run;
 use Time::HiRes;
 
-# libfaketime is required: without it this test proves nothing, so it fails.
-if (!faketime_available())
-{
-	done_testing();
-	exit;
-}
-
-my $node = PostgreSQL::Test::Cluster->new('stats');
-$node->init;
 # The counts of reservation writes below are the callers' own, one by one:
 # the background writer, which would add writes on its own timer, is off
 # (its counters are tested in 028_background_writer.pl).
-$node->append_conf('postgresql.conf',
-	preload_conf() . "snowflake.node_id = 7\n"
-	  . "snowflake.background_writer = off\n");
-set_clock('+0');
-start_faked($node);
+my $node = start_snowflake_node(
+	'stats',
+	node_id => 7,
+	settings => { 'snowflake.background_writer' => 'off' },
+	with => 'faketime');
 $node->safe_psql('postgres',
 	'CREATE EXTENSION snowflake; CREATE ROLE alice LOGIN;');
 

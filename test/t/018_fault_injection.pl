@@ -32,15 +32,16 @@ use SnowflakeTest;
 use Test::More;
 use IPC::Run;
 
-my $node = new_snowflake_node(
+my $node = start_snowflake_node(
 	'fault_injection',
-	'snowflake.node_id' => 7,
-	'snowflake.max_drift_ms' => '30s',
-	'fsync' => 'on',
-	'snowflake.background_writer' => 'off',
-	'restart_after_crash' => 'on');
-set_fault();
-start_with_shim($node);
+	node_id => 7,
+	settings => {
+		'snowflake.max_drift_ms' => '30s',
+		'snowflake.background_writer' => 'off',
+		fsync => 'on',
+		restart_after_crash => 'on'
+	},
+	with => 'shim');
 $node->safe_psql(
 	'postgres', q{
 CREATE EXTENSION snowflake;

@@ -23,7 +23,7 @@ use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
 
-my @nodes = map { fleet_node("peer$_", $_) } 1 .. 3;
+my @nodes = map { fleet_node("peer$_", $_, start => 0) } 1 .. 3;
 if ($nodes[0]->pg_version < 16)
 {
 	plan skip_all =>

@@ -32,7 +32,6 @@ my $site_a = fleet_node('site_a', 1);
 my $site_b = fleet_node('site_b', 1);
 my $site_c = fleet_node('site_c', 1);
 my $hub = fleet_node('hub');
-$_->start foreach $site_a, $site_b, $site_c, $hub;
 
 my %sysid = map {
 	(   $_->name => $_->safe_psql(

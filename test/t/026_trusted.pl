@@ -43,8 +43,7 @@ while ($script =~
 is(join(', ', @unqualified), '',
 	'snowflake--1.1.sql qualifies every object and type it names');
 
-my $node = new_snowflake_node('trusted', 'snowflake.node_id' => 5);
-$node->start;
+my $node = start_snowflake_node('trusted', node_id => 5);
 
 # alice owns the databases; mallory may create objects in their public
 # schemas (as in databases created before PostgreSQL 15).

@@ -23,23 +23,26 @@ our @EXPORT = qw(fleet_node fleet_connstr events_table insert_concurrently relay
   wait_until_no_lead subscription_problems conflict_columns ordering
   build_fan_in load_fan_in check_fan_in);
 
-# A new, initialised (not started) fleet member: the library preloaded,
-# wal_level = logical, room for a few subscriptions, and cluster_name set to
-# $name (which the node claims record).  $node_id may be undef: a server that
-# only collects rows does not need one.
+# A fleet member, started by start_snowflake_node (which %opts go to: a
+# faked clock, start => 0...): wal_level = logical, room for a few
+# subscriptions, and cluster_name set to $name (which the node claims
+# record).  $node_id may be undef: a server that only collects rows does not
+# need one.  Returns the node.
 sub fleet_node
 {
-	my ($name, $node_id, %settings) = @_;
-	$settings{'snowflake.node_id'} = $node_id if defined $node_id;
-	return new_snowflake_node(
+	my ($name, $node_id, %opts) = @_;
+	return start_snowflake_node(
 		$name,
-		wal_level => 'logical',
-		cluster_name => $name,
-		max_worker_processes => 16,
-		max_logical_replication_workers => 10,
-		max_replication_slots => 10,
-		max_wal_senders => 10,
-		%settings);
+		node_id => $node_id,
+		settings => {
+			wal_level => 'logical',
+			cluster_name => $name,
+			max_worker_processes => 16,
+			max_logical_replication_workers => 10,
+			max_replication_slots => 10,
+			max_wal_senders => 10
+		},
+		%opts);
 }
 
 # A connection string for a subscription to $node's database "postgres".
