@@ -26,7 +26,8 @@ use Time::HiRes;
 our @EXPORT = qw(start_snowflake_node write_conf_file sql_error stats
   set_clock start_faked faketime_available error_report log_appears
   no_preload show_setting promote_and_wait lead_burst first_above
-  writer_pid writers_running paced_calls);
+  writer_pid writers_running paced_calls clock_behind_report
+  batch_too_wide_report);
 
 # The no-preload pass: test/check.sh runs the TAP files that hold in both
 # modes a second time on PostgreSQL 17 and later with SNOWFLAKE_TEST_NO_PRELOAD=1,
@@ -222,6 +223,28 @@ sub error_report
 		push @report, $line if $line =~ /^(?:DETAIL|HINT):  /;
 	}
 	return @report ? join("\n", @report) : 'none';
+}
+
+# The whole error_report() of a call refused because the clock is behind
+# the last ID issued, under the default snowflake.max_drift_ms (1 s) and
+# with snowflake.max_wait_ms = 100: a regex.
+sub clock_behind_report
+{
+	return qr/\A58000:\ system\ clock\ is\ \d+\ ms\ behind\ the\ last\ issued\ snowflake\ ID\n
+	   DETAIL:\ \ IDs\ may\ lead\ the\ clock\ by\ 1000\ ms\ \(snowflake\.max_drift_ms\)\ and\ a\ call\ may\ wait\ 100\ ms\ \(snowflake\.max_wait_ms\);\ no\ ID\ was\ issued\.\n
+	   HINT:\ \ Generation\ resumes\ by\ itself\ once\ the\ clock\ catches\ up\.\ Check\ the\ server's\ time\ synchronisation\.\z/x;
+}
+
+# The whole error_report() of a batch of $n IDs refused because, with
+# snowflake.sequence_bits = $seq_bits, it spans $span_ms milliseconds, more
+# than the $drift_ms that snowflake.max_drift_ms lets IDs lead the clock.
+sub batch_too_wide_report
+{
+	my ($n, $seq_bits, $span_ms, $drift_ms) = @_;
+	return
+	    qq{22023: a batch of $n snowflake IDs cannot be issued within "snowflake.max_drift_ms"\n}
+	  . "DETAIL:  With snowflake.sequence_bits = $seq_bits a batch of $n IDs spans $span_ms milliseconds, more than the $drift_ms ms that IDs may lead the clock.\n"
+	  . 'HINT:  Ask for fewer IDs per call.';
 }
 
 # Whether the server log, from byte $offset on, comes to match $regex
