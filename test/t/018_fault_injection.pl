@@ -168,20 +168,30 @@ for (my $i = 0; $i < 60 && $lead < 5000; $i++)
 }
 cmp_ok($lead, '>=', 5000, "the last ID leads the clock ($lead ms)");
 
-my $sess_a = $node->background_psql('postgres');
-my $pid_a = $sess_a->query_safe('SELECT pg_backend_pid()');
-set_fault('fsync hold');
-$sess_a->query_until(
-	qr/started/, q{\echo started
-DO $$
+# Start $count batches of a million IDs in a session of its own, each
+# recorded in table batches as session $label's, and return without waiting
+# for them: the session and its backend's PID.
+sub start_batches
+{
+	my ($label, $count) = @_;
+	my $sess = $node->background_psql('postgres');
+	my $pid = $sess->query_safe('SELECT pg_backend_pid()');
+	$sess->query_until(
+		qr/started/, qq{\\echo started
+DO \$\$
 BEGIN
-	FOR i IN 1..8 LOOP
+	FOR i IN 1..$count LOOP
 		INSERT INTO batches
-		SELECT 'A', i, min(x), max(x), count(*)
+		SELECT '$label', i, min(x), max(x), count(*)
 		FROM snowflake_nextval_batch(1000000) AS b(x);
 	END LOOP;
-END $$;
+END \$\$;
 });
+	return ($sess, $pid);
+}
+
+set_fault('fsync hold');
+my ($sess_a, $pid_a) = start_batches('A', 8);
 my $held = wait_for_held();
 is($held, $pid_a, 'session A is held in a reservation write');
 
@@ -220,19 +230,7 @@ else
 }
 
 # C needs a new reservation (its second batch at the latest): it waits.
-my $sess_c = $node->background_psql('postgres');
-my $pid_c = $sess_c->query_safe('SELECT pg_backend_pid()');
-$sess_c->query_until(
-	qr/started/, q{\echo started
-DO $$
-BEGIN
-	FOR i IN 1..2 LOOP
-		INSERT INTO batches
-		SELECT 'C', i, min(x), max(x), count(*)
-		FROM snowflake_nextval_batch(1000000) AS b(x);
-	END LOOP;
-END $$;
-});
+my ($sess_c, $pid_c) = start_batches('C', 2);
 ok( $node->poll_query_until(
 		'postgres', qq{
 SELECT state = 'active'
