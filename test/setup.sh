@@ -53,7 +53,27 @@ sf_pick_major() {
     fi
 }
 
-# Install the Debian packages that are not there yet.
+# Whether Debian package $1 is installed.
+sf_is_installed() {
+    dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'
+}
+
+# Install those of the named Debian packages that are not installed yet,
+# in one apt-get run (none if all are there).
+sf_apt_install() {
+    local missing=() p
+    for p in "$@"; do
+        sf_is_installed "$p" || missing+=("$p")
+    done
+    if [ "${#missing[@]}" -gt 0 ]; then
+        log "installing ${missing[*]}"
+        "${SUDO[@]}" apt-get update -qq
+        "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive \
+            apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    fi
+}
+
+# Install what building (and, with SF_TEST_DEPS, testing) needs.
 sf_install_packages() {
     local wanted=(make gcc libc6-dev perl libipc-run-perl faketime libfaketime
                   "postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR"
@@ -67,19 +87,7 @@ sf_install_packages() {
         # The partitioning test (042_partitioning.pl) runs pg_partman.
         wanted+=("postgresql-$PG_MAJOR-partman")
     fi
-    local missing=()
-    local p
-    for p in "${wanted[@]}"; do
-        if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
-            missing+=("$p")
-        fi
-    done
-    if [ "${#missing[@]}" -gt 0 ]; then
-        log "installing ${missing[*]}"
-        "${SUDO[@]}" apt-get update -qq
-        "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive \
-            apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-    fi
+    sf_apt_install "${wanted[@]}"
 }
 
 # Build and install the extension.
