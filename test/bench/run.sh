@@ -548,8 +548,8 @@ if want bulk; then
             uuid7core) echo "bench_run('SELECT count(uuidv7()) FROM generate_series(1, $N_UUID)')" ;;
             instagram) echo "bench_run('SELECT count(bench_instagram_id()) FROM generate_series(1, $N_PLPGSQL)')" ;;
             uuid7) echo "bench_run('SELECT count(bench_uuid_v7()) FROM generate_series(1, $N_PLPGSQL)')" ;;
-            batch_from_*) local b=${name#batch_from_}; echo "bench_run_batch($b, $((N_FAST / b)), 'from')" ;;
-            batch_select_*) local b=${name#batch_select_}; echo "bench_run_batch($b, $((N_FAST / b)), 'select')" ;;
+            batch_from_*) local b=${name#batch_from_}; echo "bench_run(NULL, $b, $((N_FAST / b)), 'from')" ;;
+            batch_select_*) local b=${name#batch_select_}; echo "bench_run(NULL, $b, $((N_FAST / b)), 'select')" ;;
         esac
     }
 
