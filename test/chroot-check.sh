@@ -79,10 +79,7 @@ build_chroot() {
         exit 1
     fi
     proxy=$(host_proxy || true)
-    if ! command -v debootstrap >/dev/null; then
-        apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
-    fi
+    command -v debootstrap >/dev/null || sf_apt_install debootstrap
     # Built under a temporary name and renamed when complete: an interrupted
     # build is never mistaken for a usable chroot.
     tmp=$CHROOT.partial

@@ -1,6 +1,27 @@
-# test/lib.sh: helpers shared by the scripts that run in Debian chroots or
-# stop servers by PID (test/chroot-check.sh, test/bench/chroot-run.sh,
-# test/bench/run.sh).  Sourced, not run; sourcing it only defines functions.
+# test/lib.sh: helpers shared by the shell scripts of test/ (through
+# test/setup.sh for those that source it): Debian packages, the chroots of
+# test/chroot-check.sh, stopping a server by PID.  Sourced, not run;
+# sourcing it only defines functions.
+
+# Whether Debian package $1 is installed.
+sf_is_installed() {
+    dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'
+}
+
+# Install those of the named Debian packages that are not installed yet,
+# in one apt-get run (none if all are there), through sudo unless root.
+sf_apt_install() {
+    local missing=() p sudo=()
+    for p in "$@"; do
+        sf_is_installed "$p" || missing+=("$p")
+    done
+    [ "${#missing[@]}" -gt 0 ] || return 0
+    [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+    printf '==> installing %s\n' "${missing[*]}" >&2
+    "${sudo[@]}" apt-get update -qq
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
 
 # The Debian chroot of PostgreSQL major $1 that test/chroot-check.sh builds:
 # sets CHROOTS (where the chroots live: $CHROOT_DIR, default

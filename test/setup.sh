@@ -17,6 +17,7 @@
 set -euo pipefail
 
 SNOWFLAKE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$SNOWFLAKE_ROOT/test/lib.sh"
 
 if [ "$(id -u)" -eq 0 ]; then
     SUDO=()
@@ -50,26 +51,6 @@ sf_pick_major() {
     if [ -z "$PG_MAJOR" ]; then
         echo "cannot tell which PostgreSQL version this distribution ships; set PG_MAJOR" >&2
         exit 1
-    fi
-}
-
-# Whether Debian package $1 is installed.
-sf_is_installed() {
-    dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'
-}
-
-# Install those of the named Debian packages that are not installed yet,
-# in one apt-get run (none if all are there).
-sf_apt_install() {
-    local missing=() p
-    for p in "$@"; do
-        sf_is_installed "$p" || missing+=("$p")
-    done
-    if [ "${#missing[@]}" -gt 0 ]; then
-        log "installing ${missing[*]}"
-        "${SUDO[@]}" apt-get update -qq
-        "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive \
-            apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
     fi
 }
 

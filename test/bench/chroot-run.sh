@@ -92,8 +92,8 @@ if [ "$callgrind" -eq 1 ] && ! chroot "$CHROOT" sh -c 'command -v valgrind' >/de
     # snapshot of the archive whose Release files are past their
     # Valid-Until date.  The host's apt configuration is untouched.
     echo 'Acquire::Check-Valid-Until "false";' >"$CHROOT/etc/apt/apt.conf.d/99snowflake-test"
-    chroot "$CHROOT" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
-        sh -c 'apt-get update -qq && apt-get install -y -qq valgrind' >"$work/apt.log" 2>&1 ||
+    chroot "$CHROOT" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+        bash -c 'source "$1/test/lib.sh" && sf_apt_install valgrind' bash "$inner" >"$work/apt.log" 2>&1 ||
         log "could not install valgrind (see $work/apt.log with --keep); the callgrind section will be skipped"
 fi
 
