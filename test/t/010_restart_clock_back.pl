@@ -152,12 +152,7 @@ SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
 	ok( $node->poll_query_until('postgres',
 			"SELECT clock_timestamp() > snowflake_timestamp($old_max)"),
 		"$mode: the clock caught up with the IDs issued before the restart");
-	is( $node->safe_psql(
-			'postgres', qq{
-WITH n AS (
-	INSERT INTO issued SELECT snowflake_nextval() FROM generate_series(1, 1000)
-	RETURNING id)
-SELECT count(*), min(id) > $old_max FROM n}),
+	is(insert_ids_above($node, 'issued', $old_max),
 		'1000|t',
 		"$mode: every ID issued after the restart is above every ID issued before it");
 	is( $node->safe_psql('postgres',

@@ -129,12 +129,7 @@ $node->safe_psql('postgres',
 	"ALTER SYSTEM SET snowflake.max_drift_ms = '60s'; SELECT pg_reload_conf()");
 ok($node->poll_query_until('postgres', show_setting('snowflake.max_drift_ms'), '1min'),
 	'snowflake.max_drift_ms raised to 60 s');
-is( $node->safe_psql(
-		'postgres', qq{
-WITH n AS (
-	INSERT INTO loaded SELECT snowflake_nextval() FROM generate_series(1, 1000)
-	RETURNING id)
-SELECT count(*), min(id) > $old_max FROM n}),
+is(insert_ids_above($node, 'loaded', $old_max),
 	'1000|t',
 	'with the clock 30 s behind, every new ID is above every ID issued before the crash'
 );
@@ -158,12 +153,7 @@ my $max_now = $node->safe_psql('postgres',
 ok( $node->poll_query_until('postgres',
 		"SELECT clock_timestamp() > snowflake_timestamp($max_now)"),
 	'the clock caught up with the issued IDs');
-is( $node->safe_psql(
-		'postgres', qq{
-WITH n AS (
-	INSERT INTO loaded SELECT snowflake_nextval() FROM generate_series(1, 1000)
-	RETURNING id)
-SELECT count(*), min(id) > $max_now FROM n}),
+is(insert_ids_above($node, 'loaded', $max_now),
 	'1000|t',
 	'with the clock back, generation resumes above everything issued');
 

@@ -23,10 +23,10 @@ use File::Spec;
 use IPC::Run;
 use Time::HiRes;
 
-our @EXPORT = qw(start_snowflake_node write_conf_file sql_error stats
-  set_clock start_faked faketime_available error_report log_appears
-  no_preload show_setting promote_and_wait lead_burst first_above
-  writer_pid writers_running paced_calls clock_behind_report
+our @EXPORT = qw(start_snowflake_node write_conf_file sql_error
+  error_report stats set_clock start_faked faketime_available log_appears
+  no_preload show_setting insert_ids_above promote_and_wait lead_burst
+  first_above writer_pid writers_running paced_calls clock_behind_report
   batch_too_wide_report);
 
 # The no-preload pass: test/check.sh runs the TAP files that hold in both
@@ -263,6 +263,19 @@ sub stats
 	return decode_json(
 		$node->safe_psql('postgres',
 			'SELECT row_to_json(s) FROM snowflake_stats s'));
+}
+
+# Insert 1000 new IDs into column id of $table on $node; return
+# "inserted|above": '1000|t' when all went in and every one lies above $max.
+sub insert_ids_above
+{
+	my ($node, $table, $max) = @_;
+	return $node->safe_psql(
+		'postgres', qq{
+WITH n AS (
+	INSERT INTO $table SELECT snowflake_nextval() FROM generate_series(1, 1000)
+	RETURNING id)
+SELECT count(*), min(id) > $max FROM n});
 }
 
 # Promote $node and wait until it has left recovery (dies on timeout).
