@@ -25,16 +25,21 @@ CREATE TEMP TABLE before AS
     UNION ALL SELECT 'photos', id, customer_id FROM photos
     UNION ALL SELECT 'orders', id, customer_id FROM orders;
 
--- A dry run lists the statements and changes nothing.
-SELECT * FROM snowflake_convert_column('customers', 'id', dry_run => true);
+-- The integer columns of the four tables, with their types and defaults
+-- (a view on the catalogs only: a view on a converted column would block
+-- the conversion).
+CREATE TEMP VIEW integer_columns AS
 SELECT c.relname, a.attname, format_type(a.atttypid, a.atttypmod) AS type,
        pg_get_expr(d.adbin, d.adrelid) AS "default"
   FROM pg_class c
   JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0
   LEFT JOIN pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum
  WHERE c.relname IN ('customers', 'profiles', 'photos', 'orders')
-   AND a.atttypid IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype)
- ORDER BY 1, 2;
+   AND a.atttypid IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype);
+
+-- A dry run lists the statements and changes nothing.
+SELECT * FROM snowflake_convert_column('customers', 'id', dry_run => true);
+SELECT * FROM integer_columns ORDER BY 1, 2;
 SELECT to_regclass('customers_id_seq') IS NOT NULL AS sequence_kept;
 
 -- A view on a column that would be widened blocks the conversion: the
@@ -61,14 +66,7 @@ SELECT format_type(atttypid, atttypmod) AS customers_id_type
   FROM pg_attribute WHERE attrelid = 'customers'::regclass AND attname = 'id';
 
 SELECT * FROM snowflake_convert_column('customers', 'id');
-SELECT c.relname, a.attname, format_type(a.atttypid, a.atttypmod) AS type,
-       pg_get_expr(d.adbin, d.adrelid) AS "default"
-  FROM pg_class c
-  JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0
-  LEFT JOIN pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum
- WHERE c.relname IN ('customers', 'profiles', 'photos', 'orders')
-   AND a.atttypid IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype)
- ORDER BY 1, 2;
+SELECT * FROM integer_columns ORDER BY 1, 2;
 SELECT to_regclass('customers_id_seq') IS NULL AS sequence_dropped;
 -- Every stored value is unchanged.
 (SELECT * FROM before

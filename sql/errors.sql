@@ -6,17 +6,6 @@
 SET timezone = 'UTC';
 SELECT snowflake_stats_reset();
 
--- The SQLSTATE of a statement, or 'ok'.
-CREATE FUNCTION pg_temp.sqlstate_of(query text) RETURNS text
-LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE query;
-    RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-    RETURN SQLSTATE;
-END
-$$;
-
 -- Negative IDs are not snowflake IDs.
 SELECT snowflake_decode(-1);
 SELECT snowflake_timestamp(-9223372036854775808);
@@ -44,7 +33,7 @@ SELECT count(*) FROM snowflake_nextval_batch(1000001);
 
 -- Their SQLSTATEs: 22023 for a bad argument, 22003 for a value outside a
 -- field.
-SELECT q AS statement, pg_temp.sqlstate_of(q) AS sqlstate
+SELECT q AS statement, regress.sqlstate_of(q) AS sqlstate
   FROM (VALUES ('SELECT snowflake_decode(-1)'),
                ('SELECT snowflake_timestamp(-1)'),
                ('SELECT snowflake_compose(''2023-12-31 23:59:59.999+00'', 0, 0)'),
@@ -64,7 +53,7 @@ CREATE ROLE snowflake_regress_user;
 SET ROLE snowflake_regress_user;
 SELECT snowflake_stats_reset();
 SELECT snowflake_adopt_layout();
-SELECT pg_temp.sqlstate_of('SELECT snowflake_stats_reset()') AS reset_sqlstate;
+SELECT regress.sqlstate_of('SELECT snowflake_stats_reset()') AS reset_sqlstate;
 RESET ROLE;
 -- Even with EXECUTE granted, only a superuser may adopt a layout.
 GRANT EXECUTE ON FUNCTION snowflake_adopt_layout(boolean) TO snowflake_regress_user;

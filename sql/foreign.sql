@@ -256,18 +256,8 @@ DROP TABLE messages, tweets;
 --
 -- A bad layout: 22023, the detail naming what is wrong.
 --
--- The SQLSTATE of a statement, or 'ok'.
-CREATE FUNCTION pg_temp.sqlstate_of(query text) RETURNS text
-LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE query;
-    RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-    RETURN SQLSTATE;
-END
-$$;
 SELECT count(*) AS bad_layouts,
-       string_agg(DISTINCT pg_temp.sqlstate_of(format('SELECT snowflake_timestamp(1, %L)', l)), ',') AS sqlstates
+       string_agg(DISTINCT regress.sqlstate_of(format('SELECT snowflake_timestamp(1, %L)', l)), ',') AS sqlstates
   FROM (VALUES ('bogus'),
        (''),
        (' ; '),

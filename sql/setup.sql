@@ -1,5 +1,6 @@
 --
--- setup: create the extension and check how its objects are declared.
+-- setup: create the extension and check how its objects are declared; and
+-- the helper the later files share (each runs in a session of its own).
 --
 CREATE EXTENSION snowflake;
 
@@ -29,3 +30,16 @@ SELECT name, setting, unit, context, vartype, min_val, max_val
   FROM pg_catalog.pg_settings
  WHERE name LIKE 'snowflake.%'
  ORDER BY name;
+
+-- The SQLSTATE of a statement, or 'ok' (errors.sql, foreign.sql).
+CREATE SCHEMA regress;
+GRANT USAGE ON SCHEMA regress TO PUBLIC;
+CREATE FUNCTION regress.sqlstate_of(query text) RETURNS text
+LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE query;
+    RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+    RETURN SQLSTATE;
+END
+$$;

@@ -28,6 +28,21 @@ ASSERTS=${ASSERTS:-1}
 SF_TEST_DEPS=1
 sf_setup
 
+# Show what the failed suites left (the regression diffs, the tail of each
+# TAP file's log), say $1, remove the output file $out and exit 1.
+fail_with_logs() {
+    local f
+    for f in "$RUN_DIR"/regression.diffs "$RUN_DIR"/output_iso/regression.diffs; do
+        [ -f "$f" ] && { echo "==> $f"; cat "$f"; }
+    done
+    find "$RUN_DIR/tmp_check" -name 'regress_log_*' 2>/dev/null | while read -r f; do
+        echo "==> tail of $f"; tail -n 60 "$f"
+    done
+    echo "FAILED: $1" >&2
+    rm -f "$out"
+    exit 1
+}
+
 out=$(mktemp /tmp/snowflake-check.XXXXXX.log)
 chmod a+r "$out"
 status=0
@@ -35,15 +50,7 @@ status=0
     make -C "$RUN_DIR" installcheck PG_CONFIG="$PG_CONFIG" 2>&1 | tee "$out" || status=$?
 
 if [ "$status" -ne 0 ]; then
-    for f in "$RUN_DIR"/regression.diffs "$RUN_DIR"/output_iso/regression.diffs; do
-        [ -f "$f" ] && { echo "==> $f"; cat "$f"; }
-    done
-    find "$RUN_DIR/tmp_check" -name 'regress_log_*' 2>/dev/null | while read -r f; do
-        echo "==> tail of $f"; tail -n 60 "$f"
-    done
-    echo "FAILED: a test suite failed (see above)" >&2
-    rm -f "$out"
-    exit 1
+    fail_with_logs "a test suite failed (see above)"
 fi
 
 # Every suite must have run: pg_regress and the isolation tester print
@@ -116,12 +123,7 @@ if [ "$PG_MAJOR" -ge 17 ]; then
         echo "==> TAP test files passed without the preload: $np_files of $np_expected"
         if [ "$status" -ne 0 ] || ! grep -q '^Result: PASS' "$out" ||
             [ "$np_files" -ne "$np_expected" ]; then
-            find "$RUN_DIR/tmp_check" -name 'regress_log_*' 2>/dev/null | while read -r f; do
-                echo "==> tail of $f"; tail -n 60 "$f"
-            done
-            echo "FAILED: not every TAP test file passed without the preload" >&2
-            rm -f "$out"
-            exit 1
+            fail_with_logs "not every TAP test file passed without the preload"
         fi
         rm -f "$out"
         summary="$summary, $np_files TAP files without the preload"

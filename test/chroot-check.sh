@@ -26,12 +26,9 @@ case "$major" in
     18) suite=sid ;;
     *) echo "no Debian suite known for PostgreSQL $major" >&2; exit 2 ;;
 esac
-[ "$(id -u)" -eq 0 ] || { echo "test/chroot-check.sh must run as root" >&2; exit 2; }
-
-chroots=${CHROOT_DIR:-/var/tmp/snowflake-chroots}
-root=$chroots/pg$major
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-pgc=/usr/lib/postgresql/$major/bin/pg_config
+source "$src/test/lib.sh"
+sf_chroot_paths "$major"
 packages="postgresql-$major,postgresql-server-dev-$major,build-essential,perl,libipc-run-perl,faketime,libfaketime"
 
 log() { printf '==> [pg%s] %s\n' "$major" "$*" >&2; }
@@ -82,16 +79,13 @@ build_chroot() {
         exit 1
     fi
     proxy=$(host_proxy || true)
-    if ! command -v debootstrap >/dev/null; then
-        apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
-    fi
+    command -v debootstrap >/dev/null || sf_apt_install debootstrap
     # Built under a temporary name and renamed when complete: an interrupted
     # build is never mistaken for a usable chroot.
-    tmp=$root.partial
+    tmp=$CHROOT.partial
     rm -rf "$tmp"
     mkdir -p "$tmp"
-    log "building a Debian $suite chroot in $root from $mirror"
+    log "building a Debian $suite chroot in $CHROOT from $mirror"
     if ! env ${proxy:+http_proxy="$proxy"} debootstrap --variant=minbase \
         --include="$packages" "$suite" "$tmp" "$mirror" >"$tmp.log" 2>&1; then
         tail -n 30 "$tmp.log" >&2
@@ -99,29 +93,23 @@ build_chroot() {
         echo "debootstrap of $suite failed" >&2
         exit 1
     fi
-    [ -x "$tmp$pgc" ] || { echo "the $suite chroot has no $pgc" >&2; exit 1; }
-    mv "$tmp" "$root"
+    [ -x "$tmp$CHROOT_PGC" ] || { echo "the $suite chroot has no $CHROOT_PGC" >&2; exit 1; }
+    mv "$tmp" "$CHROOT"
     rm -f "$tmp.log"
 }
 
-mkdir -p "$chroots"
-# One run per chroot at a time: runs share its mounts.
-exec 9>"$chroots/pg$major.lock"
-flock 9
+sf_chroot_lock
 
-[ -x "$root$pgc" ] || build_chroot
+[ -x "$CHROOT$CHROOT_PGC" ] || build_chroot
 if [ "$mode" = "--prepare" ]; then
-    log "chroot ready: $root"
+    log "chroot ready: $CHROOT"
     exit 0
 fi
 
-work=$(mktemp -d "$root/build.XXXXXX")
+work=$(mktemp -d "$CHROOT/build.XXXXXX")
 mounted=()
 cleanup() {
-    local m
-    for m in "${mounted[@]}"; do
-        umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
-    done
+    sf_unmount_all
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -130,16 +118,15 @@ trap cleanup EXIT
 # snapshot of the archive (as the host's may): let apt accept Release files
 # past their Valid-Until date there, so that the suites' own package
 # installs (test/setup.sh) work.  The host's apt configuration is untouched.
-echo 'Acquire::Check-Valid-Until "false";' >"$root/etc/apt/apt.conf.d/99snowflake-test"
+echo 'Acquire::Check-Valid-Until "false";' >"$CHROOT/etc/apt/apt.conf.d/99snowflake-test"
 
-mountpoint -q "$root/proc" || { mount -t proc proc "$root/proc"; mounted+=("$root/proc"); }
-mountpoint -q "$root/dev" || { mount --bind /dev "$root/dev"; mounted+=("$root/dev"); }
+sf_chroot_mounts
 if [ -n "${PG_TEST_PORT_DIR:-}" ]; then
-    mkdir -p "$PG_TEST_PORT_DIR" "$root$PG_TEST_PORT_DIR"
-    chmod 1777 "$PG_TEST_PORT_DIR" "$root$PG_TEST_PORT_DIR"
-    if ! mountpoint -q "$root$PG_TEST_PORT_DIR"; then
-        mount --bind "$PG_TEST_PORT_DIR" "$root$PG_TEST_PORT_DIR"
-        mounted=("$root$PG_TEST_PORT_DIR" "${mounted[@]}")
+    mkdir -p "$PG_TEST_PORT_DIR" "$CHROOT$PG_TEST_PORT_DIR"
+    chmod 1777 "$PG_TEST_PORT_DIR" "$CHROOT$PG_TEST_PORT_DIR"
+    if ! mountpoint -q "$CHROOT$PG_TEST_PORT_DIR"; then
+        mount --bind "$PG_TEST_PORT_DIR" "$CHROOT$PG_TEST_PORT_DIR"
+        mounted=("$CHROOT$PG_TEST_PORT_DIR" "${mounted[@]}")
     fi
 fi
 
@@ -147,9 +134,9 @@ fi
 # the chroot's PostgreSQL), without the host's test output.
 tar -C "$src" --exclude=./.git --exclude='./tmp_check*' --exclude=./results \
     --exclude=./output_iso -cf - . | tar -C "$work" -xf -
-inner=/${work#"$root"/}
-log "running every suite in $root$inner"
-chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+inner=/${work#"$CHROOT"/}
+log "running every suite in $CHROOT$inner"
+chroot "$CHROOT" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
     PG_MAJOR="$major" ${PG_TEST_PORT_DIR:+PG_TEST_PORT_DIR="$PG_TEST_PORT_DIR"} \
     ${SNOWFLAKE_DEB:+SNOWFLAKE_DEB=1} \
     ${PROVE_TESTS:+PROVE_TESTS="$PROVE_TESTS"} \

@@ -33,19 +33,9 @@ trap cleanup EXIT
 
 if [ "$mode" != "--installed" ]; then
     # Build tools, and what the suites need.
-    local_wanted=(debhelper dpkg-dev postgresql-server-dev-all "postgresql-$PG_MAJOR"
-                  "postgresql-server-dev-$PG_MAJOR" make gcc libc6-dev libipc-run-perl)
-    missing=()
-    for p in "${local_wanted[@]}"; do
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-    done
-    if [ "${#missing[@]}" -gt 0 ]; then
-        log "installing ${missing[*]}"
-        "${SUDO[@]}" apt-get update -qq
-        "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive \
-            apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-    fi
-    if dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
+    sf_apt_install debhelper dpkg-dev postgresql-server-dev-all "postgresql-$PG_MAJOR" \
+        "postgresql-server-dev-$PG_MAJOR" make gcc libc6-dev libipc-run-perl
+    if sf_is_installed "$pkg"; then
         echo "$pkg is installed already: remove it first, or use --installed" >&2
         exit 1
     fi

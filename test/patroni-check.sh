@@ -41,16 +41,7 @@ started_at=$(date +%s)
 
 sf_pick_major
 sf_install_packages
-missing=()
-for p in patroni etcd-server python3-etcd python3-psycopg2 curl; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
-if [ "${#missing[@]}" -gt 0 ]; then
-    log "installing ${missing[*]}"
-    "${SUDO[@]}" apt-get update -qq
-    "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive \
-        apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+sf_apt_install patroni etcd-server python3-etcd python3-psycopg2 curl
 sf_build_install
 
 # AS_PG runs a command as the servers' user; BG does too but execs it, so

@@ -17,6 +17,7 @@
 set -euo pipefail
 
 SNOWFLAKE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$SNOWFLAKE_ROOT/test/lib.sh"
 
 if [ "$(id -u)" -eq 0 ]; then
     SUDO=()
@@ -53,7 +54,7 @@ sf_pick_major() {
     fi
 }
 
-# Install the Debian packages that are not there yet.
+# Install what building (and, with SF_TEST_DEPS, testing) needs.
 sf_install_packages() {
     local wanted=(make gcc libc6-dev perl libipc-run-perl faketime libfaketime
                   "postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR"
@@ -67,19 +68,7 @@ sf_install_packages() {
         # The partitioning test (042_partitioning.pl) runs pg_partman.
         wanted+=("postgresql-$PG_MAJOR-partman")
     fi
-    local missing=()
-    local p
-    for p in "${wanted[@]}"; do
-        if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
-            missing+=("$p")
-        fi
-    done
-    if [ "${#missing[@]}" -gt 0 ]; then
-        log "installing ${missing[*]}"
-        "${SUDO[@]}" apt-get update -qq
-        "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive \
-            apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-    fi
+    sf_apt_install "${wanted[@]}"
 }
 
 # Build and install the extension.

@@ -173,9 +173,11 @@ BEGIN
 END
 $$;
 
--- One measured run: settle the generator, time the statement, read the
+-- One measured run: settle the generator, time the statement (or, with
+-- batch given, bench_batch(batch, calls, form), and no statement), read the
 -- counters.  One row, tab-separated by the caller's psql.
 CREATE FUNCTION bench_run(query text,
+    batch integer DEFAULT NULL, calls integer DEFAULT NULL, form text DEFAULT NULL,
     OUT seconds float8, OUT cpu_seconds float8, OUT runq_seconds float8,
     OUT n bigint, OUT lead_ms bigint,
     OUT borrowed_ms bigint, OUT waits bigint, OUT wait_ms bigint,
@@ -183,26 +185,15 @@ CREATE FUNCTION bench_run(query text,
 LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
     PERFORM bench_settle();
-    SELECT t.seconds, t.cpu_seconds, t.runq_seconds, t.n
-      INTO seconds, cpu_seconds, runq_seconds, n
-      FROM bench_time(query) t;
-    SELECT c.lead_ms, c.borrowed_ms, c.waits, c.wait_ms, c.reservation_writes
-      INTO lead_ms, borrowed_ms, waits, wait_ms, reservation_writes
-      FROM bench_counters() c;
-END
-$$;
-
-CREATE FUNCTION bench_run_batch(batch integer, calls integer, form text,
-    OUT seconds float8, OUT cpu_seconds float8, OUT runq_seconds float8,
-    OUT n bigint, OUT lead_ms bigint,
-    OUT borrowed_ms bigint, OUT waits bigint, OUT wait_ms bigint,
-    OUT reservation_writes bigint)
-LANGUAGE plpgsql VOLATILE AS $$
-BEGIN
-    PERFORM bench_settle();
-    SELECT t.seconds, t.cpu_seconds, t.runq_seconds, t.n
-      INTO seconds, cpu_seconds, runq_seconds, n
-      FROM bench_batch(batch, calls, form) t;
+    IF batch IS NULL THEN
+        SELECT t.seconds, t.cpu_seconds, t.runq_seconds, t.n
+          INTO seconds, cpu_seconds, runq_seconds, n
+          FROM bench_time(query) t;
+    ELSE
+        SELECT t.seconds, t.cpu_seconds, t.runq_seconds, t.n
+          INTO seconds, cpu_seconds, runq_seconds, n
+          FROM bench_batch(batch, calls, form) t;
+    END IF;
     SELECT c.lead_ms, c.borrowed_ms, c.waits, c.wait_ms, c.reservation_writes
       INTO lead_ms, borrowed_ms, waits, wait_ms, reservation_writes
       FROM bench_counters() c;

@@ -29,12 +29,9 @@ case "$major" in
     17|18) ;;
     *) echo "test/bench/chroot-run.sh: no chroot is built for PostgreSQL $major (17 or 18)" >&2; exit 2 ;;
 esac
-[ "$(id -u)" -eq 0 ] || { echo "test/bench/chroot-run.sh must run as root" >&2; exit 2; }
-
-chroots=${CHROOT_DIR:-/var/tmp/snowflake-chroots}
-croot=$chroots/pg$major
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-pgc=/usr/lib/postgresql/$major/bin/pg_config
+source "$src/test/lib.sh"
+sf_chroot_paths "$major"
 output=$src/docs/performance/report-pg$major.md
 keep=0
 callgrind=1
@@ -54,18 +51,16 @@ done
 
 log() { printf '==> [pg%s bench] %s\n' "$major" "$*" >&2; }
 
-[ -x "$croot$pgc" ] || "$src/test/chroot-check.sh" "$major" --prepare
+[ -x "$CHROOT$CHROOT_PGC" ] || "$src/test/chroot-check.sh" "$major" --prepare
 
-# One run per chroot at a time, test suites included: runs share its mounts.
-exec 9>"$chroots/pg$major.lock"
-flock 9
+sf_chroot_lock
 
-work=$(mktemp -d "$croot/bench.XXXXXX")
+work=$(mktemp -d "$CHROOT/bench.XXXXXX")
 chmod 755 "$work"
-inner=/${work#"$croot"/}
+inner=/${work#"$CHROOT"/}
 mounted=()
 cleanup() {
-    local pidfile pid i m
+    local pidfile pid
     # run.sh stops its server even when it fails; if it was killed, its
     # server may still run: stop it by the PID in its postmaster.pid.
     for pidfile in "$work"/tmp/snowflake-bench.*/data/postmaster.pid; do
@@ -74,28 +69,16 @@ cleanup() {
         case "$pid" in ''|*[!0-9]*) continue ;; esac
         if kill -0 "$pid" 2>/dev/null; then
             log "stopping the server left running (PID $pid)"
-            kill -QUIT "$pid" 2>/dev/null || true
-            for ((i = 0; i < 50; i++)); do
-                kill -0 "$pid" 2>/dev/null || break
-                sleep 0.1
-            done
-            kill -KILL "$pid" 2>/dev/null || true
+            sf_stop_pid "$pid"
         fi
     done
-    for m in "${mounted[@]}"; do
-        umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
-    done
-    if [ "$keep" -eq 1 ]; then
-        log "kept $work"
-    else
-        rm -rf "$work"
-    fi
+    sf_unmount_all
+    sf_keep_or_remove "$work" "$keep"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-mountpoint -q "$croot/proc" || { mount -t proc proc "$croot/proc"; mounted+=("$croot/proc"); }
-mountpoint -q "$croot/dev" || { mount --bind /dev "$croot/dev"; mounted+=("$croot/dev"); }
+sf_chroot_mounts
 
 # A copy of the tree of its own, without the host's build and test output.
 tar -C "$src" --exclude=./.git --exclude='./tmp_check*' --exclude=./results \
@@ -103,14 +86,14 @@ tar -C "$src" --exclude=./.git --exclude='./tmp_check*' --exclude=./results \
     -cf - . | tar -C "$work" -xf -
 mkdir -m 1777 "$work/tmp"
 
-if [ "$callgrind" -eq 1 ] && ! chroot "$croot" sh -c 'command -v valgrind' >/dev/null 2>&1; then
+if [ "$callgrind" -eq 1 ] && ! chroot "$CHROOT" sh -c 'command -v valgrind' >/dev/null 2>&1; then
     log "installing valgrind in the chroot for the callgrind section"
     # As test/chroot-check.sh does: the chroot's suite may come from a dated
     # snapshot of the archive whose Release files are past their
     # Valid-Until date.  The host's apt configuration is untouched.
-    echo 'Acquire::Check-Valid-Until "false";' >"$croot/etc/apt/apt.conf.d/99snowflake-test"
-    chroot "$croot" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
-        sh -c 'apt-get update -qq && apt-get install -y -qq valgrind' >"$work/apt.log" 2>&1 ||
+    echo 'Acquire::Check-Valid-Until "false";' >"$CHROOT/etc/apt/apt.conf.d/99snowflake-test"
+    chroot "$CHROOT" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+        bash -c 'source "$1/test/lib.sh" && sf_apt_install valgrind' bash "$inner" >"$work/apt.log" 2>&1 ||
         log "could not install valgrind (see $work/apt.log with --keep); the callgrind section will be skipped"
 fi
 
@@ -118,9 +101,9 @@ git_rev=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)
 if git -C "$src" status --porcelain -- src Makefile snowflake.control 'snowflake--*.sql' 2>/dev/null | grep -q .; then
     git_rev="$git_rev (src/ has uncommitted changes)"
 fi
-log "building and installing the extension in $croot, then test/bench/run.sh ${args[*]}"
-chroot "$croot" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
-    TMPDIR="$inner/tmp" PG_CONFIG="$pgc" SNOWFLAKE_BENCH_GIT="$git_rev" \
+log "building and installing the extension in $CHROOT, then test/bench/run.sh ${args[*]}"
+chroot "$CHROOT" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+    TMPDIR="$inner/tmp" PG_CONFIG="$CHROOT_PGC" SNOWFLAKE_BENCH_GIT="$git_rev" \
     SNOWFLAKE_BENCH_WHERE="in a Debian chroot (test/bench/chroot-run.sh) on $(. /etc/os-release && echo "$PRETTY_NAME")" \
     SNOWFLAKE_BENCH_CMDLINE="test/bench/chroot-run.sh $major${args[*]:+ ${args[*]}}" \
     bash -c 'set -e

@@ -54,6 +54,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$here/../lib.sh"
 root=$(cd "$here/../.." && pwd)
 cmdline="test/bench/run.sh${*:+ $*}"
 [ -n "${SNOWFLAKE_BENCH_CMDLINE:-}" ] && cmdline=$SNOWFLAKE_BENCH_CMDLINE
@@ -321,20 +322,9 @@ cleanup() {
         [ "$slow_disk" -eq 0 ] || : > "$fault_control"
         "${as_server[@]}" "$bindir/pg_ctl" -D "$data" -m immediate -t 30 -w stop >/dev/null 2>&1 || true
         # pg_ctl could not stop it: its postmaster, by PID.
-        if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
-            kill -QUIT "$server_pid" 2>/dev/null || true
-            for ((i = 0; i < 50; i++)); do
-                kill -0 "$server_pid" 2>/dev/null || break
-                sleep 0.1
-            done
-            kill -KILL "$server_pid" 2>/dev/null || true
-        fi
+        [ -z "$server_pid" ] || sf_stop_pid "$server_pid"
     fi
-    if [ "$keep" -eq 1 ]; then
-        log "kept $work"
-    else
-        rm -rf "$work"
-    fi
+    sf_keep_or_remove "$work" "$keep"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -558,8 +548,8 @@ if want bulk; then
             uuid7core) echo "bench_run('SELECT count(uuidv7()) FROM generate_series(1, $N_UUID)')" ;;
             instagram) echo "bench_run('SELECT count(bench_instagram_id()) FROM generate_series(1, $N_PLPGSQL)')" ;;
             uuid7) echo "bench_run('SELECT count(bench_uuid_v7()) FROM generate_series(1, $N_PLPGSQL)')" ;;
-            batch_from_*) local b=${name#batch_from_}; echo "bench_run_batch($b, $((N_FAST / b)), 'from')" ;;
-            batch_select_*) local b=${name#batch_select_}; echo "bench_run_batch($b, $((N_FAST / b)), 'select')" ;;
+            batch_from_*) local b=${name#batch_from_}; echo "bench_run(NULL, $b, $((N_FAST / b)), 'from')" ;;
+            batch_select_*) local b=${name#batch_select_}; echo "bench_run(NULL, $b, $((N_FAST / b)), 'select')" ;;
         esac
     }
 

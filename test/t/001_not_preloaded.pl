@@ -25,46 +25,31 @@ use SnowflakeTest;
 use Test::More;
 use Time::Local qw(timegm);
 
-my $node = PostgreSQL::Test::Cluster->new('not_preloaded');
-$node->init;
-
-# The snowflake settings live in their own file so each step can replace
-# all of them at once (a line that disappears reverts to the default).
-$node->append_conf('postgresql.conf',
-	"timezone = 'UTC'\ninclude_if_exists = 'snowflake_layout.conf'");
-
 # A non-default layout and epoch: 41/7/5, the JavaScript-safe split, and an
-# epoch with a time zone offset (10:00 UTC).
+# epoch with a time zone offset (10:00 UTC).  The snowflake settings live in
+# their own file so each step can replace all of them at once (a line that
+# disappears reverts to the default).
 my %layout = (
 	'snowflake.timestamp_bits' => '41',
 	'snowflake.node_bits' => '7',
 	'snowflake.sequence_bits' => '5',
 	'snowflake.epoch' => '2020-06-15 12:00:00+02');
-write_layout($node, %layout);
-$node->start;
+my $node = start_snowflake_node(
+	'not_preloaded',
+	preload => 0,
+	settings => { timezone => 'UTC' },
+	include => [ 'snowflake_layout.conf', %layout ]);
 
 # 17 and later: the generator runs without the preload, and the layout is
 # fixed for the server's life when first used.
 my $dsm = $node->pg_version >= 17;
-
-# Write the snowflake settings of postgresql.conf (replacing all of them).
-sub write_layout
-{
-	my ($node, %settings) = @_;
-	my $text = join('', map { "$_ = '$settings{$_}'\n" } sort keys %settings);
-	my $file = $node->data_dir . '/snowflake_layout.conf';
-	open my $fh, '>', $file or die "could not write $file: $!";
-	print $fh $text;
-	close $fh;
-	return;
-}
 
 # Replace the settings and reload (restart on 17 and later, where the layout
 # in force is fixed when first used); wait until a new session sees them all.
 sub configure
 {
 	my ($node, %settings) = @_;
-	write_layout($node, %settings);
+	write_conf_file($node, 'snowflake_layout.conf', %settings);
 	if ($dsm)
 	{
 		$node->restart;

@@ -16,10 +16,11 @@ use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('node_id_unset');
-$node->init;
-$node->append_conf('postgresql.conf',
-	"timezone = 'UTC'\nshared_preload_libraries = 'snowflake'");
+my $node = start_snowflake_node(
+	'node_id_unset',
+	preload => 1,
+	settings => { timezone => 'UTC' },
+	start => 0);
 ok($node->start(fail_ok => 1), 'the server starts without snowflake.node_id');
 
 $node->safe_psql('postgres', 'CREATE EXTENSION snowflake');

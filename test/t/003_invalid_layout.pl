@@ -14,22 +14,21 @@ use warnings;
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowflakeTest;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('invalid_layout');
-$node->init;
-$node->append_conf('postgresql.conf',
-	"shared_preload_libraries = 'snowflake'\n"
-	  . "include_if_exists = 'snowflake_layout.conf'");
+# The snowflake settings live in a file of their own, written afresh by
+# each case before the server is started.
+my $node = start_snowflake_node(
+	'invalid_layout',
+	preload => 1,
+	include => ['snowflake_layout.conf'],
+	start => 0);
 
 # Replace the snowflake settings (values are quoted as given).
 sub write_layout
 {
-	my (%settings) = @_;
-	my $file = $node->data_dir . '/snowflake_layout.conf';
-	open my $fh, '>', $file or die "could not write $file: $!";
-	print $fh map { "$_ = '$settings{$_}'\n" } sort keys %settings;
-	close $fh;
+	write_conf_file($node, 'snowflake_layout.conf', @_);
 	return;
 }
 
@@ -105,46 +104,25 @@ start_fails(
 # (An epoch ahead of the clock does not stop the server: 019_clock_before_epoch.pl.)
 
 # Width values that are not integers, or out of their own range: PostgreSQL
-# would WARN and use the default width; snowflake must refuse instead.
-start_fails(
-	'node_bits not an integer',
-	{ 'snowflake.node_id' => '1', 'snowflake.node_bits' => 'ten' },
-	qr/FATAL:  invalid value for parameter "snowflake\.node_bits": "ten"/);
-
-start_fails(
-	'sequence_bits not an integer',
-	{ 'snowflake.node_id' => '1', 'snowflake.sequence_bits' => '12 bits' },
-	qr/FATAL:  invalid value for parameter "snowflake\.sequence_bits": "12 bits"/);
-
-start_fails(
-	'timestamp_bits below its minimum',
-	{ 'snowflake.node_id' => '1', 'snowflake.timestamp_bits' => '20' },
-	qr/FATAL:  invalid value for parameter "snowflake\.timestamp_bits": "20"/);
-
-start_fails(
-	'sequence_bits above its maximum',
-	{ 'snowflake.node_id' => '1', 'snowflake.sequence_bits' => '40' },
-	qr/FATAL:  invalid value for parameter "snowflake\.sequence_bits": "40"/);
-
-start_fails(
-	'node_id not an integer',
-	{ 'snowflake.node_id' => 'one' },
-	qr/FATAL:  invalid value for parameter "snowflake\.node_id": "one"/);
-
-start_fails(
-	'node_id below -1',
-	{ 'snowflake.node_id' => '-2' },
-	qr/FATAL:  invalid value for parameter "snowflake\.node_id": "-2"/);
-
+# would WARN and use the default width; snowflake must refuse instead.  The
+# node id too.  PostgreSQL rounds 11.6 to 12 for an ordinary integer
+# setting; for a width that decides every ID, a value that is not an integer
+# must stop the server like any other invalid one (the decoders of a server
+# without the preload already reject it).
+foreach my $case (
+	[ 'node_bits not an integer', node_bits => 'ten' ],
+	[ 'sequence_bits not an integer', sequence_bits => '12 bits' ],
+	[ 'timestamp_bits below its minimum', timestamp_bits => '20' ],
+	[ 'sequence_bits above its maximum', sequence_bits => '40' ],
+	[ 'node_id not an integer', node_id => 'one' ],
+	[ 'node_id below -1', node_id => '-2' ],
+	[ 'sequence_bits with a fraction', sequence_bits => '11.6' ])
 {
-	# PostgreSQL rounds 11.6 to 12 for an ordinary integer setting; for a
-	# width that decides every ID, a value that is not an integer must stop
-	# the server like any other invalid one (the decoders of a server
-	# without the preload already reject it).
+	my ($name, $setting, $value) = @$case;
 	start_fails(
-		'sequence_bits with a fraction',
-		{ 'snowflake.node_id' => '1', 'snowflake.sequence_bits' => '11.6' },
-		qr/FATAL:  invalid value for parameter "snowflake\.sequence_bits": "11\.6"/);
+		$name,
+		{ 'snowflake.node_id' => '1', "snowflake.$setting" => $value },
+		qr/FATAL:  invalid value for parameter "snowflake\.$setting": "\Q$value\E"/);
 }
 
 # The same data directory starts with a valid layout: the failures above

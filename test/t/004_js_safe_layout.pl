@@ -20,15 +20,11 @@ use Test::More;
 my $two_53 = '9007199254740992';
 my $node_id = 99;
 
-my $node = new_snowflake_node(
+my $node = start_snowflake_node(
 	'js_safe',
-	'timezone' => 'UTC',
-	'snowflake.node_id' => $node_id,
-	'snowflake.timestamp_bits' => 41,
-	'snowflake.node_bits' => 7,
-	'snowflake.sequence_bits' => 5,
-	'snowflake.max_drift_ms' => 1000);
-$node->start;
+	node_id => $node_id,
+	layout => '41/7/5',
+	settings => { timezone => 'UTC', 'snowflake.max_drift_ms' => 1000 });
 $node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 
 is( $node->safe_psql(

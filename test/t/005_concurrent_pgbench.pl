@@ -26,14 +26,10 @@ use Test::More;
 my $clients = 8;
 my $per_client = 1500;
 
-my $node = PostgreSQL::Test::Cluster->new('concurrent');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', preload_conf() . qq{
-snowflake.node_id = 300
-max_connections = 30
-});
-$node->start;
+my $node = start_snowflake_node(
+	'concurrent',
+	node_id => 300,
+	settings => { max_connections => 30 });
 
 $node->safe_psql(
 	'postgres', q{

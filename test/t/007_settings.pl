@@ -17,16 +17,11 @@ use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('settings');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', q{
-timezone = 'UTC'
-shared_preload_libraries = 'snowflake'
-snowflake.node_id = 11
-snowflake.max_drift_ms = 200
-});
-$node->start;
+my $node = start_snowflake_node(
+	'settings',
+	preload => 1,
+	node_id => 11,
+	settings => { timezone => 'UTC', 'snowflake.max_drift_ms' => 200 });
 $node->safe_psql('postgres',
 	'CREATE EXTENSION snowflake; CREATE ROLE app LOGIN');
 my $app = $node->connstr('postgres') . ' user=app';

@@ -19,21 +19,18 @@ use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('conf_parsing');
-$node->init;
-$node->append_conf('postgresql.conf',
-	"include_if_exists = 'snowflake_case.conf'");
-$node->start;
+# Each case writes the settings afresh, in a file of their own: the
+# preload is one of them.
+my $node = start_snowflake_node(
+	'conf_parsing',
+	preload => 0,
+	include => ['snowflake_case.conf']);
 $node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 $node->stop;
 
 sub write_case
 {
-	my ($text) = @_;
-	my $file = $node->data_dir . '/snowflake_case.conf';
-	open my $fh, '>', $file or die "could not write $file: $!";
-	print $fh $text;
-	close $fh;
+	write_conf_file($node, 'snowflake_case.conf', @_);
 	return;
 }
 
@@ -42,8 +39,10 @@ sub write_case
 sub preloaded_node_bits
 {
 	my ($value) = @_;
-	write_case("shared_preload_libraries = 'snowflake'\n"
-		  . "snowflake.node_id = 1\nsnowflake.node_bits = '$value'\n");
+	write_case(
+		shared_preload_libraries => 'snowflake',
+		'snowflake.node_id' => 1,
+		'snowflake.node_bits' => $value);
 	return 'refused' unless $node->start(fail_ok => 1);
 	my $bits =
 	  $node->safe_psql('postgres', 'SELECT node_bits FROM snowflake_stats');
@@ -58,7 +57,7 @@ sub preloaded_node_bits
 sub decoder_node_bits
 {
 	my ($value) = @_;
-	write_case("snowflake.node_bits = '$value'\n");
+	write_case('snowflake.node_bits' => $value);
 	$node->start;
 	my $report = error_report($node,
 		'SELECT snowflake_node_id(9223372036854775807)');

@@ -23,37 +23,21 @@ use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
 
-# libfaketime is required: without it this test proves nothing, so it fails.
-if (!faketime_available())
-{
-	done_testing();
-	exit;
-}
-
-my $node = PostgreSQL::Test::Cluster->new('layout_lock');
-$node->init;
 # The snowflake settings live in their own file, rewritten at each step.
-$node->append_conf('postgresql.conf',
-	preload_conf() . "timezone = 'UTC'\n"
-	  . "include_if_exists = 'snowflake_test.conf'\n");
+my $node = start_snowflake_node(
+	'layout_lock',
+	settings => { timezone => 'UTC' },
+	include => [ 'snowflake_test.conf', 'snowflake.node_id' => 7 ],
+	with => 'faketime');
 
-# Replace the snowflake settings (a setting left out reverts to its default).
-sub write_settings
-{
-	my (%settings) = @_;
-	my $file = $node->data_dir . '/snowflake_test.conf';
-	open my $fh, '>', $file or die "could not write $file: $!";
-	print $fh map { "snowflake.$_ = '$settings{$_}'\n" } sort keys %settings;
-	close $fh or die "could not write $file: $!";
-	return;
-}
-
-# Restart with new settings.
+# Restart with new snowflake settings, named without their "snowflake."
+# prefix (a setting left out reverts to its default).
 sub restart_with
 {
 	my (%settings) = @_;
 	$node->stop;
-	write_settings(%settings);
+	write_conf_file($node, 'snowflake_test.conf',
+		map { ("snowflake.$_" => $settings{$_}) } keys %settings);
 	start_faked($node);
 	return;
 }
@@ -66,9 +50,6 @@ sub max_id_unix_ms
 		'SELECT (extract(epoch FROM snowflake_timestamp(max(id))) * 1000)::bigint FROM ids');
 }
 
-write_settings(node_id => 7);
-set_clock('+0');
-start_faked($node);
 $node->safe_psql(
 	'postgres', q{
 CREATE EXTENSION snowflake;

@@ -37,33 +37,6 @@ SELECT greatest(max(id), max(b)) FROM ids,
 		 FROM generate_series(1, $batches)) s(x)) l});
 }
 
-# Put $node's last ID far ahead of the clock: $batches batches of a million
-# IDs (245 ms of ID time each), of which only the first is fetched.  Returns
-# an ID issued afterwards, above all of them.
-sub lead_burst
-{
-	my ($node, $batches) = @_;
-	return $node->safe_psql(
-		'postgres', qq{
-DO \$\$
-BEGIN
-	FOR i IN 1..$batches LOOP
-		PERFORM snowflake_nextval_batch(1000000) LIMIT 1;
-	END LOOP;
-END \$\$;
-SELECT snowflake_nextval();});
-}
-
-# Promote $node and wait until it has left recovery.
-sub promote
-{
-	my ($node) = @_;
-	$node->promote;
-	$node->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
-	  or die 'timed out waiting for the promotion of ' . $node->name;
-	return;
-}
-
 # Does every ID $node now issues lie above $max?  Checks single IDs and a
 # batch, inserted into the table (whose primary key holds every ID of the
 # old primary replicated so far).
@@ -80,11 +53,9 @@ SELECT count(*) = 1000 AND min(id) > $max
 FROM n});
 }
 
-my $primary = PostgreSQL::Test::Cluster->new('primary');
-$primary->init(allows_streaming => 1);
-$primary->append_conf('postgresql.conf',
-	preload_conf() . "snowflake.node_id = 7\n");
-$primary->start;
+my $primary = start_snowflake_node('primary',
+	node_id => 7,
+	init => { allows_streaming => 1 });
 $primary->safe_psql(
 	'postgres', q{
 CREATE EXTENSION snowflake;
@@ -98,9 +69,8 @@ $primary->backup('primary_backup');
 # IDs the standby's copy of the state file knows nothing about.
 issue_ids($primary, 3);
 
-my $standby = PostgreSQL::Test::Cluster->new('standby');
-$standby->init_from_backup($primary, 'primary_backup', has_streaming => 1);
-$standby->start;
+my $standby = start_snowflake_node('standby',
+	from_backup => [ $primary, 'primary_backup', has_streaming => 1 ]);
 $primary->wait_for_catchup($standby);
 
 # --- the standby refuses to generate, decodes ---
@@ -135,7 +105,7 @@ my $primary_max = issue_ids($primary, 3);
 $primary->wait_for_catchup($standby);
 $primary->stop;
 
-promote($standby);
+promote_and_wait($standby);
 is(stats($standby)->{status}, 'ready', 'the promoted standby is ready');
 is(generates_above($standby, $primary_max),
 	't', 'the promoted standby generates IDs above all of the old primary\'s');
@@ -155,17 +125,17 @@ $standby->backup('standby_backup');
 my @standbys;
 foreach my $name ('restarted', 'crashed', 'killed')
 {
-	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init_from_backup($standby, 'standby_backup', has_streaming => 1);
-	$node->append_conf('postgresql.conf', 'restart_after_crash = on');
-	$node->start;
-	push @standbys, $node;
+	push @standbys,
+	  start_snowflake_node(
+		$name,
+		from_backup => [ $standby, 'standby_backup', has_streaming => 1 ],
+		settings => { restart_after_crash => 'on' });
 }
 my ($restarted, $crashed, $killed) = @standbys;
 
 # About 20 s of ID time issued in a moment, then the primary stops.
 issue_ids($standby, 1);
-my $max = lead_burst($standby, 80);
+my $max = lead_burst($standby, 20);
 $st = stats($standby);
 cmp_ok($st->{lead_ms}, '>', 10000,
 	"the last ID is far ahead of the clock (lead $st->{lead_ms} ms)");
@@ -173,7 +143,7 @@ $standby->wait_for_catchup($_) foreach @standbys;
 $standby->stop;
 
 # Promoted, then restarted cleanly before issuing anything.
-promote($restarted);
+promote_and_wait($restarted);
 $restarted->restart;
 is(generates_above($restarted, $max),
 	't',
@@ -181,7 +151,7 @@ is(generates_above($restarted, $max),
 
 # Promoted, then a backend crash re-initialises shared memory before
 # anything was issued.
-promote($crashed);
+promote_and_wait($crashed);
 my $session = $crashed->background_psql('postgres');
 my $pid = $session->query_safe('SELECT pg_backend_pid()');
 my $log_offset = -s $crashed->logfile;
@@ -197,7 +167,7 @@ is(generates_above($crashed, $max),
 
 # Promoted, then the postmaster is killed with SIGKILL (nothing runs at
 # shutdown, as in a power loss) and the server started again.
-promote($killed);
+promote_and_wait($killed);
 $killed->kill9;
 # Until the killed postmaster is reaped and its orphaned children have
 # exited, a new postmaster refuses to start; try a bounded number of times,

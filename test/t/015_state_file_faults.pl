@@ -41,11 +41,7 @@ sub write_file
 	return;
 }
 
-my $node = PostgreSQL::Test::Cluster->new('state_file_faults');
-$node->init;
-$node->append_conf('postgresql.conf',
-	preload_conf() . "snowflake.node_id = 7\n");
-$node->start;
+my $node = start_snowflake_node('state_file_faults', node_id => 7);
 $node->safe_psql(
 	'postgres', q{
 CREATE EXTENSION snowflake;
@@ -90,12 +86,7 @@ sub resumes_above
 {
 	my ($what) = @_;
 	my $max = $node->safe_psql('postgres', 'SELECT max(id) FROM ids');
-	is( $node->safe_psql(
-			'postgres', qq{
-WITH n AS (
-	INSERT INTO ids SELECT snowflake_nextval() FROM generate_series(1, 1000)
-	RETURNING id)
-SELECT count(*), min(id) > $max FROM n}),
+	is(insert_ids_above($node, 'ids', $max),
 		'1000|t',
 		"$what: generation resumes above every ID issued before");
 	return;

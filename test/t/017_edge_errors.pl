@@ -32,6 +32,26 @@ sub iso_ms
 my $now_ms;
 my ($sqlstate, $err);
 
+# Check the error $sql raises on $node twice: its SQLSTATE (test $state_name)
+# and the whole error_report() (test $report_name), equal to $report or, if
+# that is a regex, matching it.
+sub refuses
+{
+	my ($node, $sql, $want_state, $state_name, $report, $report_name) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+	my ($got) = sql_error($node, $sql);
+	is($got, $want_state, $state_name);
+	if (ref $report eq 'Regexp')
+	{
+		like(error_report($node, $sql), $report, $report_name);
+	}
+	else
+	{
+		is(error_report($node, $sql), $report, $report_name);
+	}
+	return;
+}
+
 # ---------------------------------------------------------------------------
 # The clock before the epoch.  The epoch must not be in the future at
 # startup; the clock is stepped back past it afterwards.
@@ -42,21 +62,19 @@ SKIP:
 
 	# The epoch is chosen after initdb, however long that took, and the
 	# clock is then set a minute before it, relative to the epoch itself.
-	my $node = new_snowflake_node('before_epoch', 'snowflake.node_id' => 3);
+	my $node = start_snowflake_node('before_epoch', node_id => 3, start => 0);
 	my $epoch_ms = int(time() * 1000) - 20_000;
 	$node->append_conf('postgresql.conf',
 		"snowflake.epoch = '" . iso_ms($epoch_ms) . "'\n");
-	set_clock('+0');
 	start_faked($node);
 	$node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 	is($node->safe_psql('postgres', 'SELECT snowflake_nextval() > 0'),
 		't', 'after the epoch IDs are issued');
 
 	set_clock(sprintf('%+.3f', ($epoch_ms - time() * 1000) / 1000 - 60));
-	($sqlstate, $err) = sql_error($node, 'SELECT snowflake_nextval()');
-	is($sqlstate, '22003', 'with the clock before the epoch: 22003');
-	like(
-		error_report($node, 'SELECT snowflake_nextval()'),
+	refuses(
+		$node, 'SELECT snowflake_nextval()',
+		'22003', 'with the clock before the epoch: 22003',
 		qr/\A22003: current time is before the snowflake epoch\nDETAIL:  The epoch, \Q@{[iso_ms($epoch_ms)]}\E, is \d+ ms in the future\.\z/,
 		'the whole message: before the epoch, and by how much');
 	($sqlstate) = sql_error($node, 'SELECT count(*) FROM snowflake_nextval_batch(10)');
@@ -75,16 +93,18 @@ SKIP:
 # The clock past the field: 32 timestamp bits hold 49.7 days.
 # ---------------------------------------------------------------------------
 $now_ms = int(time() * 1000);
-my $node = new_snowflake_node('field_past',
-	'snowflake.node_id' => 3,
-	'snowflake.timestamp_bits' => 32,
-	'snowflake.epoch' => iso_ms($now_ms - 60 * 86_400_000));
+my $node = start_snowflake_node(
+	'field_past',
+	node_id => 3,
+	settings => {
+		'snowflake.timestamp_bits' => 32,
+		'snowflake.epoch' => iso_ms($now_ms - 60 * 86_400_000)
+	});
 my $field_end_ms = $now_ms - 60 * 86_400_000 + 4_294_967_295;
-$node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
-($sqlstate, $err) = sql_error($node, 'SELECT snowflake_nextval()');
-is($sqlstate, '22003', 'past the last millisecond of a 32-bit field: 22003');
-is( error_report($node, 'SELECT snowflake_nextval()'),
+refuses(
+	$node, 'SELECT snowflake_nextval()',
+	'22003', 'past the last millisecond of a 32-bit field: 22003',
 	"22003: current time is past the last millisecond the snowflake timestamp field can hold\n"
 	  . 'DETAIL:  With snowflake.timestamp_bits = 32 the last representable time is '
 	  . iso_ms($field_end_ms) . '.',
@@ -101,21 +121,20 @@ $node->stop;
 # (sequence_bits 0) spans 1000 s, past the field's end whenever it starts,
 # while single IDs are issued for those 10 minutes, however slow the machine.
 # ---------------------------------------------------------------------------
-$node = new_snowflake_node('field_exhausted',
-	'snowflake.node_id' => 3,
-	'snowflake.timestamp_bits' => 32,
-	'snowflake.node_bits' => 5,
-	'snowflake.sequence_bits' => 0,
-	'snowflake.max_drift_ms' => 3_600_000);
+$node = start_snowflake_node(
+	'field_exhausted',
+	node_id => 3,
+	layout => '32/5/0',
+	settings => { 'snowflake.max_drift_ms' => 3_600_000 },
+	start => 0);
 $now_ms = int(time() * 1000);
 $node->append_conf('postgresql.conf',
 	"snowflake.epoch = '" . iso_ms($now_ms - 4_294_967_295 + 600_000) . "'\n");
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
-($sqlstate, $err) =
-  sql_error($node, 'SELECT count(*) FROM snowflake_nextval_batch(1000000)');
-is($sqlstate, '22003', 'a batch borrowing past the field: 22003');
-is( error_report($node, 'SELECT count(*) FROM snowflake_nextval_batch(1000000)'),
+refuses(
+	$node, 'SELECT count(*) FROM snowflake_nextval_batch(1000000)',
+	'22003', 'a batch borrowing past the field: 22003',
 	"22003: snowflake timestamp field exhausted\n"
 	  . 'DETAIL:  With snowflake.timestamp_bits = 32 no millisecond after 4294967295 can be represented.',
 	'the whole message: the field is exhausted');
@@ -128,22 +147,16 @@ $node->stop;
 # Decoding what the bits say, up to timestamptz's range: with 53/0/3 the
 # largest ID's time is 2^60 ms after the epoch, far past year 294276.
 # ---------------------------------------------------------------------------
-$node = new_snowflake_node('wide_field',
-	'snowflake.node_id' => 0,
-	'snowflake.timestamp_bits' => 53,
-	'snowflake.node_bits' => 0,
-	'snowflake.sequence_bits' => 3);
-$node->start;
+$node = start_snowflake_node('wide_field', node_id => 0, layout => '53/0/3');
 $node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 is( $node->safe_psql(
 		'postgres',
 		"SET timezone = 'UTC'; SELECT snowflake_timestamp(8 * 1000)"),
 	'2024-01-01 00:00:01+00',
 	'53/0/3: 8000 is one second after the epoch');
-($sqlstate, $err) =
-  sql_error($node, 'SELECT snowflake_timestamp(9223372036854775807)');
-is($sqlstate, '22008', 'a time past timestamptz range: 22008');
-is( error_report($node, 'SELECT snowflake_timestamp(9223372036854775807)'),
+refuses(
+	$node, 'SELECT snowflake_timestamp(9223372036854775807)',
+	'22008', 'a time past timestamptz range: 22008',
 	"22008: timestamp out of range\n"
 	  . "DETAIL:  The ID's timestamp field, 1152921504606846975 ms after the epoch, is past the largest timestamp.",
 	'reported whole as "timestamp out of range", with the field\'s value');
@@ -154,8 +167,7 @@ $node->stop;
 # ---------------------------------------------------------------------------
 # Adopting a layout that cannot hold the current time.
 # ---------------------------------------------------------------------------
-$node = new_snowflake_node('adopt_narrow', 'snowflake.node_id' => 3);
-$node->start;
+$node = start_snowflake_node('adopt_narrow', node_id => 3);
 $node->safe_psql('postgres',
 	'CREATE EXTENSION snowflake; SELECT snowflake_nextval()');
 $node->stop;
@@ -163,10 +175,9 @@ $node->append_conf('postgresql.conf', "snowflake.timestamp_bits = 32\n");
 $node->start;
 ($sqlstate) = sql_error($node, 'SELECT snowflake_nextval()');
 is($sqlstate, '55000', 'a narrower field than recorded is refused');
-($sqlstate, $err) = sql_error($node, 'SELECT snowflake_adopt_layout()');
-is($sqlstate, '22003', 'adopting a field that cannot hold now: 22003');
-like(
-	error_report($node, 'SELECT snowflake_adopt_layout()'),
+refuses(
+	$node, 'SELECT snowflake_adopt_layout()',
+	'22003', 'adopting a field that cannot hold now: 22003',
 	qr/\A22003: the configured snowflake layout cannot represent the current time\nDETAIL:  Generation would resume \d+ milliseconds after the configured epoch, outside the timestamp field\.\z/,
 	'the whole message says why');
 is($node->safe_psql('postgres', 'SELECT status FROM snowflake_stats'),
@@ -176,8 +187,7 @@ $node->stop;
 # ---------------------------------------------------------------------------
 # State file format errors.
 # ---------------------------------------------------------------------------
-$node = new_snowflake_node('state_format', 'snowflake.node_id' => 3);
-$node->start;
+$node = start_snowflake_node('state_format', node_id => 3);
 $node->safe_psql('postgres',
 	'CREATE EXTENSION snowflake; SELECT snowflake_nextval()');
 $node->stop;

@@ -32,15 +32,16 @@ use SnowflakeTest;
 use Test::More;
 use IPC::Run;
 
-my $node = new_snowflake_node(
+my $node = start_snowflake_node(
 	'fault_injection',
-	'snowflake.node_id' => 7,
-	'snowflake.max_drift_ms' => '30s',
-	'fsync' => 'on',
-	'snowflake.background_writer' => 'off',
-	'restart_after_crash' => 'on');
-set_fault();
-start_with_shim($node);
+	node_id => 7,
+	settings => {
+		'snowflake.max_drift_ms' => '30s',
+		'snowflake.background_writer' => 'off',
+		fsync => 'on',
+		restart_after_crash => 'on'
+	},
+	with => 'shim');
 $node->safe_psql(
 	'postgres', q{
 CREATE EXTENSION snowflake;
@@ -150,37 +151,42 @@ SELECT count(*), min(id) > $max FROM n}),
 
 # Put the last ID seconds ahead of the clock, so that IDs within the
 # current reservation remain available while the test below runs (about a
-# second; a batch of a million IDs spans 245 ms of ID time, and on a busy
-# machine takes nearly as long to produce, hence the bounded loop).
+# second).  lead_burst fetches only the first ID of each batch: producing
+# every ID took about as long as the ID time it spans on a busy machine,
+# and the lead never grew.
 $node->safe_psql(
 	'postgres', q{
 CREATE TABLE batches (sess text, i int, lo bigint, hi bigint, n bigint);
 CREATE TABLE singles (i serial, id bigint);
 });
-my $lead = 0;
-for (my $i = 0; $i < 60 && $lead < 5000; $i++)
-{
-	$node->safe_psql('postgres',
-		'DO $$ BEGIN FOR i IN 1..10 LOOP PERFORM snowflake_nextval_batch(1000000); END LOOP; END $$'
-	);
-	$lead = stats($node)->{lead_ms};
-}
+lead_burst($node, 8);
+my $lead = stats($node)->{lead_ms};
 cmp_ok($lead, '>=', 5000, "the last ID leads the clock ($lead ms)");
 
-my $sess_a = $node->background_psql('postgres');
-my $pid_a = $sess_a->query_safe('SELECT pg_backend_pid()');
-set_fault('fsync hold');
-$sess_a->query_until(
-	qr/started/, q{\echo started
-DO $$
+# Start $count batches of a million IDs in a session of its own, each
+# recorded in table batches as session $label's, and return without waiting
+# for them: the session and its backend's PID.
+sub start_batches
+{
+	my ($label, $count) = @_;
+	my $sess = $node->background_psql('postgres');
+	my $pid = $sess->query_safe('SELECT pg_backend_pid()');
+	$sess->query_until(
+		qr/started/, qq{\\echo started
+DO \$\$
 BEGIN
-	FOR i IN 1..8 LOOP
+	FOR i IN 1..$count LOOP
 		INSERT INTO batches
-		SELECT 'A', i, min(x), max(x), count(*)
+		SELECT '$label', i, min(x), max(x), count(*)
 		FROM snowflake_nextval_batch(1000000) AS b(x);
 	END LOOP;
-END $$;
+END \$\$;
 });
+	return ($sess, $pid);
+}
+
+set_fault('fsync hold');
+my ($sess_a, $pid_a) = start_batches('A', 8);
 my $held = wait_for_held();
 is($held, $pid_a, 'session A is held in a reservation write');
 
@@ -219,19 +225,7 @@ else
 }
 
 # C needs a new reservation (its second batch at the latest): it waits.
-my $sess_c = $node->background_psql('postgres');
-my $pid_c = $sess_c->query_safe('SELECT pg_backend_pid()');
-$sess_c->query_until(
-	qr/started/, q{\echo started
-DO $$
-BEGIN
-	FOR i IN 1..2 LOOP
-		INSERT INTO batches
-		SELECT 'C', i, min(x), max(x), count(*)
-		FROM snowflake_nextval_batch(1000000) AS b(x);
-	END LOOP;
-END $$;
-});
+my ($sess_c, $pid_c) = start_batches('C', 2);
 ok( $node->poll_query_until(
 		'postgres', qq{
 SELECT state = 'active'

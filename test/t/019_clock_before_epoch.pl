@@ -18,14 +18,12 @@ use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
 
-exit(done_testing()) unless faketime_available();
-
 # --- the clock behind the (default, 2024-01-01) epoch at startup ---
 
-my $node = new_snowflake_node('before_epoch', 'snowflake.node_id' => '3');
 # About 3.2 years back: late 2023 for a machine clock in 2026 or later.
 set_clock('-100000000');
-start_faked($node);
+my $node = start_snowflake_node('before_epoch', node_id => 3,
+	with => 'faketime');
 is($node->safe_psql('postgres', 'SELECT clock_timestamp() < $$2024-01-01 00:00:00+00$$'),
 	't', 'the server started with its clock before the epoch');
 $node->safe_psql('postgres',
@@ -68,10 +66,9 @@ $node->stop;
 
 # --- an epoch configured in the future, with a named time zone ---
 
-my $future = new_snowflake_node('future_epoch',
-	'snowflake.node_id' => '3',
-	'snowflake.epoch' => '2999-01-01 00:00:00 America/New_York');
-$future->start;
+my $future = start_snowflake_node('future_epoch',
+	node_id => 3,
+	settings => { 'snowflake.epoch' => '2999-01-01 00:00:00 America/New_York' });
 $future->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 $st = stats($future);
 is($st->{epoch}, '2999-01-01T05:00:00+00:00',

@@ -27,7 +27,6 @@ use Test::More;
 
 my @sources = map { fleet_node("source$_", $_) } 1 .. 3;
 my $hub = fleet_node('hub');
-$_->start foreach @sources, $hub;
 
 build_fan_in($hub, @sources);
 load_fan_in($hub, @sources);

@@ -23,7 +23,7 @@ use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
 
-my @nodes = map { fleet_node("peer$_", $_) } 1 .. 3;
+my @nodes = map { fleet_node("peer$_", $_, start => 0) } 1 .. 3;
 if ($nodes[0]->pg_version < 16)
 {
 	plan skip_all =>
@@ -74,21 +74,7 @@ is($_->safe_psql('postgres', $claims_sql),
 
 # --- all three insert at once ---
 
-insert_concurrently(
-	\@nodes,
-	sub {
-		my $src = $_[0]->name;
-		return (
-			qq{
-DO \$\$
-BEGIN
-	FOR i IN 1..1000 LOOP
-		INSERT INTO events (src) VALUES ('$src');
-		COMMIT;
-	END LOOP;
-END \$\$},
-			"INSERT INTO events (src) SELECT '$src' FROM generate_series(1, 3000)");
-	});
+insert_concurrently(\@nodes, sub { single_then_bulk($_[0]->name, 1000, 3000) });
 $catch_up->();
 
 my $set_sql = q{

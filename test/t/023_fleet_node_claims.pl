@@ -32,7 +32,11 @@ my $site_a = fleet_node('site_a', 1);
 my $site_b = fleet_node('site_b', 1);
 my $site_c = fleet_node('site_c', 1);
 my $hub = fleet_node('hub');
-$_->start foreach $site_a, $site_b, $site_c, $hub;
+
+# The claims a server holds: "node_id:server_name ...".
+my $claims_sql = q{
+SELECT string_agg(node_id || ':' || server_name, ' ' ORDER BY node_id)
+FROM snowflake_node_claims};
 
 my %sysid = map {
 	(   $_->name => $_->safe_psql(
@@ -118,8 +122,7 @@ is( $hub->safe_psql(
 	),
 	'200|0',
 	'the hub has all of site_a\'s rows and none that site_b minted after its claim');
-is($hub->safe_psql('postgres', 'SELECT count(*) FROM snowflake_node_claims'),
-	'1', 'and only site_a\'s claim');
+is($hub->safe_psql('postgres', $claims_sql), '1:site_a', 'and only site_a\'s claim');
 
 # --- site_c sees site_a's claim before claiming ---
 
@@ -155,11 +158,7 @@ ok(defined $lsn, 'the apply error\'s context gives the LSN to skip');
 $hub->safe_psql('postgres',
 	"ALTER SUBSCRIPTION from_site_b SKIP (lsn = '$lsn')");
 $site_b->wait_for_catchup('from_site_b');
-is( $hub->safe_psql(
-		'postgres',
-		'SELECT string_agg(node_id || \':\' || server_name, \' \' ORDER BY node_id) FROM snowflake_node_claims'
-	),
-	'1:site_a 2:site_b',
+is($hub->safe_psql('postgres', $claims_sql), '1:site_a 2:site_b',
 	'replication resumes: site_a keeps node id 1, site_b holds node id 2');
 is($hub->safe_psql('postgres',
 		"SELECT count(*) FROM events WHERE src = 'site_b'"),

@@ -26,12 +26,10 @@ my $n_ids = 1600;
 my $buckets = 16;
 my $chi2_bound = 60;
 
-my $node = new_snowflake_node(
+my $node = start_snowflake_node(
 	'spread',
-	'snowflake.node_id' => 5,
-	'timezone' => 'UTC',
-	'max_connections' => 20);
-$node->start;
+	node_id => 5,
+	settings => { timezone => 'UTC', max_connections => 20 });
 $node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 
 # The setting: off by default, changed by a reload, not by a session.

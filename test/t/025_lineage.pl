@@ -23,52 +23,14 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
-use Time::HiRes;
-
-# Put $node's last ID about $secs seconds ahead of the clock (batches of a
-# million IDs span 245 ms each; only the first ID of each is fetched) and
-# return an ID issued after them, above every one.
-sub burst
-{
-	my ($node, $secs) = @_;
-	my $batches = int($secs * 1000 / 245) + 1;
-	return $node->safe_psql(
-		'postgres', qq{
-DO \$\$
-BEGIN
-	FOR i IN 1..$batches LOOP
-		PERFORM snowflake_nextval_batch(1000000) LIMIT 1;
-	END LOOP;
-END \$\$;
-SELECT snowflake_nextval();});
-}
-
-# The first ID $node issues, waiting for the clock as long as needed (up to
-# a minute), and whether it lies above $max.
-sub first_above
-{
-	my ($node, $max) = @_;
-	return $node->safe_psql('postgres',
-		"SET snowflake.max_wait_ms = '60s'; SELECT snowflake_nextval() > $max");
-}
-
-sub promote
-{
-	my ($node) = @_;
-	$node->promote;
-	$node->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
-	  or die 'timed out waiting for the promotion of ' . $node->name;
-	return;
-}
 
 # --- the state file is lost ---
 
-my $node = new_snowflake_node('lost_file',
-	'snowflake.node_id' => '4',
-	'snowflake.max_drift_ms' => '30s');
-$node->start;
+my $node = start_snowflake_node('lost_file',
+	node_id => 4,
+	settings => { 'snowflake.max_drift_ms' => '30s' });
 $node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
-my $max = burst($node, 8);
+my $max = lead_burst($node, 8);
 cmp_ok(stats($node)->{lead_ms}, '>', 5000, 'the burst leads the clock by seconds');
 $node->stop;
 unlink($node->data_dir . '/snowflake.state')
@@ -94,7 +56,7 @@ is(first_above($node, $max), 't',
 is(stats($node)->{waits}, 0, 'lost file: the first ID needed no wait (floor within the lead)');
 
 # A restart before the first ID keeps the obligation.
-my $max2 = burst($node, 8);
+my $max2 = lead_burst($node, 8);
 $node->stop;
 unlink($node->data_dir . '/snowflake.state') or die $!;
 $node->start;
@@ -103,12 +65,11 @@ is(first_above($node, $max2), 't',
 	'lost file, restarted before the first ID: still above every earlier ID');
 
 # A pg_upgrade-style start: a new data directory with the same settings.
-my $max3 = burst($node, 8);
+my $max3 = lead_burst($node, 8);
 $node->stop;
-my $fresh = new_snowflake_node('new_datadir',
-	'snowflake.node_id' => '4',
-	'snowflake.max_drift_ms' => '30s');
-$fresh->start;
+my $fresh = start_snowflake_node('new_datadir',
+	node_id => 4,
+	settings => { 'snowflake.max_drift_ms' => '30s' });
 $fresh->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 is(first_above($fresh, $max3), 't',
 	'new data directory: the first ID is above every ID of the old one');
@@ -116,11 +77,10 @@ $fresh->stop;
 
 # --- point-in-time recovery to before IDs that clients received ---
 
-my $primary = PostgreSQL::Test::Cluster->new('pitr_primary');
-$primary->init(has_archiving => 1, allows_streaming => 1);
-$primary->append_conf('postgresql.conf',
-	preload_conf() . "snowflake.node_id = 5\nsnowflake.max_drift_ms = '30s'\n");
-$primary->start;
+my $primary = start_snowflake_node('pitr_primary',
+	node_id => 5,
+	settings => { 'snowflake.max_drift_ms' => '30s' },
+	init => { has_archiving => 1, allows_streaming => 1 });
 $primary->safe_psql('postgres',
 	'CREATE EXTENSION snowflake; CREATE TABLE ids (id bigint PRIMARY KEY)');
 $primary->safe_psql('postgres',
@@ -129,7 +89,7 @@ $primary->backup('pitr_backup');
 $primary->safe_psql('postgres',
 	"SELECT pg_create_restore_point('before_burst')");
 # IDs handed out (and a row committed) after the restore point.
-$max = burst($primary, 8);
+$max = lead_burst($primary, 8);
 $primary->safe_psql('postgres', "INSERT INTO ids VALUES ($max)");
 $primary->safe_psql('postgres', 'SELECT pg_switch_wal()');
 $primary->poll_query_until('postgres',
@@ -137,11 +97,12 @@ $primary->poll_query_until('postgres',
   or die 'timed out waiting for WAL archiving';
 $primary->stop;
 
-my $restored = PostgreSQL::Test::Cluster->new('pitr_restored');
-$restored->init_from_backup($primary, 'pitr_backup', has_restoring => 1);
-$restored->append_conf('postgresql.conf',
-	"recovery_target_name = 'before_burst'\nrecovery_target_action = 'promote'\n");
-$restored->start;
+my $restored = start_snowflake_node('pitr_restored',
+	from_backup => [ $primary, 'pitr_backup', has_restoring => 1 ],
+	settings => {
+		recovery_target_name => 'before_burst',
+		recovery_target_action => 'promote'
+	});
 $restored->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
   or die 'timed out waiting for the end of point-in-time recovery';
 is($restored->safe_psql('postgres', "SELECT count(*) FROM ids WHERE id = $max"),
@@ -154,22 +115,20 @@ $restored->stop;
 
 # --- a standby of a primary that allowed a larger lead ---
 
-$primary = PostgreSQL::Test::Cluster->new('wide_primary');
-$primary->init(allows_streaming => 1);
-$primary->append_conf('postgresql.conf',
-	preload_conf() . "snowflake.node_id = 6\nsnowflake.max_drift_ms = '30s'\n");
-$primary->start;
+$primary = start_snowflake_node('wide_primary',
+	node_id => 6,
+	settings => { 'snowflake.max_drift_ms' => '30s' },
+	init => { allows_streaming => 1 });
 $primary->safe_psql('postgres',
 	'CREATE EXTENSION snowflake; SELECT snowflake_nextval()');
 $primary->backup('wide_backup');
-my $standby = PostgreSQL::Test::Cluster->new('narrow_standby');
-$standby->init_from_backup($primary, 'wide_backup', has_streaming => 1);
-$standby->append_conf('postgresql.conf', "snowflake.max_drift_ms = '1s'\n");
-$standby->start;
-$max = burst($primary, 8);
+my $standby = start_snowflake_node('narrow_standby',
+	from_backup => [ $primary, 'wide_backup', has_streaming => 1 ],
+	settings => { 'snowflake.max_drift_ms' => '1s' });
+$max = lead_burst($primary, 8);
 $primary->wait_for_catchup($standby);
 $primary->stop;
-promote($standby);
+promote_and_wait($standby);
 
 my ($sqlstate, $stderr) = sql_error($standby,
 	"SET snowflake.max_wait_ms = 0;\nSELECT snowflake_nextval()");
@@ -187,18 +146,16 @@ $standby->stop;
 
 # --- max_drift_ms lowered cluster-wide, then the primary is killed ---
 
-$primary = PostgreSQL::Test::Cluster->new('lowered_primary');
-$primary->init(allows_streaming => 1);
-$primary->append_conf('postgresql.conf',
-	preload_conf() . "snowflake.node_id = 8\nsnowflake.max_drift_ms = '20s'\n");
-$primary->start;
+$primary = start_snowflake_node('lowered_primary',
+	node_id => 8,
+	settings => { 'snowflake.max_drift_ms' => '20s' },
+	init => { allows_streaming => 1 });
 $primary->safe_psql('postgres',
 	'CREATE EXTENSION snowflake; SELECT snowflake_nextval()');
 $primary->backup('lowered_backup');
-$standby = PostgreSQL::Test::Cluster->new('lowered_standby');
-$standby->init_from_backup($primary, 'lowered_backup', has_streaming => 1);
-$standby->start;
-$max = burst($primary, 8);
+$standby = start_snowflake_node('lowered_standby',
+	from_backup => [ $primary, 'lowered_backup', has_streaming => 1 ]);
+$max = lead_burst($primary, 8);
 foreach my $n ($primary, $standby)
 {
 	$n->append_conf('postgresql.conf', "snowflake.max_drift_ms = '1s'\n");
@@ -208,7 +165,7 @@ foreach my $n ($primary, $standby)
 }
 $primary->wait_for_catchup($standby);
 $primary->kill9;
-promote($standby);
+promote_and_wait($standby);
 is(first_above($standby, $max), 't',
 	'lowered max_drift_ms: the new primary\'s first ID is above the killed one\'s IDs');
 $standby->stop;

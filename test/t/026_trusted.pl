@@ -57,8 +57,7 @@ foreach my $file (@updates)
 	is(join(', ', @unqualified), '', "$name qualifies every object and type it names");
 }
 
-my $node = new_snowflake_node('trusted', 'snowflake.node_id' => 5);
-$node->start;
+my $node = start_snowflake_node('trusted', node_id => 5);
 
 # alice owns the databases; mallory may create objects in their public
 # schemas (as in databases created before PostgreSQL 15).

@@ -26,14 +26,15 @@ use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
 
-my $node = new_snowflake_node(
+my $node = start_snowflake_node(
 	'early_write',
-	'snowflake.node_id' => 9,
-	'snowflake.max_drift_ms' => '30s',
-	'fsync' => 'on',
-	'snowflake.background_writer' => 'off');
-set_fault();
-start_with_shim($node);
+	node_id => 9,
+	settings => {
+		'snowflake.max_drift_ms' => '30s',
+		'snowflake.background_writer' => 'off',
+		fsync => 'on'
+	},
+	with => 'shim');
 $node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 
 my $batch = 'SELECT count(*) FROM (SELECT snowflake_nextval_batch(1000000) LIMIT 1) s';

@@ -31,29 +31,18 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
-use Time::HiRes ();
 
-my $writer_type = 'snowflake reservation writer';
-my $node = new_snowflake_node(
+my $node = start_snowflake_node(
 	'background_writer',
-	'snowflake.node_id' => 11,
-	'snowflake.writer_idle_timeout' => '2s',
-	'fsync' => 'on',
-	'restart_after_crash' => 'on',
-	'wal_level' => 'replica',
-	'max_wal_senders' => '4');
-set_fault();
-start_with_shim($node);
-
-# The writer's PID, once it runs (a bounded poll); undef if it never does.
-sub writer_pid
-{
-	my ($n) = @_;
-	my $q =
-	  "SELECT pid FROM pg_stat_activity WHERE backend_type = '$writer_type'";
-	return undef unless $n->poll_query_until('postgres', "SELECT EXISTS ($q)");
-	return $n->safe_psql('postgres', $q);
-}
+	node_id => 11,
+	settings => {
+		'snowflake.writer_idle_timeout' => '2s',
+		fsync => 'on',
+		restart_after_crash => 'on',
+		wal_level => 'replica',
+		max_wal_senders => '4'
+	},
+	with => 'shim');
 
 # Wait until the clock has passed the reservation (plus $extra, an interval):
 # the writer keeps it ahead while it is active, so this means it stopped.
@@ -64,23 +53,6 @@ sub wait_past_reservation
 	return $n->poll_query_until('postgres',
 		"SELECT clock_timestamp() > reserved_until + interval '$extra' FROM snowflake_stats"
 	);
-}
-
-# Issue $count IDs one by one, $pause seconds apart (the workload's pace,
-# not a wait for anything); return the largest.
-sub paced_calls
-{
-	my ($n, $count, $pause) = @_;
-	my $max = -1;
-	my $sess = $n->background_psql('postgres');
-	for my $i (1 .. $count)
-	{
-		my $id = $sess->query_safe('SELECT snowflake_nextval()');
-		$max = $id if $id > $max;
-		Time::HiRes::sleep($pause) if $i < $count;
-	}
-	$sess->quit;
-	return $max;
 }
 
 # --- the writer runs, and applies a new data directory's floor itself ---
@@ -312,16 +284,10 @@ foreach my $who ('writer', 'backend')
 # --- a standby runs no writer; promoted, the writer applies the floor ---
 
 $node->backup('bw_backup');
-my $standby = PostgreSQL::Test::Cluster->new('bw_standby');
-$standby->init_from_backup($node, 'bw_backup', has_streaming => 1);
-$standby->start;
+my $standby = start_snowflake_node('bw_standby',
+	from_backup => [ $node, 'bw_backup', has_streaming => 1 ]);
 $node->wait_for_catchup($standby);
-is( $standby->safe_psql(
-		'postgres',
-		"SELECT count(*) FROM pg_stat_activity WHERE backend_type = '$writer_type'"
-	),
-	'0',
-	'a standby runs no writer');
+is(writers_running($standby), '0', 'a standby runs no writer');
 is(stats($standby)->{background_writes}, 0, 'nor writes anything');
 $max_id = $node->safe_psql('postgres', 'SELECT snowflake_nextval()');
 $node->stop;

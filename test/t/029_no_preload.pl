@@ -38,76 +38,20 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
-use Time::HiRes ();
 
-my $writer_type = 'snowflake reservation writer';
-
-my $node = PostgreSQL::Test::Cluster->new('no_preload');
+my $node = start_snowflake_node(
+	'no_preload',
+	preload => 0,
+	init => { allows_streaming => 1 },
+	settings => { restart_after_crash => 'on' },
+	start => 0);
 if ($node->pg_version < 17)
 {
 	# test/check.sh accepts a skip that says "need PostgreSQL N or later".
 	plan skip_all =>
 	  'the generator without the preload uses the DSM registry: need PostgreSQL 17 or later';
 }
-$node->init(allows_streaming => 1);
-$node->append_conf('postgresql.conf', "restart_after_crash = on\n");
 $node->start;
-
-# The writer's PID once one runs (a bounded poll); undef if none does.
-sub writer_pid
-{
-	my ($n, $not) = @_;
-	my $q =
-	  "SELECT pid FROM pg_stat_activity WHERE backend_type = '$writer_type'"
-	  . (defined $not ? " AND pid <> $not" : '');
-	return undef unless $n->poll_query_until('postgres', "SELECT EXISTS ($q)");
-	return $n->safe_psql('postgres', $q);
-}
-
-# Issue $count IDs one by one in database $db as $user, $pause seconds
-# apart (the workload's pace); return the largest.
-sub paced_calls
-{
-	my ($n, $count, $pause, $db, $user) = @_;
-	my $max = -1;
-	my $sess = $n->background_psql($db // 'postgres',
-		$user ? (extra_params => [ '-U', $user ]) : ());
-	for my $i (1 .. $count)
-	{
-		my $id = $sess->query_safe('SELECT snowflake_nextval()');
-		$max = $id if $id > $max;
-		Time::HiRes::sleep($pause) if $i < $count;
-	}
-	$sess->quit;
-	return $max;
-}
-
-# Put $n's last ID about $secs seconds ahead of the clock (batches of a
-# million IDs span 245 ms each; only the first ID of each is fetched) and
-# return an ID issued after them, above every one.
-sub burst
-{
-	my ($n, $secs) = @_;
-	my $batches = int($secs * 1000 / 245) + 1;
-	return $n->safe_psql(
-		'postgres', qq{
-DO \$\$
-BEGIN
-	FOR i IN 1..$batches LOOP
-		PERFORM snowflake_nextval_batch(1000000) LIMIT 1;
-	END LOOP;
-END \$\$;
-SELECT snowflake_nextval();});
-}
-
-# Whether the first ID $n issues (waiting for the clock up to a minute)
-# lies above $max.
-sub first_above
-{
-	my ($n, $max) = @_;
-	return $n->safe_psql('postgres',
-		"SET snowflake.max_wait_ms = '60s'; SELECT snowflake_nextval() > $max");
-}
 
 # ---------------------------------------------------------------------------
 # A managed cluster: the operator sets the node id, the owner of a database
@@ -346,11 +290,7 @@ $max_id = $id;
 $st = stats($node);
 is($st->{background_writes}, 0, 'no writer wrote');
 cmp_ok($st->{caller_writes}, '>=', 2, 'callers wrote the reservation themselves');
-is( $node->safe_psql(
-		'postgres',
-		"SELECT count(*) FROM pg_stat_activity WHERE backend_type = '$writer_type'"),
-	'0',
-	'no writer runs');
+is(writers_running($node), '0', 'no writer runs');
 ok( $node->log_contains(
 		qr/LOG:  could not start the snowflake reservation writer\n[^\n]*DETAIL:  No background worker slot is free: calls that issue IDs write the reservation themselves, waiting for the disk\.\n[^\n]*HINT:  Raise "max_worker_processes" \(a restart is needed\)\./,
 		$log_offset),
@@ -397,15 +337,15 @@ ok( $node->poll_query_until(
 	'the primary wrote its state file under the 30 s lead');
 $node->backup('live_backup');
 
-my $standby = PostgreSQL::Test::Cluster->new('former_standby');
-$standby->init_from_backup($node, 'live_backup', has_streaming => 1);
-$standby->start;
-my $restored = PostgreSQL::Test::Cluster->new('restored_backup');
-$restored->init_from_backup($node, 'live_backup');
+my $standby = start_snowflake_node('former_standby',
+	from_backup => [ $node, 'live_backup', has_streaming => 1 ]);
+my $restored = start_snowflake_node('restored_backup',
+	from_backup => [ $node, 'live_backup' ],
+	start => 0);
 
 # IDs the copies of the state file know nothing about, seconds ahead of
 # the clock.
-$max_id = burst($node, 8);
+$max_id = lead_burst($node, 8);
 cmp_ok(stats($node)->{lead_ms}, '>', 5000, 'the burst leads the clock by seconds');
 $node->wait_for_catchup($standby);
 $node->stop;

@@ -17,8 +17,7 @@ use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
 
-my $node = new_snowflake_node('upgrade', 'snowflake.node_id' => 12);
-$node->start;
+my $node = start_snowflake_node('upgrade', node_id => 12);
 
 # ---------------------------------------------------------------------------
 # 1.0 + ALTER EXTENSION UPDATE against a fresh 1.1.

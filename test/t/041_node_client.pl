@@ -59,8 +59,7 @@ sub run_client
 # ---------------------------------------------------------------------------
 # Default layout 41/10/12: IDs above 2^53.
 # ---------------------------------------------------------------------------
-my $default = new_snowflake_node('node_default', 'snowflake.node_id' => 5);
-$default->start;
+my $default = start_snowflake_node('node_default', node_id => 5);
 $default->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 
 my (undef, $r) = run_client($default, 'default');
@@ -87,13 +86,8 @@ $default->stop;
 # ---------------------------------------------------------------------------
 # JavaScript-safe layout 41/7/5: IDs below 2^53, exact numbers.
 # ---------------------------------------------------------------------------
-my $safe = new_snowflake_node(
-	'node_js_safe',
-	'snowflake.node_id' => 99,
-	'snowflake.timestamp_bits' => 41,
-	'snowflake.node_bits' => 7,
-	'snowflake.sequence_bits' => 5);
-$safe->start;
+my $safe = start_snowflake_node('node_js_safe', node_id => 99,
+	layout => '41/7/5');
 $safe->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 
 my $raw;

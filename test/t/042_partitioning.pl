@@ -22,9 +22,9 @@ use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
 
-my $node = new_snowflake_node('partitioning',
-	'snowflake.node_id' => 7, 'timezone' => 'UTC');
-$node->start;
+my $node = start_snowflake_node('partitioning',
+	node_id => 7,
+	settings => { timezone => 'UTC' });
 $node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 
 # The partitions of $table, as "name|lower|upper" with the bounds as IDs

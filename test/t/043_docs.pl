@@ -237,8 +237,8 @@ sub server_for
 		  or die "bad test setting \"$item\"";
 		$extra{$1} = $2;
 	}
-	my $node = new_snowflake_node('docs' . scalar(keys %servers), %extra);
-	$node->start;
+	my $node =
+	  start_snowflake_node('docs' . scalar(keys %servers), settings => \%extra);
 	$servers{$settings} = $node;
 	return $node;
 }

@@ -19,27 +19,31 @@ use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
 
-our @EXPORT = qw(fleet_node fleet_connstr events_table insert_concurrently relay
+our @EXPORT = qw(fleet_node fleet_connstr events_table insert_concurrently
+  single_then_bulk relay
   wait_until_no_lead subscription_problems conflict_columns ordering
   build_fan_in load_fan_in check_fan_in);
 
-# A new, initialised (not started) fleet member: the library preloaded,
-# wal_level = logical, room for a few subscriptions, and cluster_name set to
-# $name (which the node claims record).  $node_id may be undef: a server that
-# only collects rows does not need one.
+# A fleet member, started by start_snowflake_node (which %opts go to: a
+# faked clock, start => 0...): wal_level = logical, room for a few
+# subscriptions, and cluster_name set to $name (which the node claims
+# record).  $node_id may be undef: a server that only collects rows does not
+# need one.  Returns the node.
 sub fleet_node
 {
-	my ($name, $node_id, %settings) = @_;
-	$settings{'snowflake.node_id'} = $node_id if defined $node_id;
-	return new_snowflake_node(
+	my ($name, $node_id, %opts) = @_;
+	return start_snowflake_node(
 		$name,
-		wal_level => 'logical',
-		cluster_name => $name,
-		max_worker_processes => 16,
-		max_logical_replication_workers => 10,
-		max_replication_slots => 10,
-		max_wal_senders => 10,
-		%settings);
+		node_id => $node_id,
+		settings => {
+			wal_level => 'logical',
+			cluster_name => $name,
+			max_worker_processes => 16,
+			max_logical_replication_workers => 10,
+			max_replication_slots => 10,
+			max_wal_senders => 10
+		},
+		%opts);
 }
 
 # A connection string for a subscription to $node's database "postgres".
@@ -102,6 +106,26 @@ sub insert_concurrently
 	}
 	$_->quit foreach @gates;
 	return;
+}
+
+# The statements, for insert_concurrently(), that insert rows of source
+# $src into events: $single rows in transactions of one row each (the
+# server sleeping $pause seconds after each, if given), then $bulk rows in
+# one statement.
+sub single_then_bulk
+{
+	my ($src, $single, $bulk, $pause) = @_;
+	my $pace = $pause ? "\n\t\tPERFORM pg_sleep($pause);" : '';
+	return (
+		qq{
+DO \$\$
+BEGIN
+	FOR i IN 1..$single LOOP
+		INSERT INTO events (src) VALUES ('$src');
+		COMMIT;$pace
+	END LOOP;
+END \$\$},
+		"INSERT INTO events (src) SELECT '$src' FROM generate_series(1, $bulk)");
 }
 
 # Insert $steps rows one after the other, round robin over @$nodes, each
@@ -240,25 +264,10 @@ our $RELAY_STEPS = 300;
 sub load_fan_in
 {
 	my ($hub, @sources) = @_;
-	insert_concurrently(
-		\@sources,
-		sub {
-			my $src = $_[0]->name;
-			return (
-				qq{
-DO \$\$
-BEGIN
-	FOR i IN 1..$SINGLE_ROWS LOOP
-		INSERT INTO events (src) VALUES ('$src');
-		COMMIT;
-		-- At least a millisecond per row: each source's stretch lasts
-		-- seconds, far longer than the gates take to open one by one.
-		PERFORM pg_sleep(0.001);
-	END LOOP;
-END \$\$},
-				"INSERT INTO events (src) SELECT '$src' FROM generate_series(1, $BULK_ROWS)"
-			);
-		});
+	# At least a millisecond per single row: each source's stretch lasts
+	# seconds, far longer than the gates take to open one by one.
+	insert_concurrently(\@sources,
+		sub { single_then_bulk($_[0]->name, $SINGLE_ROWS, $BULK_ROWS, 0.001) });
 	wait_until_no_lead($_) foreach @sources;
 	relay(\@sources, $RELAY_STEPS, sub { $_[0]->name });
 	$_->wait_for_catchup('from_' . $_->name) foreach @sources;

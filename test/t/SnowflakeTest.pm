@@ -1,9 +1,12 @@
 # Copyright: see LICENSE
 #
 # SnowflakeTest.pm
-#	Helpers shared by the snowflake TAP tests: servers with the library
-#	preloaded (or not, in the no-preload pass), error and stats capture, and
-#	a steppable clock (libfaketime).
+#	Helpers shared by the snowflake TAP tests, built on
+#	PostgreSQL::Test::Cluster: the one way every test starts its servers
+#	(start_snowflake_node: preloaded or not, in the no-preload pass never;
+#	a steppable clock with libfaketime, or the fault shim), error and stats
+#	capture, the messages several files compare whole, and workloads
+#	several files run (bursts ahead of the clock, paced calls, promotion).
 
 package SnowflakeTest;
 
@@ -20,9 +23,11 @@ use File::Spec;
 use IPC::Run;
 use Time::HiRes;
 
-our @EXPORT = qw(new_snowflake_node sql_error stats set_clock start_faked
-  faketime_available error_report log_appears no_preload preload_conf
-  pg_major show_setting);
+our @EXPORT = qw(start_snowflake_node write_conf_file sql_error
+  error_report stats set_clock start_faked faketime_available log_appears
+  no_preload show_setting insert_ids_above promote_and_wait lead_burst
+  first_above writer_pid writers_running paced_calls clock_behind_report
+  batch_too_wide_report);
 
 # The no-preload pass: test/check.sh runs the TAP files that hold in both
 # modes a second time on PostgreSQL 17 and later with SNOWFLAKE_TEST_NO_PRELOAD=1,
@@ -34,28 +39,14 @@ sub no_preload
 	return $ENV{SNOWFLAKE_TEST_NO_PRELOAD} ? 1 : 0;
 }
 
-# The postgresql.conf line that preloads the library, or nothing in the
-# no-preload pass.
-sub preload_conf
-{
-	return no_preload() ? '' : "shared_preload_libraries = 'snowflake'\n";
-}
-
-# The major version of the PostgreSQL the tests run against.
-sub pg_major
-{
-	my ($stdout, $stderr);
-	IPC::Run::run([ 'pg_config', '--version' ], '>', \$stdout, '2>', \$stderr)
-	  or die "pg_config --version failed: $stderr";
-	$stdout =~ /PostgreSQL (\d+)/ or die "unexpected pg_config output: $stdout";
-	return $1;
-}
-
 # In the no-preload pass, a server that preloads the library would prove
-# nothing about the other mode: starting one dies, failing the file.
+# nothing about the other mode: starting one dies, failing the file.  So
+# does starting any server older than 17, which has no DSM registry.
 sub refuse_preloaded
 {
 	my ($node) = @_;
+	die 'the no-preload pass needs PostgreSQL 17 or later'
+	  if $node->pg_version < 17;
 	foreach my $file ('postgresql.conf', 'postgresql.auto.conf')
 	{
 		my $path = $node->data_dir . "/$file";
@@ -72,7 +63,6 @@ sub refuse_preloaded
 
 if (no_preload())
 {
-	die 'the no-preload pass needs PostgreSQL 17 or later' if pg_major() < 17;
 	no warnings 'redefine';
 	foreach my $method ('start', 'restart')
 	{
@@ -97,18 +87,101 @@ sub show_setting
 	return "SELECT current_setting('$name') WHERE snowflake_node_id(0) = 0";
 }
 
-# A new, initialised (not started) node with the library preloaded (not in
-# the no-preload pass) and the given extra settings (name => value, written
-# quoted).
-sub new_snowflake_node
+# Create, configure and start a node for a test; return it.  Every test
+# starts its servers through this (or FleetTest's fleet_node, which calls
+# it).  Options:
+#   node_id => N         snowflake.node_id
+#   layout => 'T/N/S'    snowflake.timestamp_bits, node_bits, sequence_bits
+#   settings => {...}    more settings, name => value (written quoted)
+#   include => [$file, %settings]
+#                        settings in a file of their own in the data
+#                        directory, included by postgresql.conf, so that a
+#                        test can replace them all at once (write_conf_file);
+#                        written now unless %settings is empty
+#   preload => 0 or 1    the library in shared_preload_libraries: by
+#                        default yes, except in the no-preload pass; 1 for
+#                        a file about the preloaded mode itself, 0 for one
+#                        about the mode without it
+#   init => {...}        options of PostgreSQL::Test::Cluster's init
+#                        (allows_streaming, has_archiving)
+#   from_backup => [$root, $backup_name, %options of init_from_backup]
+#                        a copy of a backup instead of a new data directory;
+#                        its configuration is the root's (preload included),
+#                        plus node_id, layout, settings and include
+#   with => 'faketime'   start with libfaketime preloaded (see start_faked;
+#                        clock => $name picks a named clock); a file run
+#                        without libfaketime fails here and ends, as it
+#                        would prove nothing
+#   with => 'shim'       start with the fault shim preloaded, no fault set
+#                        (see start_with_shim)
+#   start => 0           do not start it (the caller starts it, to see a
+#                        refused start, or after a skip check)
+sub start_snowflake_node
 {
-	my ($name, %settings) = @_;
+	my ($name, %opts) = @_;
+	my $with = $opts{with} // '';
+	if ($with eq 'faketime' && !faketime_available())
+	{
+		done_testing();
+		exit;
+	}
 	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init;
-	my $conf = preload_conf();
+	my $conf = '';
+	if ($opts{from_backup})
+	{
+		$node->init_from_backup(@{ $opts{from_backup} });
+	}
+	else
+	{
+		$node->init(%{ $opts{init} // {} });
+		my $preload = $opts{preload} // !no_preload();
+		$conf .= "shared_preload_libraries = 'snowflake'\n" if $preload;
+	}
+	my %settings = %{ $opts{settings} // {} };
+	$settings{'snowflake.node_id'} = $opts{node_id} if defined $opts{node_id};
+	if (defined $opts{layout})
+	{
+		my @bits = split m{/}, $opts{layout};
+		die "layout '$opts{layout}' is not T/N/S" unless @bits == 3;
+		@settings{ map { "snowflake.${_}_bits" } qw(timestamp node sequence) } = @bits;
+	}
 	$conf .= "$_ = '$settings{$_}'\n" foreach sort keys %settings;
-	$node->append_conf('postgresql.conf', $conf);
+	if ($opts{include})
+	{
+		my ($file, %included) = @{ $opts{include} };
+		$conf .= "include_if_exists = '$file'\n";
+		write_conf_file($node, $file, %included) if %included;
+	}
+	$node->append_conf('postgresql.conf', $conf) if $conf ne '';
+	return $node if defined $opts{start} && !$opts{start};
+	if ($with eq 'faketime')
+	{
+		start_faked($node, 'start', clock => $opts{clock});
+	}
+	elsif ($with eq 'shim')
+	{
+		start_with_shim($node);
+	}
+	else
+	{
+		die "unknown start_snowflake_node(with => '$with')" if $with ne '';
+		$node->start;
+	}
 	return $node;
+}
+
+# Replace the file $file of $node's data directory with the settings given
+# (name => value, written quoted): one that is left out reverts to its
+# default at the next reload or restart.
+sub write_conf_file
+{
+	my ($node, $file, %settings) = @_;
+	my $path = $node->data_dir . "/$file";
+	open my $fh, '>', "$path.new" or die "could not write $path.new: $!";
+	print $fh map { "$_ = '$settings{$_}'\n" } sort keys %settings;
+	close $fh or die "could not write $path.new: $!";
+	rename("$path.new", $path) or die "could not rename to $path: $!";
+	return;
 }
 
 # Run $sql (in database postgres) with verbose error reports; return the
@@ -152,18 +225,35 @@ sub error_report
 	return @report ? join("\n", @report) : 'none';
 }
 
+# The whole error_report() of a call refused because the clock is behind
+# the last ID issued, under the default snowflake.max_drift_ms (1 s) and
+# with snowflake.max_wait_ms = 100: a regex.
+sub clock_behind_report
+{
+	return qr/\A58000:\ system\ clock\ is\ \d+\ ms\ behind\ the\ last\ issued\ snowflake\ ID\n
+	   DETAIL:\ \ IDs\ may\ lead\ the\ clock\ by\ 1000\ ms\ \(snowflake\.max_drift_ms\)\ and\ a\ call\ may\ wait\ 100\ ms\ \(snowflake\.max_wait_ms\);\ no\ ID\ was\ issued\.\n
+	   HINT:\ \ Generation\ resumes\ by\ itself\ once\ the\ clock\ catches\ up\.\ Check\ the\ server's\ time\ synchronisation\.\z/x;
+}
+
+# The whole error_report() of a batch of $n IDs refused because, with
+# snowflake.sequence_bits = $seq_bits, it spans $span_ms milliseconds, more
+# than the $drift_ms that snowflake.max_drift_ms lets IDs lead the clock.
+sub batch_too_wide_report
+{
+	my ($n, $seq_bits, $span_ms, $drift_ms) = @_;
+	return
+	    qq{22023: a batch of $n snowflake IDs cannot be issued within "snowflake.max_drift_ms"\n}
+	  . "DETAIL:  With snowflake.sequence_bits = $seq_bits a batch of $n IDs spans $span_ms milliseconds, more than the $drift_ms ms that IDs may lead the clock.\n"
+	  . 'HINT:  Ask for fewer IDs per call.';
+}
+
 # Whether the server log, from byte $offset on, comes to match $regex
-# within the test framework's timeout (a bounded poll).
+# within the test framework's timeout: PostgreSQL::Test::Cluster's
+# wait_for_log, as a truth value for ok() rather than a death.
 sub log_appears
 {
 	my ($node, $regex, $offset) = @_;
-	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
-	while (1)
-	{
-		return 1 if $node->log_contains($regex, $offset);
-		return 0 if time() > $deadline;
-		select(undef, undef, undef, 0.1);
-	}
+	return eval { $node->wait_for_log($regex, $offset); 1 } ? 1 : 0;
 }
 
 # The snowflake_stats row as a hash.
@@ -173,6 +263,96 @@ sub stats
 	return decode_json(
 		$node->safe_psql('postgres',
 			'SELECT row_to_json(s) FROM snowflake_stats s'));
+}
+
+# Insert 1000 new IDs into column id of $table on $node; return
+# "inserted|above": '1000|t' when all went in and every one lies above $max.
+sub insert_ids_above
+{
+	my ($node, $table, $max) = @_;
+	return $node->safe_psql(
+		'postgres', qq{
+WITH n AS (
+	INSERT INTO $table SELECT snowflake_nextval() FROM generate_series(1, 1000)
+	RETURNING id)
+SELECT count(*), min(id) > $max FROM n});
+}
+
+# Promote $node and wait until it has left recovery (dies on timeout).
+sub promote_and_wait
+{
+	my ($node) = @_;
+	$node->promote;
+	$node->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+	  or die 'timed out waiting for the promotion of ' . $node->name;
+	return;
+}
+
+# Put $node's last ID about $secs seconds ahead of the clock (batches of a
+# million IDs span 245 ms each; only the first ID of each is fetched) and
+# return an ID issued after them, above every one.
+sub lead_burst
+{
+	my ($node, $secs) = @_;
+	my $batches = int($secs * 1000 / 245) + 1;
+	return $node->safe_psql(
+		'postgres', qq{
+DO \$\$
+BEGIN
+	FOR i IN 1..$batches LOOP
+		PERFORM snowflake_nextval_batch(1000000) LIMIT 1;
+	END LOOP;
+END \$\$;
+SELECT snowflake_nextval();});
+}
+
+# Whether the first ID $node issues, waiting for the clock as long as
+# needed (up to a minute), lies above $max: 't' or 'f'.
+sub first_above
+{
+	my ($node, $max) = @_;
+	return $node->safe_psql('postgres',
+		"SET snowflake.max_wait_ms = '60s'; SELECT snowflake_nextval() > $max");
+}
+
+# Issue $count IDs one by one in one session, $pause seconds apart (the
+# workload's pace, not a wait for anything); return the largest.
+sub paced_calls
+{
+	my ($node, $count, $pause) = @_;
+	my $max = -1;
+	my $sess = $node->background_psql('postgres');
+	for my $i (1 .. $count)
+	{
+		my $id = $sess->query_safe('SELECT snowflake_nextval()');
+		$max = $id if $id > $max;
+		Time::HiRes::sleep($pause) if $i < $count;
+	}
+	$sess->quit;
+	return $max;
+}
+
+# The background writer, as pg_stat_activity names it.
+my $writer_type = 'snowflake reservation writer';
+
+# How many reservation writers run on $node now (no wait).
+sub writers_running
+{
+	my ($node) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT count(*) FROM pg_stat_activity WHERE backend_type = '$writer_type'");
+}
+
+# The PID of $node's reservation writer (other than PID $not, if given),
+# once one runs: a bounded poll; undef if none comes to run.
+sub writer_pid
+{
+	my ($node, $not) = @_;
+	my $q =
+	  "SELECT pid FROM pg_stat_activity WHERE backend_type = '$writer_type'"
+	  . (defined $not ? " AND pid <> $not" : '');
+	return undef unless $node->poll_query_until('postgres', "SELECT EXISTS ($q)");
+	return $node->safe_psql('postgres', $q);
 }
 
 # libfaketime, which steps a running server's clock.  Tests that need it
