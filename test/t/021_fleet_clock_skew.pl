@@ -16,7 +16,7 @@
 #    clock and includes rows created before T on a faster one; widened by
 #    the fleet's skew (600 ms) it misses none.
 #
-# The numbers measured here are printed (note) for the README.
+# The numbers measured here are printed (note) for docs/fleets.md.
 
 use strict;
 use warnings;

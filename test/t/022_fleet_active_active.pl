@@ -12,7 +12,7 @@
 #	claim refused at once, before it mints anything.
 #
 # origin = none needs PostgreSQL 16 or later: on 15 the test is skipped
-# (the README says what 15 users can do instead).
+# (docs/fleets.md says what 15 users can do instead).
 
 use strict;
 use warnings;

@@ -15,7 +15,7 @@
 #    the hub, while site_a's keep arriving.
 #  - site_c, also node id 1, receives site_a's claim first: its own claim
 #    fails at once, before it mints anything.
-#  - Repair as the README describes: site_b gets node id 2, removes its
+#  - Repair as docs/fleets.md describes: site_b gets node id 2, removes its
 #    wrong claim and claims again; the hub skips the refused transaction.
 #    Replication resumes, site_a's claim of node id 1 stays.
 

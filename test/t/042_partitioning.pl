@@ -2,7 +2,7 @@
 #
 # 042_partitioning.pl
 #	Partitioning a table on its snowflake key, the two recipes of the
-#	README: plain declarative partitions with snowflake_min_id() bounds,
+#	docs/adoption/partitioning.md: plain declarative partitions with snowflake_min_id() bounds,
 #	pruned for "id >= snowflake_min_id(now() - interval '1 day')"; and
 #	pg_partman's ID-based partitioning with one day's worth of IDs per
 #	partition (aligned to the epoch, so partitions are UTC days), its
@@ -57,7 +57,7 @@ $node->safe_psql(
 	'postgres', q{
 	CREATE TABLE ledger (id bigint NOT NULL DEFAULT snowflake_nextval(), note text)
 	    PARTITION BY RANGE (id);
-	-- The README's recipe: a partition per day, bounds from snowflake_min_id().
+	-- The recipe of docs/adoption/partitioning.md: a partition per day, bounds from snowflake_min_id().
 	DO $$
 	DECLARE
 	    day date;
@@ -122,7 +122,7 @@ $node->safe_psql(
 	CREATE TABLE events (id bigint NOT NULL DEFAULT snowflake_nextval(), payload text,
 	                     PRIMARY KEY (id))
 	    PARTITION BY RANGE (id);
-	-- The README's recipe: partitions of one day's worth of IDs, starting
+	-- The recipe of docs/adoption/partitioning.md: partitions of one day's worth of IDs, starting
 	-- with the oldest day to keep, some days made ahead.
 	SELECT partman.create_parent(
 	    p_parent_table := 'public.events',
