@@ -27,10 +27,6 @@
 
 #include "snowflake.h"
 
-/* Milliseconds from the Unix epoch to PostgreSQL's (2000-01-01). */
-#define SF_POSTGRES_EPOCH_UNIX_MS \
-	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * 1000)
-
 PG_FUNCTION_INFO_V1(snowflake_nextval);
 PG_FUNCTION_INFO_V1(snowflake_nextval_batch);
 PG_FUNCTION_INFO_V1(snowflake_decode);

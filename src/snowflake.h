@@ -5,14 +5,14 @@
  *
  * The files depend on each other in one direction only:
  *
- *	snowflake.c   module init and GUC definitions
+ *	snowflake.c   module init
  *	functions.c   SQL-callable functions
  *	worker.c      the background writer that keeps the reservation ahead
  *	generator.c   the hot path: minting IDs under the spinlock
  *	state.c       shared memory, the state file and the reservation
- *	config.c      settings' variables, the epoch as a time, the node id and
- *	              layout read from the server configuration when not
- *	              preloaded; the clock is inline below
+ *	config.c      the settings' variables and definitions, the epoch as a
+ *	              time, the node id and layout read from the server
+ *	              configuration when not preloaded; the clock (config.h)
  *	layout.c      pure arithmetic on the ID layout
  *
  * Where SnowflakeShared lives (one instance per server):
@@ -60,13 +60,12 @@
 #ifndef SNOWFLAKE_H
 #define SNOWFLAKE_H
 
-#include <time.h>
-
 #include "datatype/timestamp.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
 #include "storage/spin.h"
 
+#include "config.h"
 #include "layout.h"
 
 /* Name of the LWLock tranche and of the shared memory segment. */
@@ -231,27 +230,13 @@ typedef struct SnowflakeShared
 											 * about a failed registration */
 } SnowflakeShared;
 
-/*
- * snowflake_clock_ms
- *		The wall clock in milliseconds since the Unix epoch.
- */
-static inline int64
-snowflake_clock_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* state.c */
 extern SNOWFLAKE_INTERNAL SnowflakeShared *snowflake_shared;
 extern SNOWFLAKE_INTERNAL SnowflakeShared *snowflake_attach(void);
 extern SNOWFLAKE_INTERNAL SnowflakeShared *snowflake_require_shared(void);
 extern SNOWFLAKE_INTERNAL Size snowflake_shmem_size(void);
 extern SNOWFLAKE_INTERNAL void snowflake_shmem_request(void);
-extern SNOWFLAKE_INTERNAL void snowflake_shmem_startup(const SnowflakeLayout *layout,
-													int node_id);
+extern SNOWFLAKE_INTERNAL void snowflake_shmem_startup(void);
 extern SNOWFLAKE_INTERNAL bool snowflake_extend_reservation(int64 needed_ms, int64 now_ms,
 														 SfExtendMode mode,
 														 SfWriteFailure *failure);
@@ -260,27 +245,6 @@ extern SNOWFLAKE_INTERNAL void snowflake_report_write_failure(int elevel,
 														   const char *detail);
 extern SNOWFLAKE_INTERNAL void snowflake_adopt_layout_state(int64 now_unix_ms,
 														 bool force);
-
-/* config.c */
-extern SNOWFLAKE_INTERNAL int snowflake_max_drift_ms;
-extern SNOWFLAKE_INTERNAL int snowflake_max_wait_ms;
-extern SNOWFLAKE_INTERNAL bool snowflake_spread_sequence;
-extern SNOWFLAKE_INTERNAL int snowflake_writer_idle_timeout_ms;
-extern SNOWFLAKE_INTERNAL bool snowflake_background_writer;
-extern SNOWFLAKE_INTERNAL bool snowflake_parse_epoch(const char *text, int64 *epoch_ms,
-												  char *detail);
-extern SNOWFLAKE_INTERNAL void snowflake_format_ms(int64 unix_ms, char *buf, size_t len);
-extern SNOWFLAKE_INTERNAL bool snowflake_file_layout(SnowflakeLayout *layout,
-												  const char **bad_name,
-												  char *detail);
-extern SNOWFLAKE_INTERNAL bool snowflake_file_settings(SnowflakeLayout *layout,
-													int *node_id,
-													const char **bad_name,
-													char *detail,
-													bool *not_server);
-extern SNOWFLAKE_INTERNAL void snowflake_report_settings(int elevel,
-													  const char *bad_name,
-													  const char *detail);
 
 /* generator.c */
 extern SNOWFLAKE_INTERNAL int64 snowflake_generate(int64 count);

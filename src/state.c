@@ -668,14 +668,18 @@ sf_configure(SnowflakeShared *s, const SnowflakeLayout *layout, int node_id)
 /*
  * snowflake_shmem_startup
  *		Create or attach the shared state; called from shmem_startup_hook in
- *		the postmaster, at startup and after a crash re-initialisation.
+ *		the postmaster, at startup and after a crash re-initialisation, with
+ *		the layout and node id validated at preload (config.c).
  */
 void
-snowflake_shmem_startup(const SnowflakeLayout *layout, int node_id)
+snowflake_shmem_startup(void)
 {
 	bool		found;
 	SnowflakeShared *s;
+	SnowflakeLayout layout;
+	int			node_id;
 
+	snowflake_config_server(&layout, &node_id);
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	s = ShmemInitStruct(SNOWFLAKE_NAME, snowflake_shmem_size(), &found);
 	snowflake_shared = s;
@@ -684,7 +688,7 @@ snowflake_shmem_startup(const SnowflakeLayout *layout, int node_id)
 	{
 		sf_init_shared(s);
 		s->preloaded = true;
-		sf_configure(s, layout, node_id);
+		sf_configure(s, &layout, node_id);
 		s->configured = true;
 		sf_load(s);
 	}
