@@ -4,7 +4,7 @@ EXTENSION = snowflake
 EXTVERSION = $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(EXTENSION).control)
 
 MODULE_big = snowflake
-OBJS = src/snowflake.o src/functions.o src/worker.o src/generator.o src/state.o src/config.o src/layout.o
+OBJS = src/snowflake.o src/functions.o src/worker.o src/generator.o src/reservation.o src/shared.o src/statefile.o src/config.o src/layout.o
 DATA = $(wildcard $(EXTENSION)--*.sql)
 PG_CPPFLAGS = -DSNOWFLAKE_VERSION=\"$(EXTVERSION)\"
 PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers $(if $(WERROR),-Werror)

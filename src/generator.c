@@ -11,7 +11,7 @@
  * borrowed time over the wall clock is bounded by snowflake.max_drift_ms;
  * past that the caller sleeps, outside the spinlock, for at most
  * snowflake.max_wait_ms, or fails.  IDs are issued only up to the durable
- * reservation kept by state.c.
+ * reservation kept by reservation.c.
  *
  * The spinlock section only compares, advances and copies values out: the
  * clock is read before it, and every decision that can sleep, write a file
@@ -508,7 +508,7 @@ sf_generate_slow(int64 count)
  * before by this server, or an error is raised and none is.  May sleep up to
  * snowflake.max_wait_ms in total, and may write the state file (under the
  * snowflake LWLock).  The first call of a process without the preload
- * attaches the shared state (state.c), and raises its errors.  Raises 55000
+ * attaches the shared state (shared.c), and raises its errors.  Raises 55000
  * when the library is not preloaded on PostgreSQL 15 and 16 or the
  * generator is refused, 25006 during recovery, 22003 outside the timestamp
  * field, 22023 for a batch that cannot fit within snowflake.max_drift_ms or

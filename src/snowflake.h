@@ -1,250 +1,36 @@
 /*-------------------------------------------------------------------------
  *
  * snowflake.h
- *	  Declarations shared by the snowflake extension's source files.
+ *	  Declarations of generator.c and worker.c, and the headers of the
+ *	  modules below them.
  *
  * The files depend on each other in one direction only:
  *
- *	snowflake.c   module init
- *	functions.c   SQL-callable functions
- *	worker.c      the background writer that keeps the reservation ahead
- *	generator.c   the hot path: minting IDs under the spinlock
- *	state.c       shared memory, the state file and the reservation
- *	config.c      the settings' variables and definitions, the epoch as a
- *	              time, the node id and layout read from the server
- *	              configuration when not preloaded; the clock (config.h)
- *	layout.c      pure arithmetic on the ID layout
- *
- * Where SnowflakeShared lives (one instance per server):
- *	- preloaded (shared_preload_libraries, every major): in the main shared
- *	  memory, created and loaded by the postmaster at startup and after a
- *	  crash re-initialisation (state.c, snowflake_shmem_startup);
- *	- not preloaded, PostgreSQL 17 and later: in a segment of the DSM
- *	  registry, created by the first process that calls a snowflake
- *	  function, configured from the server configuration by the first one
- *	  under "lock", and loaded from the state file by the first one that
- *	  needs the generator (state.c, snowflake_attach).  A crash
- *	  re-initialisation drops the registry; the next use creates it again.
- *	  Nothing in the struct may be a pointer into memory that differs
- *	  between processes: the segment and this library may be mapped at
- *	  other addresses in each of them.
- *
- * Locking rules for SnowflakeShared:
- *	- the fields above "lock_data" are fixed once "configured" is set
- *	  (by the postmaster at initialisation, or under "lock" by the first
- *	  process that attaches the DSM segment) and read without a lock
- *	  afterwards, except "refusal"/"refusal_detail", set once when the
- *	  state is loaded and changed only by an adoption while holding "lock"
- *	  exclusively (read without it: a refusal is only ever lifted, and
- *	  "loaded" is published after it with a barrier), and the fields marked
- *	  "lock" below, read and written only under it;
- *	- "mutex" (a spinlock) protects the generator state, the counters and
- *	  the background writer's registration.  It is held for a few
- *	  instructions: the clock is read before taking it, and no error,
- *	  allocation, system call or sleep happens while it is held;
- *	- "worker_latch" is set by the background writer (worker.c) when it
- *	  starts and cleared when it exits, and read without a lock: a caller
- *	  that sets a latch its owner has just left wakes nobody, harmlessly;
- *	  "writer_sleeping" likewise, set by the writer before it sleeps with
- *	  no timer and cleared when it wakes; a wake-up missed in that window
- *	  costs at most one caller's own reservation write, never an ID;
- *	- "lock" (an LWLock of the "snowflake" tranche: a named tranche when
- *	  preloaded, the segment's "lock_data" otherwise) serialises writes of
- *	  the state file, and the changes that go with them (a new
- *	  reservation, the promotion floor, an adoption's new "last"), and the
- *	  configuring and loading of a DSM segment.  The spinlock may be taken
- *	  while holding it, never the other way round.
+ *	snowflake.c     module init
+ *	functions.c     SQL-callable functions
+ *	worker.c        the background writer that keeps the reservation ahead
+ *	generator.c     the hot path: minting IDs under the spinlock
+ *	reservation.c   the durable reservation, the floor, a layout's adoption
+ *	shared.c        the shared state's life (shared.h has its locking rules)
+ *	statefile.c     the state file's format and its durable write
+ *	config.c        the settings, the epoch as a time, the node id and
+ *	                layout read from the server configuration when not
+ *	                preloaded; the clock (config.h)
+ *	layout.c        pure arithmetic on the ID layout
  *
  *-------------------------------------------------------------------------
  */
 #ifndef SNOWFLAKE_H
 #define SNOWFLAKE_H
 
-#include "datatype/timestamp.h"
-#include "storage/latch.h"
-#include "storage/lwlock.h"
-#include "storage/spin.h"
-
 #include "config.h"
 #include "layout.h"
-
-/* Name of the LWLock tranche and of the shared memory segment. */
-#define SNOWFLAKE_NAME	"snowflake"
-
-/*
- * Marks an initialised SnowflakeShared of this struct layout.  Change it
- * whenever the struct changes: a library replaced while a server runs
- * without the preload must not read a segment its predecessor created.
- */
-#define SNOWFLAKE_SHARED_MAGIC	0x534E4631	/* "SNF1" */
-
-/* Size of the DSM registry segment: fixed, room to spare. */
-#define SNOWFLAKE_DSM_SIZE	8192
-
-/* Why a floor applies, as stored in shared memory (a message fragment). */
-#define SNOWFLAKE_REASON_LEN	160
-
-/* The state file, relative to the data directory, and its temporary twin. */
-#define SNOWFLAKE_STATE_FILE		"snowflake.state"
-#define SNOWFLAKE_STATE_TMP_FILE	"snowflake.state.tmp"
-
-/*
- * How far past the millisecond that needs it a new reservation is written.
- * At full speed the generator crosses a reservation about twice a second.
- */
-#define SNOWFLAKE_RESERVE_AHEAD_MS	500
-
-/*
- * The renewal point: once the later of the clock and the last issued ID
- * comes within this many milliseconds of the reservation, the background
- * writer extends it (a caller crossing it wakes the writer, or writes early
- * itself when there is no writer).  The writer has this long to finish a
- * write before a caller at the clock's pace finds the reservation used up.
- */
-#define SNOWFLAKE_RENEW_MS	(SNOWFLAKE_RESERVE_AHEAD_MS / 2)
-
-/* At most one LOG line per this many milliseconds for a repeated problem. */
-#define SNOWFLAKE_LOG_INTERVAL_MS	60000
+#include "reservation.h"
+#include "shared.h"
+#include "statefile.h"
 
 /* Largest count accepted by snowflake_nextval_batch(). */
 #define SNOWFLAKE_MAX_BATCH		1000000
-
-/* Why the generator refuses to run, decided at startup. */
-typedef enum SnowflakeRefusal
-{
-	SNOWFLAKE_READY = 0,
-	SNOWFLAKE_NODE_UNSET,		/* snowflake.node_id is -1 */
-	SNOWFLAKE_LAYOUT_CHANGED,	/* epoch/layout differ from the state file */
-	SNOWFLAKE_STATE_UNUSABLE	/* state file unreadable or corrupt */
-} SnowflakeRefusal;
-
-/* Counters shown by snowflake_stats(), protected by the spinlock. */
-typedef struct SnowflakeCounters
-{
-	int64		issued;			/* IDs handed out */
-	int64		borrowed_ms;	/* milliseconds entered ahead of the clock */
-	int64		regressions;	/* backward clock steps seen */
-	int64		max_regression_ms;	/* the largest of them */
-	int64		waits;			/* calls that slept for the clock */
-	int64		wait_ms;		/* total time slept */
-	int64		refused;		/* calls that raised an error */
-	int64		reservation_writes; /* state file writes */
-	int64		background_writes;	/* ... of them by the background writer */
-	int64		caller_writes;	/* ... of them by a calling backend */
-	int64		caller_wait_us; /* time calls spent on reservation writes,
-								 * their own or one they waited for */
-	TimestampTz reset_time;		/* when the counters were last zeroed */
-} SnowflakeCounters;
-
-/* The step of a state file write that failed, and its errno. */
-typedef enum SfWriteStep
-{
-	SF_WRITE_CREATE,
-	SF_WRITE_WRITE,
-	SF_WRITE_FSYNC,
-	SF_WRITE_CLOSE,
-	SF_WRITE_RENAME,
-	SF_WRITE_FSYNC_DIR
-} SfWriteStep;
-
-typedef struct SfWriteFailure
-{
-	SfWriteStep step;
-	int			err;
-} SfWriteFailure;
-
-/* Who extends the reservation, and how (snowflake_extend_reservation). */
-typedef enum SfExtendMode
-{
-	SF_EXTEND_NEEDED,			/* a caller whose IDs wait for it */
-	SF_EXTEND_EARLY,			/* a caller whose IDs are issued already */
-	SF_EXTEND_BACKGROUND		/* the background writer */
-} SfExtendMode;
-
-typedef struct SnowflakeShared
-{
-	uint32		magic;			/* SNOWFLAKE_SHARED_MAGIC once initialised */
-	bool		preloaded;		/* in the main shared memory */
-	bool		configured;		/* the fields below are set */
-	bool		loaded;			/* the state file has been read */
-
-	/* Fixed once configured (see the locking rules above). */
-	SnowflakeLayout layout;
-	int			node_id;		/* -1 when not set */
-	int64		node_part;		/* node_id << sequence_bits, or 0 */
-	SnowflakeRefusal refusal;
-	char		refusal_detail[2 * SNOWFLAKE_DETAIL_LEN];
-	int			refusal_errno;	/* errno of a state file failure */
-	/* With SNOWFLAKE_LAYOUT_CHANGED: where the recorded layout's IDs end. */
-	int64		recorded_end_unix_ms;	/* their last millisecond, or -1 */
-	int64		recorded_max_id;	/* a bound above every one, or -1 */
-	int64		resume_ms;		/* millisecond of the last ID at startup (or
-								 * an adoption), before any of this life */
-
-	/* Without the preload: the LWLock and its tranche. */
-	int			tranche_id;
-	LWLock		lock_data;
-
-	/* Protected by lock: the lineage and the floor (see state.c). */
-	uint64		recorded_system_id; /* as in the state file, 0 if unknown */
-	uint32		recorded_tli;	/* as in the state file, 0 if unknown */
-	bool		lineage_checked;	/* compared at this life's first write */
-	bool		floor_pending;	/* the next write applies the floor */
-	char		floor_reason[SNOWFLAKE_REASON_LEN]; /* why, for the log */
-	int64		floor_ms;		/* the floor last applied, ms since epoch */
-	int64		max_lead_ms;	/* largest lead of the history's IDs */
-	int64		lead_lowered_ms;	/* Unix ms a lower drift was first seen */
-	int64		early_failure_logged_ms;	/* Unix ms of the last LOG line */
-
-	/* The background writer's latch while it runs, else NULL. */
-	Latch	   *volatile worker_latch;
-	/* Set while the writer sleeps until woken (it saw no IDs for a while). */
-	volatile bool writer_sleeping;
-
-	/*
-	 * Protected by mutex.  Written for every ID, so kept on cache lines of
-	 * their own, away from the fixed fields every backend reads.
-	 */
-#ifdef pg_attribute_aligned
-	slock_t		mutex pg_attribute_aligned(PG_CACHE_LINE_SIZE);
-#else
-	slock_t		mutex;
-#endif
-	int64		last;			/* packed (ms << sequence_bits | seq) of the
-								 * last issued ID */
-	int64		reserved_ms;	/* IDs up to this millisecond may be issued:
-								 * a restart resumes above it */
-	int64		durable_ms;		/* the reservation in the file (above
-								 * reserved_ms after a clean shutdown) */
-	int64		clock_ms;		/* latest wall clock reading, ms since epoch */
-	int64		clock_high_ms;	/* the highest reading before the clock last
-								 * went backwards */
-	SnowflakeCounters counters;
-	int64		regression_logged_ms;	/* clock_ms when a regression was last
-										 * logged */
-	/* The background writer: the one running, and when one was asked for. */
-	int			worker_pid;		/* its PID while it runs, else 0 */
-	int64		worker_requested_ms;	/* Unix ms of the last dynamic
-										 * registration, or 0 */
-	int64		worker_failure_logged_ms;	/* Unix ms of the last LOG line
-											 * about a failed registration */
-} SnowflakeShared;
-
-/* state.c */
-extern SNOWFLAKE_INTERNAL SnowflakeShared *snowflake_shared;
-extern SNOWFLAKE_INTERNAL SnowflakeShared *snowflake_attach(void);
-extern SNOWFLAKE_INTERNAL SnowflakeShared *snowflake_require_shared(void);
-extern SNOWFLAKE_INTERNAL Size snowflake_shmem_size(void);
-extern SNOWFLAKE_INTERNAL void snowflake_shmem_request(void);
-extern SNOWFLAKE_INTERNAL void snowflake_shmem_startup(void);
-extern SNOWFLAKE_INTERNAL bool snowflake_extend_reservation(int64 needed_ms, int64 now_ms,
-														 SfExtendMode mode,
-														 SfWriteFailure *failure);
-extern SNOWFLAKE_INTERNAL void snowflake_report_write_failure(int elevel,
-														   const SfWriteFailure *failure,
-														   const char *detail);
-extern SNOWFLAKE_INTERNAL void snowflake_adopt_layout_state(int64 now_unix_ms,
-														 bool force);
 
 /* generator.c */
 extern SNOWFLAKE_INTERNAL int64 snowflake_generate(int64 count);

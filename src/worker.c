@@ -32,7 +32,7 @@
  * the error themselves, as without the writer.
  *
  * A floor still pending when the writer starts (after a promotion, a
- * restore or a lost state file: see state.c) is applied by it at once, so
+ * restore or a lost state file: see reservation.c) is applied by it at once, so
  * that the lead the floor imposes has elapsed by the time the first ID is
  * asked for.  Apart from that one write, a writer that sees no IDs issued
  * writes nothing.

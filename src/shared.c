@@ -1,31 +1,25 @@
 /*-------------------------------------------------------------------------
  *
- * state.c
- *	  The generator's shared memory and its state file.
+ * shared.c
+ *	  The life of the generator's shared state: creating or attaching it,
+ *	  loading it from the state file, and recording the exact last ID at a
+ *	  clean shutdown.
  *
  * One SnowflakeShared struct lives in shared memory (locking rules in
- * snowflake.h).  Its durable twin is the state file "snowflake.state" in the
- * data directory: it records the layout, epoch and node id the IDs were
- * minted with, and a reservation, a millisecond that no issued ID has passed.
- * The generator never issues an ID above the reservation held in shared
- * memory, and that value is raised only after the file saying so has been
- * written and fsynced, so a restart (clean or after a crash) that resumes
- * strictly above the file's reservation can never issue an ID twice.  A clean
- * shutdown records the exact last ID instead.
+ * shared.h).  Its durable twin is the state file (statefile.c): the
+ * generator never issues an ID above the reservation held in shared memory,
+ * and that value is raised only after the file saying so has been written
+ * and fsynced (reservation.c), so a restart (clean or after a crash) that
+ * resumes strictly above the file's reservation, as loading here does, can
+ * never issue an ID twice.  A clean shutdown records the exact last ID
+ * instead.
  *
- * The file also records the lineage of the IDs: the system identifier and
- * timeline they were last issued under, and the largest lead over the clock
- * any ID of this data directory's history may have had.  The first ID of a
- * life that cannot trust the reservation (no state file, a start in recovery
- * or from a base backup, another system, another timeline) is placed past
- * the "floor", now plus that lead, durably, before it is handed out.
- *
- * The file is written whole to a temporary file, fsynced, renamed over the
- * old one, and the directory is fsynced.  Writes are serialised by the
- * "snowflake" LWLock; the spinlock is taken only to read or publish values.
- * Nothing on the write path raises an error: failures are returned to the
- * caller, which decides whether to raise (a write before any ID is handed
- * out) or only to log (a write ahead of need, after IDs were issued).
+ * The first ID of a life that cannot trust the reservation (no state file,
+ * a start in recovery or from a base backup, another system, another
+ * timeline) is placed past the "floor", now plus the largest lead any ID of
+ * the data directory's history may have had, durably, before it is handed
+ * out: loading records that obligation in the file (sf_start_reason), and
+ * reservation.c discharges it.
  *
  * Preloaded, the postmaster creates the shared state and reads the file at
  * startup (and after a crash re-initialisation), and records the exact last
@@ -44,109 +38,51 @@
  */
 #include "postgres.h"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include "access/xlog.h"
 #include "access/xlogrecovery.h"
 #include "miscadmin.h"
-#include "pgstat.h"
-#include "port/pg_crc32c.h"
-#include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
 #include "utils/timestamp.h"
 
 #include "compat.h"
-#include "snowflake.h"
-
-#define SNOWFLAKE_STATE_MAGIC	0x534E464B	/* "SNFK" */
-#define SNOWFLAKE_STATE_VERSION	2
-
-/* The state file's contents, written and read as one block. */
-typedef struct SnowflakeStateFile
-{
-	uint32		magic;
-	uint32		version;
-	int64		epoch_ms;
-	int32		timestamp_bits;
-	int32		node_bits;
-	int32		sequence_bits;
-	int32		node_id;
-	int64		reserved_ms;	/* no issued ID has a later millisecond */
-	int64		last;			/* packed last ID after a clean shutdown, or
-								 * -1 while the server runs */
-	uint32		flags;			/* SNOWFLAKE_STATE_* below */
-	uint32		timeline;		/* timeline IDs were last issued on, 0 if
-								 * unknown */
-	uint64		system_id;		/* system identifier, 0 if unknown */
-	int64		max_lead_ms;	/* largest lead any ID of the history may have */
-	int64		lead_lowered_ms;	/* Unix ms when a max_drift_ms lower than
-									 * max_lead_ms was first recorded, or 0 */
-	pg_crc32c	crc;			/* over everything above */
-} SnowflakeStateFile;
-
-/* Version 1 (snowflake 1.0), still read after an upgrade. */
-typedef struct SnowflakeStateFileV1
-{
-	uint32		magic;
-	uint32		version;
-	int64		epoch_ms;
-	int32		timestamp_bits;
-	int32		node_bits;
-	int32		sequence_bits;
-	int32		node_id;
-	int64		reserved_ms;
-	int64		last;
-	uint32		flags;
-	pg_crc32c	crc;
-} SnowflakeStateFileV1;
-
-/*
- * The first ID of this data directory has yet to be placed past the floor.
- * Set at a start that cannot trust the reservation (see sf_start_reason),
- * cleared by the first reservation written above the floor: a restart, a
- * crash or a power loss before the first ID cannot lose the obligation.
- */
-#define SNOWFLAKE_STATE_FLOOR	0x0001
+#include "config.h"
+#include "shared.h"
+#include "statefile.h"
 
 SnowflakeShared *snowflake_shared = NULL;
 
 /* The "snowflake" LWLock, as this process addresses it. */
-static LWLock *sf_lock = NULL;
+LWLock	   *snowflake_lock = NULL;
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 static void sf_shmem_shutdown(int code, Datum arg);
 static void sf_load(SnowflakeShared *s);
 
-Size
-snowflake_shmem_size(void)
+static Size
+sf_shmem_size(void)
 {
 	StaticAssertStmt(sizeof(SnowflakeShared) <= SNOWFLAKE_DSM_SIZE,
 					 "SnowflakeShared must fit SNOWFLAKE_DSM_SIZE");
 	return MAXALIGN(sizeof(SnowflakeShared));
 }
 
-/* Ask for our shared memory and LWLock; called from shmem_request_hook. */
-void
-snowflake_shmem_request(void)
+/* shmem_request_hook: ask for our shared memory and LWLock. */
+static void
+sf_shmem_request(void)
 {
-	RequestAddinShmemSpace(snowflake_shmem_size());
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(sf_shmem_size());
 	RequestNamedLWLockTranche(SNOWFLAKE_NAME, 1);
 }
 
-static pg_crc32c
-sf_crc(const void *data, size_t len)
-{
-	pg_crc32c	crc;
-
-	INIT_CRC32C(crc);
-	COMP_CRC32C(crc, data, len);
-	FIN_CRC32C(crc);
-	return crc;
-}
-
 /*
- * sf_history_lead
+ * snowflake_history_lead
  *		The largest lead over the clock that an ID of this data directory's
  *		history may have had, as of now_unix_ms, updating the record.
  *
@@ -155,8 +91,8 @@ sf_crc(const void *data, size_t len)
  * has elapsed since a lower one was first recorded here (which is no earlier
  * than the reload).  Call with the LWLock held, or in the postmaster.
  */
-static int64
-sf_history_lead(SnowflakeShared *s, int64 now_unix_ms)
+int64
+snowflake_history_lead(SnowflakeShared *s, int64 now_unix_ms)
 {
 	int64		drift = snowflake_max_drift_ms;
 
@@ -179,9 +115,9 @@ sf_history_lead(SnowflakeShared *s, int64 now_unix_ms)
  * Fill a state file image: the layout and node id of the server, the given
  * reservation, last ID and floor obligation, the lineage in shared memory.
  */
-static void
-sf_state_image(SnowflakeStateFile *f, const SnowflakeShared *s,
-			   int64 reserved_ms, int64 last, bool floor)
+void
+snowflake_state_image(SnowflakeStateFile *f, const SnowflakeShared *s,
+					  int64 reserved_ms, int64 last, bool floor)
 {
 	memset(f, 0, sizeof(*f));
 	f->magic = SNOWFLAKE_STATE_MAGIC;
@@ -198,132 +134,7 @@ sf_state_image(SnowflakeStateFile *f, const SnowflakeShared *s,
 	f->system_id = s->recorded_system_id;
 	f->max_lead_ms = s->max_lead_ms;
 	f->lead_lowered_ms = s->lead_lowered_ms;
-	f->crc = sf_crc(f, offsetof(SnowflakeStateFile, crc));
-}
-
-/*
- * Wait events of the state file's I/O, shown in pg_stat_activity.  The
- * postmaster (writing at startup) uses the generic one: a custom event's
- * number would not survive the re-initialisation after a crash.
- */
-static uint32
-sf_io_event(void)
-{
-	return IsUnderPostmaster ? SNOWFLAKE_WAIT_EVENT_IO() : PG_WAIT_EXTENSION;
-}
-
-/* Record a failed step; closes fd (if >= 0) keeping errno. */
-static bool
-sf_write_failed(SfWriteFailure *failure, SfWriteStep step, int fd)
-{
-	failure->step = step;
-	failure->err = errno;
-	pgstat_report_wait_end();
-	if (fd >= 0)
-		close(fd);
-	return false;
-}
-
-/*
- * sf_write_state
- *		Durably replace the state file with the given image: write a
- *		temporary file, fsync it, rename it over the state file, fsync the
- *		directory.  No partial file is ever visible under the real name.
- *
- * Returns true on success; on failure false, with the step and its errno in
- * *failure for sf_report_write_failure().  Never raises an error: files are
- * opened with BasicOpenFile (no allocated descriptor to run out of), and
- * PostgreSQL's durable_rename() is not used because it PANICs on an fsync
- * failure (data_sync_retry); this whole-file rewrite into a fresh temporary
- * file can safely be retried instead.
- */
-static bool
-sf_write_state(const SnowflakeStateFile *f, SfWriteFailure *failure)
-{
-	int			fd;
-
-	pgstat_report_wait_start(sf_io_event());
-	fd = BasicOpenFile(SNOWFLAKE_STATE_TMP_FILE,
-					   O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
-	if (fd < 0)
-		return sf_write_failed(failure, SF_WRITE_CREATE, -1);
-	errno = 0;
-	if (write(fd, f, sizeof(*f)) != sizeof(*f))
-	{
-		if (errno == 0)
-			errno = ENOSPC;
-		return sf_write_failed(failure, SF_WRITE_WRITE, fd);
-	}
-	if (pg_fsync(fd) != 0)
-		return sf_write_failed(failure, SF_WRITE_FSYNC, fd);
-	if (close(fd) != 0)
-		return sf_write_failed(failure, SF_WRITE_CLOSE, -1);
-	if (rename(SNOWFLAKE_STATE_TMP_FILE, SNOWFLAKE_STATE_FILE) != 0)
-		return sf_write_failed(failure, SF_WRITE_RENAME, -1);
-
-	/* Make the rename itself durable. */
-	fd = BasicOpenFile(".", O_RDONLY | PG_BINARY);
-	if (fd < 0 || pg_fsync(fd) != 0)
-		return sf_write_failed(failure, SF_WRITE_FSYNC_DIR, fd);
-	close(fd);
-	pgstat_report_wait_end();
-	return true;
-}
-
-/*
- * sf_report_write_failure
- *		Report a failed state file write at elevel, with the operating
- *		system's reason and an optional detail.
- */
-void
-snowflake_report_write_failure(int elevel, const SfWriteFailure *failure,
-							   const char *detail)
-{
-	errno = failure->err;
-	switch (failure->step)
-	{
-		case SF_WRITE_CREATE:
-			ereport(elevel,
-					(errcode_for_file_access(),
-					 errmsg("could not create file \"%s\": %m",
-							SNOWFLAKE_STATE_TMP_FILE),
-					 detail ? errdetail_internal("%s", detail) : 0));
-			break;
-		case SF_WRITE_WRITE:
-			ereport(elevel,
-					(errcode_for_file_access(),
-					 errmsg("could not write file \"%s\": %m",
-							SNOWFLAKE_STATE_TMP_FILE),
-					 detail ? errdetail_internal("%s", detail) : 0));
-			break;
-		case SF_WRITE_FSYNC:
-			ereport(elevel,
-					(errcode_for_file_access(),
-					 errmsg("could not fsync file \"%s\": %m",
-							SNOWFLAKE_STATE_TMP_FILE),
-					 detail ? errdetail_internal("%s", detail) : 0));
-			break;
-		case SF_WRITE_CLOSE:
-			ereport(elevel,
-					(errcode_for_file_access(),
-					 errmsg("could not close file \"%s\": %m",
-							SNOWFLAKE_STATE_TMP_FILE),
-					 detail ? errdetail_internal("%s", detail) : 0));
-			break;
-		case SF_WRITE_RENAME:
-			ereport(elevel,
-					(errcode_for_file_access(),
-					 errmsg("could not rename file \"%s\" to \"%s\": %m",
-							SNOWFLAKE_STATE_TMP_FILE, SNOWFLAKE_STATE_FILE),
-					 detail ? errdetail_internal("%s", detail) : 0));
-			break;
-		case SF_WRITE_FSYNC_DIR:
-			ereport(elevel,
-					(errcode_for_file_access(),
-					 errmsg("could not fsync the data directory: %m"),
-					 detail ? errdetail_internal("%s", detail) : 0));
-			break;
-	}
+	snowflake_state_seal(f);
 }
 
 /* Set the refusal state with a detail message (startup only). */
@@ -336,91 +147,6 @@ sf_refuse(SnowflakeShared *s, SnowflakeRefusal why, int err,
 	strlcpy(s->refusal_detail, detail, sizeof(s->refusal_detail));
 }
 
-/*
- * sf_read_state
- *		Read and check the state file into *f (a version 1 file is
- *		converted).  Returns 1 if read, 0 if there is no file, -1 if it is
- *		unusable (the refusal is recorded in shared memory).
- */
-static int
-sf_read_state(SnowflakeShared *s, SnowflakeStateFile *f)
-{
-	union
-	{
-		SnowflakeStateFile v2;
-		SnowflakeStateFileV1 v1;
-		char		extra[sizeof(SnowflakeStateFile) + 1];
-	}			buf;
-	int			fd;
-	ssize_t		n;
-	const char *corrupt = NULL;
-
-	fd = OpenTransientFile(SNOWFLAKE_STATE_FILE, O_RDONLY | PG_BINARY);
-	if (fd < 0)
-	{
-		if (errno == ENOENT)
-			return 0;
-		sf_refuse(s, SNOWFLAKE_STATE_UNUSABLE, errno,
-				  "could not open file \"" SNOWFLAKE_STATE_FILE "\"");
-		return -1;
-	}
-	n = read(fd, &buf, sizeof(buf));
-	if (n < 0)
-	{
-		int			save_errno = errno;
-
-		CloseTransientFile(fd);
-		sf_refuse(s, SNOWFLAKE_STATE_UNUSABLE, save_errno,
-				  "could not read file \"" SNOWFLAKE_STATE_FILE "\"");
-		return -1;
-	}
-	CloseTransientFile(fd);
-
-	if (n == sizeof(SnowflakeStateFileV1) && buf.v1.magic == SNOWFLAKE_STATE_MAGIC &&
-		buf.v1.version == 1)
-	{
-		SnowflakeStateFileV1 v1 = buf.v1;
-
-		if (v1.crc != sf_crc(&v1, offsetof(SnowflakeStateFileV1, crc)))
-			corrupt = "checksum mismatch";
-		else
-		{
-			/* 1.0 recorded no lineage: the first ID of 1.1 takes the floor. */
-			memset(f, 0, sizeof(*f));
-			f->magic = v1.magic;
-			f->version = SNOWFLAKE_STATE_VERSION;
-			f->epoch_ms = v1.epoch_ms;
-			f->timestamp_bits = v1.timestamp_bits;
-			f->node_bits = v1.node_bits;
-			f->sequence_bits = v1.sequence_bits;
-			f->node_id = v1.node_id;
-			f->reserved_ms = v1.reserved_ms;
-			f->last = v1.last;
-			f->flags = v1.flags & SNOWFLAKE_STATE_FLOOR;
-			return 1;
-		}
-	}
-	else if (n != sizeof(SnowflakeStateFile))
-		corrupt = "wrong size";
-	else if (buf.v2.magic != SNOWFLAKE_STATE_MAGIC)
-		corrupt = "bad magic number";
-	else if (buf.v2.version != SNOWFLAKE_STATE_VERSION)
-		corrupt = "unknown version";
-	else if (buf.v2.crc != sf_crc(&buf.v2, offsetof(SnowflakeStateFile, crc)))
-		corrupt = "checksum mismatch";
-
-	if (corrupt != NULL)
-	{
-		char		detail[2 * SNOWFLAKE_DETAIL_LEN];
-
-		snprintf(detail, sizeof(detail), "file \"%s\" is corrupt (%s)",
-				 SNOWFLAKE_STATE_FILE, corrupt);
-		sf_refuse(s, SNOWFLAKE_STATE_UNUSABLE, 0, detail);
-		return -1;
-	}
-	*f = buf.v2;
-	return 1;
-}
 
 /*
  * sf_resume
@@ -564,6 +290,8 @@ sf_load_state(SnowflakeShared *s)
 {
 	SnowflakeStateFile f;
 	int			got;
+	int			err;
+	char		detail[2 * SNOWFLAKE_DETAIL_LEN];
 	const char *reason;
 
 	/* A temporary file left by a write that a crash interrupted. */
@@ -574,13 +302,16 @@ sf_load_state(SnowflakeShared *s)
 				 errmsg("could not remove file \"%s\": %m",
 						SNOWFLAKE_STATE_TMP_FILE)));
 
-	got = sf_read_state(s, &f);
+	got = snowflake_state_read(&f, &err, detail, sizeof(detail));
 	if (got < 0)
+	{
+		sf_refuse(s, SNOWFLAKE_STATE_UNUSABLE, err, detail);
 		return;
+	}
 	if (got == 0)
 	{
 		/* An image of an empty history: nothing issued, lineage unknown. */
-		sf_state_image(&f, s, -1, -1, true);
+		snowflake_state_image(&f, s, -1, -1, true);
 		f.flags = 0;
 	}
 
@@ -614,12 +345,12 @@ sf_load_state(SnowflakeShared *s)
 
 		s->floor_pending = true;
 		strlcpy(s->floor_reason, reason, sizeof(s->floor_reason));
-		(void) sf_history_lead(s, snowflake_clock_ms());
+		(void) snowflake_history_lead(s, snowflake_clock_ms());
 		f.flags |= SNOWFLAKE_STATE_FLOOR;
 		f.max_lead_ms = s->max_lead_ms;
 		f.lead_lowered_ms = s->lead_lowered_ms;
-		f.crc = sf_crc(&f, offsetof(SnowflakeStateFile, crc));
-		if (!sf_write_state(&f, &failure))
+		snowflake_state_seal(&f);
+		if (!snowflake_state_write(&f, &failure))
 		{
 			snowflake_report_write_failure(LOG, &failure,
 										   "Generation is refused until the state file can be written at a restart.");
@@ -666,24 +397,27 @@ sf_configure(SnowflakeShared *s, const SnowflakeLayout *layout, int node_id)
 }
 
 /*
- * snowflake_shmem_startup
- *		Create or attach the shared state; called from shmem_startup_hook in
- *		the postmaster, at startup and after a crash re-initialisation, with
- *		the layout and node id validated at preload (config.c).
+ * sf_shmem_startup
+ *		shmem_startup_hook: create or attach the shared state, in the
+ *		postmaster at startup and after a crash re-initialisation, with the
+ *		layout and node id validated at preload (config.c).
  */
-void
-snowflake_shmem_startup(void)
+static void
+sf_shmem_startup(void)
 {
 	bool		found;
 	SnowflakeShared *s;
 	SnowflakeLayout layout;
 	int			node_id;
 
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+
 	snowflake_config_server(&layout, &node_id);
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	s = ShmemInitStruct(SNOWFLAKE_NAME, snowflake_shmem_size(), &found);
+	s = ShmemInitStruct(SNOWFLAKE_NAME, sf_shmem_size(), &found);
 	snowflake_shared = s;
-	sf_lock = &(GetNamedLWLockTranche(SNOWFLAKE_NAME))->lock;
+	snowflake_lock = &(GetNamedLWLockTranche(SNOWFLAKE_NAME))->lock;
 	if (!found)
 	{
 		sf_init_shared(s);
@@ -860,7 +594,7 @@ snowflake_attach(void)
 	{
 		SnowflakeShared *s = sf_attach_segment();
 
-		sf_lock = &s->lock_data;
+		snowflake_lock = &s->lock_data;
 		snowflake_shared = s;
 	}
 #endif
@@ -889,10 +623,10 @@ snowflake_require_shared(void)
 				 errhint("Add snowflake to \"shared_preload_libraries\" in postgresql.conf and restart the server.")));
 	if (unlikely(!s->loaded))
 	{
-		LWLockAcquire(sf_lock, LW_EXCLUSIVE);
+		LWLockAcquire(snowflake_lock, LW_EXCLUSIVE);
 		if (!s->loaded)
 			sf_load(s);
-		LWLockRelease(sf_lock);
+		LWLockRelease(snowflake_lock);
 	}
 	pg_read_barrier();
 	return s;
@@ -932,229 +666,25 @@ sf_shmem_shutdown(int code, Datum arg)
 	if (last < 0 || s->floor_pending)
 		return;
 
-	sf_state_image(&f, s, last >> s->layout.sequence_bits, last, false);
-	if (!sf_write_state(&f, &failure))
+	snowflake_state_image(&f, s, last >> s->layout.sequence_bits, last, false);
+	if (!snowflake_state_write(&f, &failure))
 		snowflake_report_write_failure(LOG, &failure,
 									   "The exact last snowflake ID was not recorded; the next start resumes above the reservation.");
 }
 
 /*
- * sf_check_lineage
- *		At the first write of this server's life, outside recovery: if the
- *		file's IDs were issued under another system or timeline (a restored
- *		backup, a promotion, point-in-time recovery), the floor applies.
- *		Called with the LWLock held.
- */
-static void
-sf_check_lineage(SnowflakeShared *s)
-{
-	uint64		system_id = GetSystemIdentifier();
-	TimeLineID	tli = GetWALInsertionTimeLine();
-
-	if (s->lineage_checked)
-		return;
-	s->lineage_checked = true;
-	if (s->recorded_system_id != system_id)
-	{
-		if (!s->floor_pending)
-			strlcpy(s->floor_reason, s->recorded_system_id == 0 ?
-					"the state file records no system identifier" :
-					"the state file records another system identifier",
-					sizeof(s->floor_reason));
-		s->floor_pending = true;
-	}
-	else if (s->recorded_tli != tli)
-	{
-		if (!s->floor_pending)
-			strlcpy(s->floor_reason, "the state file records another timeline",
-					sizeof(s->floor_reason));
-		s->floor_pending = true;
-	}
-	s->recorded_system_id = system_id;
-	s->recorded_tli = tli;
-}
-
-/*
- * snowflake_extend_reservation
- *		Durably raise the reservation so that IDs up to needed_ms may be
- *		issued.  now_ms is the caller's clock reading (ms since the epoch).
- *
- * Takes the snowflake LWLock.  The first write of a server's life checks
- * the lineage, and when the floor applies, raises the generator's last
- * value to now plus the history's largest lead first.  The new reservation
- * reaches SNOWFLAKE_RESERVE_AHEAD_MS past the later of needed_ms and now_ms.
- * Nothing is written if the reservation already covers needed_ms (another
- * process wrote it while this one waited for the lock).
- *
- * A caller whose IDs wait for the reservation (SF_EXTEND_NEEDED) gets false
- * with the failure if the file cannot be written, and nothing changes; it
- * raises the error (nothing was issued).  An early extension, made by a
- * caller whose IDs are already issued (SF_EXTEND_EARLY), gives way if
- * another process holds the lock; it and the background writer's
- * (SF_EXTEND_BACKGROUND) never raise: a failure is logged at most once a
- * minute, and the next caller to find the reservation used up retries the
- * write and reports the error.
- */
-bool
-snowflake_extend_reservation(int64 needed_ms, int64 now_ms, SfExtendMode mode,
-							 SfWriteFailure *failure)
-{
-	SnowflakeShared *s = snowflake_shared;
-	SnowflakeStateFile f;
-	int64		reserved;
-	int64		target;
-	int64		now_unix = now_ms + s->layout.epoch_ms;
-	int64		lead;
-	bool		floor;
-
-	if (mode != SF_EXTEND_EARLY)
-		LWLockAcquire(sf_lock, LW_EXCLUSIVE);
-	else if (!LWLockConditionalAcquire(sf_lock, LW_EXCLUSIVE))
-		return true;
-
-	sf_check_lineage(s);
-	lead = sf_history_lead(s, now_unix);
-	floor = s->floor_pending;
-	if (floor)
-	{
-		int64		floor_ms = Min(now_ms + lead, snowflake_max_ms(&s->layout));
-		int64		floor_packed = (floor_ms << s->layout.sequence_bits) - 1;
-
-		SpinLockAcquire(&s->mutex);
-		if (s->last < floor_packed)
-			s->last = floor_packed;
-		SpinLockRelease(&s->mutex);
-		needed_ms = Max(needed_ms, floor_ms);
-		s->floor_ms = floor_ms;
-	}
-
-	SpinLockAcquire(&s->mutex);
-	reserved = s->reserved_ms;
-	SpinLockRelease(&s->mutex);
-
-	if (reserved < needed_ms || floor)
-	{
-		/* The write also clears the file's floor obligation. */
-		target = Min(Max(Max(needed_ms, now_ms) + SNOWFLAKE_RESERVE_AHEAD_MS,
-						 reserved),
-					 snowflake_max_ms(&s->layout));
-		sf_state_image(&f, s, target, -1, false);
-		if (!sf_write_state(&f, failure))
-		{
-			if (mode != SF_EXTEND_NEEDED &&
-				now_unix >= s->early_failure_logged_ms + SNOWFLAKE_LOG_INTERVAL_MS)
-			{
-				s->early_failure_logged_ms = now_unix;
-				snowflake_report_write_failure(LOG, failure,
-											   "The snowflake reservation could not be extended ahead of need; a call that finds it used up will retry and report the error.");
-			}
-			LWLockRelease(sf_lock);
-			return mode != SF_EXTEND_NEEDED;
-		}
-		SpinLockAcquire(&s->mutex);
-		s->reserved_ms = target;
-		s->durable_ms = target;
-		s->counters.reservation_writes++;
-		if (mode == SF_EXTEND_BACKGROUND)
-			s->counters.background_writes++;
-		else
-			s->counters.caller_writes++;
-		SpinLockRelease(&s->mutex);
-		if (floor)
-			ereport(LOG,
-					(errmsg("snowflake IDs resume at %lld ms past the clock, because %s",
-							(long long) (s->floor_ms - now_ms), s->floor_reason)));
-		s->floor_pending = false;
-	}
-	LWLockRelease(sf_lock);
-	return true;
-}
-
-/*
- * snowflake_adopt_layout_state
- *		Accept the configured epoch and layout in place of the recorded ones.
- *
- * Writes a state file for the configured layout whose reservation lies above
- * both the old IDs' last millisecond (translated to the new epoch) and the
- * current time (now_unix_ms), then lets generation proceed.  Unless force is
- * set, refuses if the new layout's IDs would not all be larger than the old
- * ones (narrower node or sequence fields, or a later epoch, can make them
- * smaller and collide with stored keys).  A floor obligation (a start that
- * could not trust the reservation, another timeline or system) is carried
- * into the new file.  The caller has checked that the user is a superuser.
- * Raises ERROR if there is nothing to adopt or the file cannot be written.
+ * snowflake_shared_init
+ *		Install the shared memory hooks when the library is being preloaded;
+ *		called from _PG_init.  Without the preload, the shared state is
+ *		attached at first use instead (snowflake_attach).
  */
 void
-snowflake_adopt_layout_state(int64 now_unix_ms, bool force)
+snowflake_shared_init(void)
 {
-	SnowflakeShared *s = snowflake_shared;
-	SnowflakeStateFile f;
-	int64		resume_ms;
-	int64		first_id;
-	SfWriteFailure failure;
-
-	LWLockAcquire(sf_lock, LW_EXCLUSIVE);
-	if (s->refusal != SNOWFLAKE_LAYOUT_CHANGED)
-	{
-		LWLockRelease(sf_lock);
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("no changed snowflake layout to adopt"),
-				 errdetail("The server's epoch and layout are those recorded in \"%s\", or that file is unusable.",
-						   SNOWFLAKE_STATE_FILE)));
-	}
-
-	resume_ms = Max(s->recorded_end_unix_ms - s->layout.epoch_ms + 1,
-					now_unix_ms - s->layout.epoch_ms);
-	if (resume_ms < 0 || resume_ms > snowflake_max_ms(&s->layout))
-	{
-		LWLockRelease(sf_lock);
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("the configured snowflake layout cannot represent the current time"),
-				 errdetail("Generation would resume %lld milliseconds after the configured epoch, outside the timestamp field.",
-						   (long long) resume_ms)));
-	}
-
-	first_id = resume_ms << (s->layout.node_bits + s->layout.sequence_bits);
-	if (first_id <= s->recorded_max_id && !force)
-	{
-		LWLockRelease(sf_lock);
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("IDs of the configured snowflake layout would not all be larger than existing ones"),
-				 errdetail("The first new ID would be %lld, but IDs up to %lld may already exist.",
-						   (long long) first_id, (long long) s->recorded_max_id),
-				 errhint("New IDs could collide with stored keys. Restore the recorded settings, or widen the node or sequence fields instead; call snowflake_adopt_layout(force => true) only if no key minted under the old layout will meet a new one.")));
-	}
-
-	/*
-	 * Reserve nothing yet: the first ID writes a real reservation, and
-	 * checks the lineage then (the file keeps the recorded one).
-	 */
-	sf_state_image(&f, s, resume_ms - 1, -1, s->floor_pending);
-	if (!sf_write_state(&f, &failure))
-	{
-		LWLockRelease(sf_lock);
-		snowflake_report_write_failure(ERROR, &failure,
-									   "The changed layout was not adopted.");
-	}
-
-	SpinLockAcquire(&s->mutex);
-	s->last = (resume_ms << s->layout.sequence_bits) - 1;
-	s->reserved_ms = resume_ms - 1;
-	s->durable_ms = resume_ms - 1;
-	s->resume_ms = resume_ms - 1;
-	s->counters.reservation_writes++;
-	s->counters.caller_writes++;
-	SpinLockRelease(&s->mutex);
-
-	s->refusal = s->node_id < 0 ? SNOWFLAKE_NODE_UNSET : SNOWFLAKE_READY;
-	s->refusal_detail[0] = '\0';
-	LWLockRelease(sf_lock);
-
-	ereport(LOG,
-			(errmsg("snowflake layout %d/%d/%d adopted%s",
-					s->layout.timestamp_bits, s->layout.node_bits,
-					s->layout.sequence_bits, force ? " by force" : "")));
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = sf_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = sf_shmem_startup;
 }

@@ -1,0 +1,189 @@
+/*-------------------------------------------------------------------------
+ *
+ * shared.h
+ *	  The generator's shared state, SnowflakeShared, and its life (shared.c):
+ *	  creating or attaching it, loading it from the state file, recording
+ *	  the exact last ID at shutdown.
+ *
+ * Where SnowflakeShared lives (one instance per server):
+ *	- preloaded (shared_preload_libraries, every major): in the main shared
+ *	  memory, created and loaded by the postmaster at startup and after a
+ *	  crash re-initialisation (shared.c, sf_shmem_startup);
+ *	- not preloaded, PostgreSQL 17 and later: in a segment of the DSM
+ *	  registry, created by the first process that calls a snowflake
+ *	  function, configured from the server configuration by the first one
+ *	  under "lock", and loaded from the state file by the first one that
+ *	  needs the generator (shared.c, snowflake_attach).  A crash
+ *	  re-initialisation drops the registry; the next use creates it again.
+ *	  Nothing in the struct may be a pointer into memory that differs
+ *	  between processes: the segment and this library may be mapped at
+ *	  other addresses in each of them.
+ *
+ * Locking rules for SnowflakeShared:
+ *	- the fields above "lock_data" are fixed once "configured" is set
+ *	  (by the postmaster at initialisation, or under "lock" by the first
+ *	  process that attaches the DSM segment) and read without a lock
+ *	  afterwards, except "refusal"/"refusal_detail", set once when the
+ *	  state is loaded and changed only by an adoption while holding "lock"
+ *	  exclusively (read without it: a refusal is only ever lifted, and
+ *	  "loaded" is published after it with a barrier), and the fields marked
+ *	  "lock" below, read and written only under it;
+ *	- "mutex" (a spinlock) protects the generator state, the counters and
+ *	  the background writer's registration.  It is held for a few
+ *	  instructions: the clock is read before taking it, and no error,
+ *	  allocation, system call or sleep happens while it is held;
+ *	- "worker_latch" is set by the background writer (worker.c) when it
+ *	  starts and cleared when it exits, and read without a lock: a caller
+ *	  that sets a latch its owner has just left wakes nobody, harmlessly;
+ *	  "writer_sleeping" likewise, set by the writer before it sleeps with
+ *	  no timer and cleared when it wakes; a wake-up missed in that window
+ *	  costs at most one caller's own reservation write, never an ID;
+ *	- "lock" (an LWLock of the "snowflake" tranche: a named tranche when
+ *	  preloaded, the segment's "lock_data" otherwise) serialises writes of
+ *	  the state file, and the changes that go with them (a new
+ *	  reservation, the promotion floor, an adoption's new "last"), and the
+ *	  configuring and loading of a DSM segment.  The spinlock may be taken
+ *	  while holding it, never the other way round.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SNOWFLAKE_SHARED_H
+#define SNOWFLAKE_SHARED_H
+
+#include "datatype/timestamp.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+#include "storage/spin.h"
+
+#include "layout.h"
+#include "statefile.h"
+
+/* Name of the LWLock tranche and of the shared memory segment. */
+#define SNOWFLAKE_NAME	"snowflake"
+
+/*
+ * Marks an initialised SnowflakeShared of this struct layout.  Change it
+ * whenever the struct changes: a library replaced while a server runs
+ * without the preload must not read a segment its predecessor created.
+ */
+#define SNOWFLAKE_SHARED_MAGIC	0x534E4631	/* "SNF1" */
+
+/* Size of the DSM registry segment: fixed, room to spare. */
+#define SNOWFLAKE_DSM_SIZE	8192
+
+/* Why a floor applies, as stored in shared memory (a message fragment). */
+#define SNOWFLAKE_REASON_LEN	160
+
+/* At most one LOG line per this many milliseconds for a repeated problem. */
+#define SNOWFLAKE_LOG_INTERVAL_MS	60000
+
+/* Why the generator refuses to run, decided at startup. */
+typedef enum SnowflakeRefusal
+{
+	SNOWFLAKE_READY = 0,
+	SNOWFLAKE_NODE_UNSET,		/* snowflake.node_id is -1 */
+	SNOWFLAKE_LAYOUT_CHANGED,	/* epoch/layout differ from the state file */
+	SNOWFLAKE_STATE_UNUSABLE	/* state file unreadable or corrupt */
+} SnowflakeRefusal;
+
+/* Counters shown by snowflake_stats(), protected by the spinlock. */
+typedef struct SnowflakeCounters
+{
+	int64		issued;			/* IDs handed out */
+	int64		borrowed_ms;	/* milliseconds entered ahead of the clock */
+	int64		regressions;	/* backward clock steps seen */
+	int64		max_regression_ms;	/* the largest of them */
+	int64		waits;			/* calls that slept for the clock */
+	int64		wait_ms;		/* total time slept */
+	int64		refused;		/* calls that raised an error */
+	int64		reservation_writes; /* state file writes */
+	int64		background_writes;	/* ... of them by the background writer */
+	int64		caller_writes;	/* ... of them by a calling backend */
+	int64		caller_wait_us; /* time calls spent on reservation writes,
+								 * their own or one they waited for */
+	TimestampTz reset_time;		/* when the counters were last zeroed */
+} SnowflakeCounters;
+
+typedef struct SnowflakeShared
+{
+	uint32		magic;			/* SNOWFLAKE_SHARED_MAGIC once initialised */
+	bool		preloaded;		/* in the main shared memory */
+	bool		configured;		/* the fields below are set */
+	bool		loaded;			/* the state file has been read */
+
+	/* Fixed once configured (see the locking rules above). */
+	SnowflakeLayout layout;
+	int			node_id;		/* -1 when not set */
+	int64		node_part;		/* node_id << sequence_bits, or 0 */
+	SnowflakeRefusal refusal;
+	char		refusal_detail[2 * SNOWFLAKE_DETAIL_LEN];
+	int			refusal_errno;	/* errno of a state file failure */
+	/* With SNOWFLAKE_LAYOUT_CHANGED: where the recorded layout's IDs end. */
+	int64		recorded_end_unix_ms;	/* their last millisecond, or -1 */
+	int64		recorded_max_id;	/* a bound above every one, or -1 */
+	int64		resume_ms;		/* millisecond of the last ID at startup (or
+								 * an adoption), before any of this life */
+
+	/* Without the preload: the LWLock and its tranche. */
+	int			tranche_id;
+	LWLock		lock_data;
+
+	/* Protected by lock: the lineage and the floor (see reservation.c). */
+	uint64		recorded_system_id; /* as in the state file, 0 if unknown */
+	uint32		recorded_tli;	/* as in the state file, 0 if unknown */
+	bool		lineage_checked;	/* compared at this life's first write */
+	bool		floor_pending;	/* the next write applies the floor */
+	char		floor_reason[SNOWFLAKE_REASON_LEN]; /* why, for the log */
+	int64		floor_ms;		/* the floor last applied, ms since epoch */
+	int64		max_lead_ms;	/* largest lead of the history's IDs */
+	int64		lead_lowered_ms;	/* Unix ms a lower drift was first seen */
+	int64		early_failure_logged_ms;	/* Unix ms of the last LOG line */
+
+	/* The background writer's latch while it runs, else NULL. */
+	Latch	   *volatile worker_latch;
+	/* Set while the writer sleeps until woken (it saw no IDs for a while). */
+	volatile bool writer_sleeping;
+
+	/*
+	 * Protected by mutex.  Written for every ID, so kept on cache lines of
+	 * their own, away from the fixed fields every backend reads.
+	 */
+#ifdef pg_attribute_aligned
+	slock_t		mutex pg_attribute_aligned(PG_CACHE_LINE_SIZE);
+#else
+	slock_t		mutex;
+#endif
+	int64		last;			/* packed (ms << sequence_bits | seq) of the
+								 * last issued ID */
+	int64		reserved_ms;	/* IDs up to this millisecond may be issued:
+								 * a restart resumes above it */
+	int64		durable_ms;		/* the reservation in the file (above
+								 * reserved_ms after a clean shutdown) */
+	int64		clock_ms;		/* latest wall clock reading, ms since epoch */
+	int64		clock_high_ms;	/* the highest reading before the clock last
+								 * went backwards */
+	SnowflakeCounters counters;
+	int64		regression_logged_ms;	/* clock_ms when a regression was last
+										 * logged */
+	/* The background writer: the one running, and when one was asked for. */
+	int			worker_pid;		/* its PID while it runs, else 0 */
+	int64		worker_requested_ms;	/* Unix ms of the last dynamic
+										 * registration, or 0 */
+	int64		worker_failure_logged_ms;	/* Unix ms of the last LOG line
+											 * about a failed registration */
+} SnowflakeShared;
+
+extern SNOWFLAKE_INTERNAL SnowflakeShared *snowflake_shared;
+extern SNOWFLAKE_INTERNAL LWLock *snowflake_lock;
+
+extern SNOWFLAKE_INTERNAL void snowflake_shared_init(void);
+extern SNOWFLAKE_INTERNAL SnowflakeShared *snowflake_attach(void);
+extern SNOWFLAKE_INTERNAL SnowflakeShared *snowflake_require_shared(void);
+extern SNOWFLAKE_INTERNAL int64 snowflake_history_lead(SnowflakeShared *s,
+													int64 now_unix_ms);
+extern SNOWFLAKE_INTERNAL void snowflake_state_image(SnowflakeStateFile *f,
+												  const SnowflakeShared *s,
+												  int64 reserved_ms, int64 last,
+												  bool floor);
+
+#endif							/* SNOWFLAKE_SHARED_H */
