@@ -25,7 +25,15 @@
 #include "utils/guc.h"
 #include "utils/timestamp.h"
 
-#include "snowflake.h"
+#include "config.h"
+#include "generator.h"
+#include "layout.h"
+#include "reservation.h"
+#include "shared.h"
+#include "worker.h"
+
+/* Largest count accepted by snowflake_nextval_batch(). */
+#define SNOWFLAKE_MAX_BATCH		1000000
 
 PG_FUNCTION_INFO_V1(snowflake_nextval);
 PG_FUNCTION_INFO_V1(snowflake_nextval_batch);
@@ -462,9 +470,8 @@ snowflake_stats(PG_FUNCTION_ARGS)
 	Datum		values[21];
 	bool		nulls[21];
 	int			i = 0;
-	int64		last;
-	int64		reserved;
-	SnowflakeCounters c;
+	SnowflakeStatsSnapshot snap;
+	const SnowflakeCounters *c = &snap.counters;
 	int64		now_ms;
 	const char *status;
 
@@ -478,11 +485,7 @@ snowflake_stats(PG_FUNCTION_ARGS)
 	memset(nulls, 0, sizeof(nulls));
 
 	now_ms = snowflake_clock_ms() - s->layout.epoch_ms;
-	SpinLockAcquire(&s->mutex);
-	last = s->last;
-	reserved = s->durable_ms;
-	c = s->counters;
-	SpinLockRelease(&s->mutex);
+	snowflake_stats_snapshot(s, &snap);
 
 	switch (s->refusal)
 	{
@@ -509,9 +512,9 @@ snowflake_stats(PG_FUNCTION_ARGS)
 	values[i++] = Int32GetDatum(s->layout.timestamp_bits);
 	values[i++] = Int32GetDatum(s->layout.node_bits);
 	values[i++] = Int32GetDatum(s->layout.sequence_bits);
-	if (last >= 0)
+	if (snap.last >= 0)
 	{
-		int64		last_ms = last >> s->layout.sequence_bits;
+		int64		last_ms = snap.last >> s->layout.sequence_bits;
 
 		values[i++] = TimestampTzGetDatum(sf_unix_ms_timestamp(s->layout.epoch_ms + last_ms));
 		values[i++] = Int64GetDatum(Max(last_ms - now_ms, 0));
@@ -521,25 +524,25 @@ snowflake_stats(PG_FUNCTION_ARGS)
 		nulls[i++] = true;
 		nulls[i++] = true;
 	}
-	values[i++] = Int64GetDatum(c.issued);
-	values[i++] = Int64GetDatum(c.borrowed_ms);
-	values[i++] = Int64GetDatum(c.regressions);
-	values[i++] = Int64GetDatum(c.max_regression_ms);
-	values[i++] = Int64GetDatum(c.waits);
-	values[i++] = Int64GetDatum(c.wait_ms);
-	values[i++] = Int64GetDatum(c.refused);
-	if (reserved >= 0)
-		values[i++] = TimestampTzGetDatum(sf_unix_ms_timestamp(s->layout.epoch_ms + reserved));
+	values[i++] = Int64GetDatum(c->issued);
+	values[i++] = Int64GetDatum(c->borrowed_ms);
+	values[i++] = Int64GetDatum(c->regressions);
+	values[i++] = Int64GetDatum(c->max_regression_ms);
+	values[i++] = Int64GetDatum(c->waits);
+	values[i++] = Int64GetDatum(c->wait_ms);
+	values[i++] = Int64GetDatum(c->refused);
+	if (snap.durable_ms >= 0)
+		values[i++] = TimestampTzGetDatum(sf_unix_ms_timestamp(s->layout.epoch_ms + snap.durable_ms));
 	else
 		nulls[i++] = true;
-	values[i++] = Int64GetDatum(c.reservation_writes);
+	values[i++] = Int64GetDatum(c->reservation_writes);
 	if (tupdesc->natts == 21)
 	{
-		values[i++] = Int64GetDatum(c.background_writes);
-		values[i++] = Int64GetDatum(c.caller_writes);
-		values[i++] = Float8GetDatum((double) c.caller_wait_us / 1000.0);
+		values[i++] = Int64GetDatum(c->background_writes);
+		values[i++] = Int64GetDatum(c->caller_writes);
+		values[i++] = Float8GetDatum((double) c->caller_wait_us / 1000.0);
 	}
-	values[i++] = TimestampTzGetDatum(c.reset_time);
+	values[i++] = TimestampTzGetDatum(c->reset_time);
 	Assert(i == tupdesc->natts);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
@@ -555,10 +558,7 @@ snowflake_stats_reset(PG_FUNCTION_ARGS)
 	SnowflakeShared *s = snowflake_require_shared();
 	TimestampTz now = GetCurrentTimestamp();
 
-	SpinLockAcquire(&s->mutex);
-	memset(&s->counters, 0, sizeof(s->counters));
-	s->counters.reset_time = now;
-	SpinLockRelease(&s->mutex);
+	snowflake_counters_reset(s, now);
 	PG_RETURN_VOID();
 }
 

@@ -15,7 +15,10 @@
  *
  * The spinlock section only compares, advances and copies values out: the
  * clock is read before it, and every decision that can sleep, write a file
- * or raise an error is taken after it is released.
+ * or raise an error is taken after it is released.  The other readers and
+ * writers of what the spinlock guards for the generator (the counters, the
+ * last ID and the reservation) go through the functions at the end of this
+ * file: snowflake_stats() and the background writer take no lock themselves.
  *
  *-------------------------------------------------------------------------
  */
@@ -28,7 +31,11 @@
 #include "storage/latch.h"
 
 #include "compat.h"
-#include "snowflake.h"
+#include "config.h"
+#include "generator.h"
+#include "reservation.h"
+#include "shared.h"
+#include "statefile.h"
 
 /* This backend has found the generator ready (see snowflake_generate). */
 static bool sf_backend_ready = false;
@@ -544,4 +551,48 @@ snowflake_generate(int64 count)
 		}
 	}
 	return sf_generate_slow(count);
+}
+
+/*
+ * snowflake_stats_snapshot
+ *		Copy the last ID, the durable reservation and the counters, as one
+ *		consistent reading, for snowflake_stats().
+ */
+void
+snowflake_stats_snapshot(SnowflakeShared *s, SnowflakeStatsSnapshot *snap)
+{
+	SpinLockAcquire(&s->mutex);
+	snap->last = s->last;
+	snap->durable_ms = s->durable_ms;
+	snap->counters = s->counters;
+	SpinLockRelease(&s->mutex);
+}
+
+/*
+ * snowflake_counters_reset
+ *		Zero the counters, stamped with now; the generator state is left
+ *		alone.
+ */
+void
+snowflake_counters_reset(SnowflakeShared *s, TimestampTz now)
+{
+	SpinLockAcquire(&s->mutex);
+	memset(&s->counters, 0, sizeof(s->counters));
+	s->counters.reset_time = now;
+	SpinLockRelease(&s->mutex);
+}
+
+/*
+ * snowflake_position
+ *		The last ID, the reservation and the count of IDs issued, as one
+ *		consistent reading, for the background writer.
+ */
+void
+snowflake_position(SnowflakeShared *s, SnowflakePosition *pos)
+{
+	SpinLockAcquire(&s->mutex);
+	pos->last = s->last;
+	pos->reserved_ms = s->reserved_ms;
+	pos->issued = s->counters.issued;
+	SpinLockRelease(&s->mutex);
 }

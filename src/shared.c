@@ -34,6 +34,9 @@
  * standby's or a backup's start) cannot be seen from files any more: a life
  * that replayed WAL applies the floor (sf_start_reason).
  *
+ * The spinlock is taken here only to read the last ID at shutdown and for
+ * the background writer's registration (snowflake_writer_*).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -670,6 +673,88 @@ sf_shmem_shutdown(int code, Datum arg)
 	if (!snowflake_state_write(&f, &failure))
 		snowflake_report_write_failure(LOG, &failure,
 									   "The exact last snowflake ID was not recorded; the next start resumes above the reservation.");
+}
+
+/*
+ * snowflake_writer_request
+ *		Whether a call may register a background writer now: none runs and
+ *		none was asked for in the last interval_ms (or the clock went back).
+ *		If so, the request is recorded.
+ */
+bool
+snowflake_writer_request(SnowflakeShared *s, int64 now_unix_ms,
+						 int64 interval_ms)
+{
+	bool		attempt = false;
+
+	SpinLockAcquire(&s->mutex);
+	if (s->worker_pid == 0 &&
+		(s->worker_requested_ms == 0 || now_unix_ms < s->worker_requested_ms ||
+		 now_unix_ms >= s->worker_requested_ms + interval_ms))
+	{
+		s->worker_requested_ms = now_unix_ms;
+		attempt = true;
+	}
+	SpinLockRelease(&s->mutex);
+	return attempt;
+}
+
+/*
+ * snowflake_writer_log_due
+ *		Whether a failed registration of the background writer is to be
+ *		logged now (at most once per SNOWFLAKE_LOG_INTERVAL_MS); if so, the
+ *		time is recorded.
+ */
+bool
+snowflake_writer_log_due(SnowflakeShared *s, int64 now_unix_ms)
+{
+	bool		log_it = false;
+
+	SpinLockAcquire(&s->mutex);
+	if (now_unix_ms >= s->worker_failure_logged_ms + SNOWFLAKE_LOG_INTERVAL_MS ||
+		now_unix_ms < s->worker_failure_logged_ms)
+	{
+		s->worker_failure_logged_ms = now_unix_ms;
+		log_it = true;
+	}
+	SpinLockRelease(&s->mutex);
+	return log_it;
+}
+
+/*
+ * snowflake_writer_claim
+ *		Publish pid as the running background writer, unless another one
+ *		runs: returns 0 if claimed, else the other writer's PID.
+ */
+int
+snowflake_writer_claim(SnowflakeShared *s, int pid)
+{
+	int			other;
+
+	SpinLockAcquire(&s->mutex);
+	other = s->worker_pid;
+	if (other == 0)
+		s->worker_pid = pid;
+	SpinLockRelease(&s->mutex);
+	return other;
+}
+
+/*
+ * snowflake_writer_release
+ *		The background writer pid exits; clean (it will not be restarted)
+ *		lets the next call register another at once.
+ */
+void
+snowflake_writer_release(SnowflakeShared *s, int pid, bool clean)
+{
+	SpinLockAcquire(&s->mutex);
+	if (s->worker_pid == pid)
+	{
+		s->worker_pid = 0;
+		if (clean)
+			s->worker_requested_ms = 0;
+	}
+	SpinLockRelease(&s->mutex);
 }
 
 /*

@@ -31,7 +31,11 @@
  *	- "mutex" (a spinlock) protects the generator state, the counters and
  *	  the background writer's registration.  It is held for a few
  *	  instructions: the clock is read before taking it, and no error,
- *	  allocation, system call or sleep happens while it is held;
+ *	  allocation, system call or sleep happens while it is held.  Only
+ *	  generator.c (the hot path; the counters and the generator's position
+ *	  for others), reservation.c (publishing a reservation, the floor, an
+ *	  adoption) and shared.c (the writer's registration, the last ID at
+ *	  shutdown) take it;
  *	- "worker_latch" is set by the background writer (worker.c) when it
  *	  starts and cleared when it exits, and read without a lock: a caller
  *	  that sets a latch its owner has just left wakes nobody, harmlessly;
@@ -185,5 +189,15 @@ extern SNOWFLAKE_INTERNAL void snowflake_state_image(SnowflakeStateFile *f,
 												  const SnowflakeShared *s,
 												  int64 reserved_ms, int64 last,
 												  bool floor);
+
+/* The background writer's registration, under the spinlock. */
+extern SNOWFLAKE_INTERNAL bool snowflake_writer_request(SnowflakeShared *s,
+													 int64 now_unix_ms,
+													 int64 interval_ms);
+extern SNOWFLAKE_INTERNAL bool snowflake_writer_log_due(SnowflakeShared *s,
+													 int64 now_unix_ms);
+extern SNOWFLAKE_INTERNAL int snowflake_writer_claim(SnowflakeShared *s, int pid);
+extern SNOWFLAKE_INTERNAL void snowflake_writer_release(SnowflakeShared *s, int pid,
+													 bool clean);
 
 #endif							/* SNOWFLAKE_SHARED_H */

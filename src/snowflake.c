@@ -3,22 +3,41 @@
  * snowflake.c
  *	  Module initialisation of the snowflake extension.
  *
+ * The source files depend on each other in one direction only, each
+ * calling only the ones below it:
+ *
+ *	snowflake.c     module init: one init call per module
+ *	functions.c     the SQL-callable functions
+ *	worker.c        the background writer that keeps the reservation ahead
+ *	generator.c     the hot path: minting IDs under the spinlock
+ *	reservation.c   the durable reservation, the floor, a layout's adoption
+ *	shared.c        the shared state's life: shared memory or the DSM
+ *	                registry, loading from the state file, shutdown
+ *	statefile.c     the state file's format and its durable write
+ *	config.c        the settings: their variables and definitions, the
+ *	                epoch, the layout read from the server configuration
+ *	layout.c        pure arithmetic on the ID layout
+ *
+ * Each .c file but this one has a header of the same name declaring what
+ * it defines; compat.h holds every PostgreSQL-version-specific construct.
+ *
  * Loaded through shared_preload_libraries, _PG_init defines the settings
- * and validates the layout (config.c: a bad combination stops the server
- * from starting), installs the shared memory hooks that create the shared
- * state (shared.c), and registers the background writer (worker.c).  Loaded
- * any other way, it defines only what a library loaded after startup may
- * (see config.c), and stays quiet otherwise.
+ * and validates the layout (a bad combination stops the server from
+ * starting), installs the shared memory hooks and registers the background
+ * writer.  Loaded any other way, each init call does only what a library
+ * loaded after startup may do (see config.c): _PG_init stays quiet, so
+ * that CREATE EXTENSION, dump/restore and upgrades work.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "fmgr.h"
-#include "miscadmin.h"
 
 #include "compat.h"
-#include "snowflake.h"
+#include "config.h"
+#include "shared.h"
+#include "worker.h"
 
 SNOWFLAKE_MODULE_MAGIC();
 
@@ -27,8 +46,7 @@ void		_PG_init(void);
 void
 _PG_init(void)
 {
-	snowflake_config_init();
-	snowflake_shared_init();
-	if (process_shared_preload_libraries_in_progress)
-		snowflake_worker_register();
+	snowflake_config_init();	/* the settings */
+	snowflake_shared_init();	/* shared memory hooks, when preloaded */
+	snowflake_worker_init();	/* the background writer, when preloaded */
 }
