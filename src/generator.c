@@ -388,6 +388,73 @@ sf_extend_needed(SnowflakeShared *s, int64 needed_ms, int64 now,
 }
 
 /*
+ * sf_refuse_batch
+ *		Raise the error for a batch longer than the lead allowed over the
+ *		clock can hold (22023), whatever the clock says.
+ */
+static pg_noinline void
+sf_refuse_batch(SnowflakeShared *s, int64 count)
+{
+	int			sb = s->layout.sequence_bits;
+
+	sf_count_refused(s, -1);
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("a batch of %lld snowflake IDs cannot be issued within \"%s\"",
+					(long long) count, "snowflake.max_drift_ms"),
+			 errdetail("With %s = %d a batch of %lld IDs spans %lld milliseconds, more than the %d ms that IDs may lead the clock.",
+					   "snowflake.sequence_bits", sb, (long long) count,
+					   (long long) ((count - 1) >> sb) + 1,
+					   snowflake_max_drift_ms),
+			 errhint("Ask for fewer IDs per call.")));
+}
+
+/*
+ * sf_refuse_clock
+ *		Raise the error for a clock reading now (ms since the epoch) outside
+ *		the timestamp field: before the epoch, or past its end (22003).
+ */
+static pg_noinline void
+sf_refuse_clock(SnowflakeShared *s, int64 now)
+{
+	char		when[64];
+
+	sf_count_refused(s, -1);
+	snowflake_format_ms(now < 0 ? s->layout.epoch_ms :
+						s->layout.epoch_ms + snowflake_max_ms(&s->layout),
+						when, sizeof(when));
+	ereport(ERROR,
+			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+			 now < 0 ?
+			 errmsg("current time is before the snowflake epoch") :
+			 errmsg("current time is past the last millisecond the snowflake timestamp field can hold"),
+			 now < 0 ?
+			 errdetail("The epoch, %s, is %lld ms in the future.",
+					   when, (long long) -now) :
+			 errdetail("With %s = %d the last representable time is %s.",
+					   "snowflake.timestamp_bits",
+					   s->layout.timestamp_bits, when)));
+}
+
+/*
+ * sf_refuse_exhausted
+ *		Raise the error for IDs that would run past the timestamp field's
+ *		last millisecond (22003).
+ */
+static pg_noinline void
+sf_refuse_exhausted(SnowflakeShared *s)
+{
+	sf_count_refused(s, -1);
+	ereport(ERROR,
+			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+			 errmsg("snowflake timestamp field exhausted"),
+			 errdetail("With %s = %d no millisecond after %lld can be represented.",
+					   "snowflake.timestamp_bits",
+					   s->layout.timestamp_bits,
+					   (long long) snowflake_max_ms(&s->layout))));
+}
+
+/*
  * sf_generate_slow
  *		Everything snowflake_generate's fast path does not handle: the first
  *		call of a backend, refusals, the clock outside the timestamp field,
@@ -416,18 +483,7 @@ sf_generate_slow(int64 count)
 
 	/* A batch spans at least this many milliseconds past its first. */
 	if (unlikely(((count - 1) >> sb) > snowflake_max_drift_ms))
-	{
-		sf_count_refused(s, -1);
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("a batch of %lld snowflake IDs cannot be issued within \"%s\"",
-						(long long) count, "snowflake.max_drift_ms"),
-				 errdetail("With %s = %d a batch of %lld IDs spans %lld milliseconds, more than the %d ms that IDs may lead the clock.",
-						   "snowflake.sequence_bits", sb, (long long) count,
-						   (long long) ((count - 1) >> sb) + 1,
-						   snowflake_max_drift_ms),
-				 errhint("Ask for fewer IDs per call.")));
-	}
+		sf_refuse_batch(s, count);
 
 	for (;;)
 	{
@@ -437,25 +493,7 @@ sf_generate_slow(int64 count)
 		bool		issued;
 
 		if (unlikely(now < 0 || now > snowflake_max_ms(&s->layout)))
-		{
-			char		when[64];
-
-			sf_count_refused(s, -1);
-			snowflake_format_ms(now < 0 ? s->layout.epoch_ms :
-								s->layout.epoch_ms + snowflake_max_ms(&s->layout),
-								when, sizeof(when));
-			ereport(ERROR,
-					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-					 now < 0 ?
-					 errmsg("current time is before the snowflake epoch") :
-					 errmsg("current time is past the last millisecond the snowflake timestamp field can hold"),
-					 now < 0 ?
-					 errdetail("The epoch, %s, is %lld ms in the future.",
-							   when, (long long) -now) :
-					 errdetail("With %s = %d the last representable time is %s.",
-							   "snowflake.timestamp_bits",
-							   s->layout.timestamp_bits, when)));
-		}
+			sf_refuse_clock(s, now);
 
 		issued = sf_try_issue(s, now, count, drift, slept ? waited : -1,
 							  unlikely(snowflake_spread_sequence) ?
@@ -466,16 +504,7 @@ sf_generate_slow(int64 count)
 
 		/* Decide what went wrong, outside the spinlock. */
 		if (a.end_ms > snowflake_max_ms(&s->layout))
-		{
-			sf_count_refused(s, -1);
-			ereport(ERROR,
-					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-					 errmsg("snowflake timestamp field exhausted"),
-					 errdetail("With %s = %d no millisecond after %lld can be represented.",
-							   "snowflake.timestamp_bits",
-							   s->layout.timestamp_bits,
-							   (long long) snowflake_max_ms(&s->layout))));
-		}
+			sf_refuse_exhausted(s);
 		/*
 		 * A floor not yet applied (a failover, a restore, a lost state file)
 		 * comes first: the lead it sets is what the call must wait for.
