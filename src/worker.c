@@ -280,29 +280,23 @@ sf_writer_step(SnowflakeShared *s, SfWriterState *w)
 }
 
 /*
- * snowflake_worker_main
- *		Entry point of the background writer.
+ * sf_writer_attach_and_claim
+ *		Attach the shared state and publish this process as its one
+ *		background writer; exits (with code 0, not to be restarted) when
+ *		that cannot be done or another writer runs.
+ *
+ * Without the preload the shared state may not exist yet (after a crash
+ * re-initialisation the postmaster restarts this writer before anyone
+ * calls a function).  A writer that cannot attach it (an invalid
+ * configuration) reports why and exits: the next call that issues IDs
+ * starts another.
  */
-void
-snowflake_worker_main(Datum main_arg)
+static SnowflakeShared *
+sf_writer_attach_and_claim(void)
 {
 	SnowflakeShared *volatile s;
-	SnowflakePosition pos;
-	SfWriterState w;
 	int			other;
 
-	pqsignal(SIGHUP, SignalHandlerForConfigReload);
-	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
-	BackgroundWorkerUnblockSignals();
-	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
-
-	/*
-	 * Without the preload the shared state may not exist yet (after a crash
-	 * re-initialisation the postmaster restarts this writer before anyone
-	 * calls a function).  A writer that cannot attach it (an invalid
-	 * configuration) reports why and exits without being restarted: the
-	 * next call that issues IDs starts another.
-	 */
 	PG_TRY();
 	{
 		s = snowflake_require_shared();
@@ -329,6 +323,56 @@ snowflake_worker_main(Datum main_arg)
 	}
 	/* Before the DSM segment is detached at exit (without the preload). */
 	before_shmem_exit(sf_writer_detach, (Datum) 0);
+	return s;
+}
+
+/*
+ * sf_writer_sleep
+ *		Wait for the latch, for at most timeout ms (-1: until woken).
+ *
+ * Sleeping with no timer, the writer asks callers to wake it, then looks
+ * once more: IDs issued before the flag was visible woke nobody.
+ */
+static void
+sf_writer_sleep(SnowflakeShared *s, const SfWriterState *w, long timeout)
+{
+	if (timeout < 0 && s->worker_latch != NULL)
+	{
+		SnowflakePosition pos;
+
+		s->writer_sleeping = true;
+		pg_memory_barrier();
+		snowflake_position(s, &pos);
+		if (pos.last != w->seen_last)
+			timeout = 0;
+	}
+
+	(void) WaitLatch(MyLatch,
+					 WL_LATCH_SET | WL_EXIT_ON_PM_DEATH |
+					 (timeout >= 0 ? WL_TIMEOUT : 0),
+					 timeout, SNOWFLAKE_WAIT_EVENT_WRITER());
+	if (s->writer_sleeping)
+		s->writer_sleeping = false;
+	ResetLatch(MyLatch);
+}
+
+/*
+ * snowflake_worker_main
+ *		Entry point of the background writer.
+ */
+void
+snowflake_worker_main(Datum main_arg)
+{
+	SnowflakeShared *s;
+	SnowflakePosition pos;
+	SfWriterState w;
+
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+
+	s = sf_writer_attach_and_claim();
 
 	/*
 	 * IDs of an earlier life are no sign of activity.  Without the preload,
@@ -361,26 +405,7 @@ snowflake_worker_main(Datum main_arg)
 		if (snowflake_background_writer && s->refusal == SNOWFLAKE_READY)
 			timeout = sf_writer_step(s, &w);
 
-		/*
-		 * Sleeping with no timer, ask callers to wake us, then look once
-		 * more: IDs issued before the flag was visible woke nobody.
-		 */
-		if (timeout < 0 && s->worker_latch != NULL)
-		{
-			s->writer_sleeping = true;
-			pg_memory_barrier();
-			snowflake_position(s, &pos);
-			if (pos.last != w.seen_last)
-				timeout = 0;
-		}
-
-		(void) WaitLatch(MyLatch,
-						 WL_LATCH_SET | WL_EXIT_ON_PM_DEATH |
-						 (timeout >= 0 ? WL_TIMEOUT : 0),
-						 timeout, SNOWFLAKE_WAIT_EVENT_WRITER());
-		if (s->writer_sleeping)
-			s->writer_sleeping = false;
-		ResetLatch(MyLatch);
+		sf_writer_sleep(s, &w, timeout);
 		CHECK_FOR_INTERRUPTS();
 	}
 	proc_exit(0);
