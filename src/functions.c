@@ -328,6 +328,23 @@ sf_node_fields(const SnowflakeFormat *fmt, int64 node_id)
 }
 
 /*
+ * sf_decode_id
+ *		The parts of the decoders' first argument, an ID, in the layout of
+ *		their optional second (22023 for a negative ID or an invalid
+ *		layout); *fmt gets that layout.
+ */
+static void
+sf_decode_id(FunctionCallInfo fcinfo, SnowflakeFormat *fmt,
+			 SnowflakeParts *parts)
+{
+	int64		id = PG_GETARG_INT64(0);
+
+	sf_check_id(id);
+	sf_call_format(fcinfo, 1, fmt);
+	snowflake_format_unpack(fmt, id, parts);
+}
+
+/*
  * snowflake_decode(id [, layout]) -> (ts, node_id, sequence [, node_fields])
  *
  * Every decoder takes an optional layout as its last argument; without it
@@ -336,20 +353,17 @@ sf_node_fields(const SnowflakeFormat *fmt, int64 node_id)
 Datum
 snowflake_decode(PG_FUNCTION_ARGS)
 {
-	int64		id = PG_GETARG_INT64(0);
 	SnowflakeFormat fmt;
 	SnowflakeParts parts;
 	TupleDesc	tupdesc;
 	Datum		values[4];
 	bool		nulls[4] = {false, false, false, false};
 
-	sf_check_id(id);
-	sf_call_format(fcinfo, 1, &fmt);
+	sf_decode_id(fcinfo, &fmt, &parts);
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	tupdesc = BlessTupleDesc(tupdesc);
 
-	snowflake_format_unpack(&fmt, id, &parts);
 	values[0] = TimestampTzGetDatum(sf_id_timestamp(&fmt, parts.ms));
 	values[1] = Int32GetDatum((int32) parts.node_id);
 	values[2] = Int32GetDatum((int32) parts.sequence);
@@ -361,39 +375,30 @@ snowflake_decode(PG_FUNCTION_ARGS)
 Datum
 snowflake_timestamp(PG_FUNCTION_ARGS)
 {
-	int64		id = PG_GETARG_INT64(0);
 	SnowflakeFormat fmt;
 	SnowflakeParts parts;
 
-	sf_check_id(id);
-	sf_call_format(fcinfo, 1, &fmt);
-	snowflake_format_unpack(&fmt, id, &parts);
+	sf_decode_id(fcinfo, &fmt, &parts);
 	PG_RETURN_TIMESTAMPTZ(sf_id_timestamp(&fmt, parts.ms));
 }
 
 Datum
 snowflake_node_id(PG_FUNCTION_ARGS)
 {
-	int64		id = PG_GETARG_INT64(0);
 	SnowflakeFormat fmt;
 	SnowflakeParts parts;
 
-	sf_check_id(id);
-	sf_call_format(fcinfo, 1, &fmt);
-	snowflake_format_unpack(&fmt, id, &parts);
+	sf_decode_id(fcinfo, &fmt, &parts);
 	PG_RETURN_INT32((int32) parts.node_id);
 }
 
 Datum
 snowflake_sequence(PG_FUNCTION_ARGS)
 {
-	int64		id = PG_GETARG_INT64(0);
 	SnowflakeFormat fmt;
 	SnowflakeParts parts;
 
-	sf_check_id(id);
-	sf_call_format(fcinfo, 1, &fmt);
-	snowflake_format_unpack(&fmt, id, &parts);
+	sf_decode_id(fcinfo, &fmt, &parts);
 	PG_RETURN_INT32((int32) parts.sequence);
 }
 
