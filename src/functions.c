@@ -550,6 +550,24 @@ sf_unix_ms_timestamp(int64 unix_ms)
 	return (TimestampTz) (unix_ms - SF_POSTGRES_EPOCH_UNIX_MS) * 1000;
 }
 
+/* The generator's status, as snowflake_stats() shows it. */
+static const char *
+sf_status(const SnowflakeShared *s)
+{
+	switch (s->refusal)
+	{
+		case SNOWFLAKE_NODE_UNSET:
+			return "node_id not set";
+		case SNOWFLAKE_LAYOUT_CHANGED:
+			return "layout changed";
+		case SNOWFLAKE_STATE_UNUSABLE:
+			return "state file unusable";
+		case SNOWFLAKE_READY:
+			break;
+	}
+	return RecoveryInProgress() ? "recovery" : "ready";
+}
+
 /*
  * snowflake_stats()
  *		One row describing the generator and its counters.
@@ -565,7 +583,6 @@ snowflake_stats(PG_FUNCTION_ARGS)
 	SnowflakeStatsSnapshot snap;
 	const SnowflakeCounters *c = &snap.counters;
 	int64		now_ms;
-	const char *status;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -579,23 +596,7 @@ snowflake_stats(PG_FUNCTION_ARGS)
 	now_ms = snowflake_clock_ms() - s->layout.epoch_ms;
 	snowflake_stats_snapshot(s, &snap);
 
-	switch (s->refusal)
-	{
-		case SNOWFLAKE_NODE_UNSET:
-			status = "node_id not set";
-			break;
-		case SNOWFLAKE_LAYOUT_CHANGED:
-			status = "layout changed";
-			break;
-		case SNOWFLAKE_STATE_UNUSABLE:
-			status = "state file unusable";
-			break;
-		default:
-			status = RecoveryInProgress() ? "recovery" : "ready";
-			break;
-	}
-
-	values[i++] = CStringGetTextDatum(status);
+	values[i++] = CStringGetTextDatum(sf_status(s));
 	if (s->node_id >= 0)
 		values[i++] = Int32GetDatum(s->node_id);
 	else
