@@ -282,6 +282,41 @@ sf_start_reason(bool have_file, bool preloaded)
 }
 
 /*
+ * sf_record_floor
+ *		Record the floor obligation of a start that cannot trust the
+ *		reservation durably, before anything can be issued: f is the file as
+ *		read (or an empty history's image), rewritten with the floor flag.
+ *		It keeps its reservation, layout and lineage, so a changed layout is
+ *		still refused and an adoption keeps the floor.  A failed write
+ *		refuses generation for this life.
+ */
+static void
+sf_record_floor(SnowflakeShared *s, SnowflakeStateFile *f, const char *reason)
+{
+	SfWriteFailure failure;
+
+	s->floor_pending = true;
+	strlcpy(s->floor_reason, reason, sizeof(s->floor_reason));
+	(void) snowflake_history_lead(s, snowflake_clock_ms());
+	f->flags |= SNOWFLAKE_STATE_FLOOR;
+	f->max_lead_ms = s->max_lead_ms;
+	f->lead_lowered_ms = s->lead_lowered_ms;
+	snowflake_state_seal(f);
+	if (!snowflake_state_write(f, &failure))
+	{
+		snowflake_report_write_failure(LOG, &failure,
+									   "Generation is refused until the state file can be written at a restart.");
+		sf_refuse(s, SNOWFLAKE_STATE_UNUSABLE, failure.err,
+				  "could not write file \"" SNOWFLAKE_STATE_TMP_FILE "\"");
+		return;
+	}
+	ereport(LOG,
+			(errmsg("snowflake IDs will resume past the clock plus %lld ms, because %s",
+					(long long) s->max_lead_ms, reason),
+			 errdetail("The first ID this server issues is placed past any ID an earlier life of this data directory can have issued.")));
+}
+
+/*
  * sf_load_state
  *		Read the state file when the shared state is loaded (sf_load) and
  *		decide where generation resumes.  Problems are recorded in shared
@@ -336,36 +371,9 @@ sf_load_state(SnowflakeShared *s)
 	else if (got > 0)
 		sf_resume(s, &f);
 
-	/*
-	 * Record the floor obligation durably now, before anything can be
-	 * issued.  The file keeps its reservation, layout and lineage, so a
-	 * changed layout is still refused and an adoption keeps the floor.
-	 */
 	reason = sf_start_reason(got > 0, s->preloaded);
 	if (reason != NULL)
-	{
-		SfWriteFailure failure;
-
-		s->floor_pending = true;
-		strlcpy(s->floor_reason, reason, sizeof(s->floor_reason));
-		(void) snowflake_history_lead(s, snowflake_clock_ms());
-		f.flags |= SNOWFLAKE_STATE_FLOOR;
-		f.max_lead_ms = s->max_lead_ms;
-		f.lead_lowered_ms = s->lead_lowered_ms;
-		snowflake_state_seal(&f);
-		if (!snowflake_state_write(&f, &failure))
-		{
-			snowflake_report_write_failure(LOG, &failure,
-										   "Generation is refused until the state file can be written at a restart.");
-			sf_refuse(s, SNOWFLAKE_STATE_UNUSABLE, failure.err,
-					  "could not write file \"" SNOWFLAKE_STATE_TMP_FILE "\"");
-			return;
-		}
-		ereport(LOG,
-				(errmsg("snowflake IDs will resume past the clock plus %lld ms, because %s",
-						(long long) s->max_lead_ms, reason),
-				 errdetail("The first ID this server issues is placed past any ID an earlier life of this data directory can have issued.")));
-	}
+		sf_record_floor(s, &f, reason);
 }
 
 /*
@@ -487,6 +495,48 @@ sf_describe_settings(char *buf, size_t len, const SnowflakeLayout *layout,
 }
 
 /*
+ * sf_warn_settings
+ *		A process that found the segment configured already: WARNING if the
+ *		configuration it reads (valid or not, as snowflake_file_settings
+ *		said) differs from the values in force, which stay until a restart.
+ */
+static void
+sf_warn_settings(const SnowflakeShared *s, bool valid,
+				 const SnowflakeLayout *layout, int node_id,
+				 const char *bad_name, const char *detail)
+{
+	if (!valid)
+	{
+		char		in_force[2 * SNOWFLAKE_DETAIL_LEN];
+
+		sf_describe_settings(in_force, sizeof(in_force), &s->layout, s->node_id);
+		snowflake_report_settings(WARNING, bad_name, detail);
+		ereport(WARNING,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowflake keeps the settings in force since its shared state was created"),
+				 errdetail("In force: %s.", in_force),
+				 errhint("Correct the server configuration; a change of these settings takes effect at the next restart.")));
+	}
+	else if (node_id != s->node_id ||
+			 layout->epoch_ms != s->layout.epoch_ms ||
+			 layout->timestamp_bits != s->layout.timestamp_bits ||
+			 layout->node_bits != s->layout.node_bits ||
+			 layout->sequence_bits != s->layout.sequence_bits)
+	{
+		char		in_force[2 * SNOWFLAKE_DETAIL_LEN];
+		char		configured[2 * SNOWFLAKE_DETAIL_LEN];
+
+		sf_describe_settings(in_force, sizeof(in_force), &s->layout, s->node_id);
+		sf_describe_settings(configured, sizeof(configured), layout, node_id);
+		ereport(WARNING,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowflake settings changed since its shared state was created"),
+				 errdetail("In force: %s. Configured: %s.", in_force, configured),
+				 errhint("A change of the node id, epoch or layout takes effect at the next restart of the server.")));
+	}
+}
+
+/*
  * sf_attach_segment
  *		Attach (creating it if need be) the DSM registry segment, and make
  *		sure it is configured.
@@ -546,35 +596,7 @@ sf_attach_segment(void)
 	}
 	pg_read_barrier();
 
-	if (!valid)
-	{
-		char		in_force[2 * SNOWFLAKE_DETAIL_LEN];
-
-		sf_describe_settings(in_force, sizeof(in_force), &s->layout, s->node_id);
-		snowflake_report_settings(WARNING, bad_name, detail);
-		ereport(WARNING,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("snowflake keeps the settings in force since its shared state was created"),
-				 errdetail("In force: %s.", in_force),
-				 errhint("Correct the server configuration; a change of these settings takes effect at the next restart.")));
-	}
-	else if (node_id != s->node_id ||
-			 layout.epoch_ms != s->layout.epoch_ms ||
-			 layout.timestamp_bits != s->layout.timestamp_bits ||
-			 layout.node_bits != s->layout.node_bits ||
-			 layout.sequence_bits != s->layout.sequence_bits)
-	{
-		char		in_force[2 * SNOWFLAKE_DETAIL_LEN];
-		char		configured[2 * SNOWFLAKE_DETAIL_LEN];
-
-		sf_describe_settings(in_force, sizeof(in_force), &s->layout, s->node_id);
-		sf_describe_settings(configured, sizeof(configured), &layout, node_id);
-		ereport(WARNING,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("snowflake settings changed since its shared state was created"),
-				 errdetail("In force: %s. Configured: %s.", in_force, configured),
-				 errhint("A change of the node id, epoch or layout takes effect at the next restart of the server.")));
-	}
+	sf_warn_settings(s, valid, &layout, node_id, bad_name, detail);
 	return s;
 }
 #endif							/* SNOWFLAKE_HAVE_DSM_REGISTRY */
