@@ -32,7 +32,6 @@
 #include "access/xlog.h"
 #include "miscadmin.h"
 
-#include "config.h"
 #include "reservation.h"
 #include "shared.h"
 #include "statefile.h"
