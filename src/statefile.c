@@ -33,7 +33,11 @@
 #include "compat.h"
 #include "statefile.h"
 
-/* Version 1 (snowflake 1.0), still read after an upgrade. */
+/*
+ * Version 1 (snowflake 1.0), still read after an upgrade.  Spelled out in
+ * full rather than sharing a prefix with the current version: a released
+ * file format stays as it was whatever the current one becomes.
+ */
 typedef struct SnowflakeStateFileV1
 {
 	uint32		magic;
