@@ -17,6 +17,7 @@
 
 #include "access/htup_details.h"
 #include "access/xlog.h"
+#include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "lib/stringinfo.h"
@@ -25,11 +26,15 @@
 #include "utils/guc.h"
 #include "utils/timestamp.h"
 
-#include "snowflake.h"
+#include "config.h"
+#include "generator.h"
+#include "layout.h"
+#include "reservation.h"
+#include "shared.h"
+#include "worker.h"
 
-/* Milliseconds from the Unix epoch to PostgreSQL's (2000-01-01). */
-#define SF_POSTGRES_EPOCH_UNIX_MS \
-	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * 1000)
+/* Largest count accepted by snowflake_nextval_batch(). */
+#define SNOWFLAKE_MAX_BATCH		1000000
 
 PG_FUNCTION_INFO_V1(snowflake_nextval);
 PG_FUNCTION_INFO_V1(snowflake_nextval_batch);
@@ -46,20 +51,22 @@ PG_FUNCTION_INFO_V1(snowflake_adopt_layout);
 
 /*
  * sf_layout
- *		The server's layout, or an error naming the bad setting.
+ *		The server's layout, or an error naming the bad setting; *fixed
+ *		tells whether it is fixed for the life of this process.
  *
  * Preloaded, or without the preload on PostgreSQL 17 and later, it is the
  * one in force in the shared state (attached here if need be, and fixed
  * once per server life); on 15 and 16 without the preload, the one the
- * server configuration gives now.
+ * server configuration gives now (a reload may change it).
  */
 static void
-sf_layout(SnowflakeLayout *layout)
+sf_layout(SnowflakeLayout *layout, bool *fixed)
 {
 	SnowflakeShared *s = snowflake_attach();
 	const char *bad_name;
 	char		detail[SNOWFLAKE_DETAIL_LEN];
 
+	*fixed = s != NULL;
 	if (s != NULL)
 	{
 		*layout = s->layout;
@@ -82,60 +89,53 @@ sf_check_id(int64 id)
 }
 
 /*
- * Per-function cache of a parsed layout argument, in fn_extra: a constant
- * argument (an index expression, a partition bound) is parsed once.
+ * What a call site of a function here (one FmgrInfo: an expression of a
+ * query, an index expression, a partition bound) keeps between calls, in
+ * fn_extra: the layout it works with, parsed once for a constant layout
+ * argument, and snowflake_decode's result type, looked up and blessed once.
+ * Decoding a table's rows then costs each row none of that.
  */
-typedef struct SfFormatCache
+typedef struct SfCallCache
 {
-	SnowflakeFormat fmt;
-	int			len;
-	char		text[FLEXIBLE_ARRAY_MEMBER];
-} SfFormatCache;
+	SnowflakeFormat fmt;		/* the layout of the last call */
+	bool		fmt_fixed;		/* fmt is the server's own, fixed for good */
+	int			len;			/* length of the layout argument's text in
+								 * fmt, -1 before the first */
+	char	   *text;			/* that text */
+	TupleDesc	tupdesc;		/* snowflake_decode's result type, or NULL */
+	bool		row3;			/* it is (timestamptz, int4, int4) */
+} SfCallCache;
+
+static SfCallCache *
+sf_call_cache(FunctionCallInfo fcinfo)
+{
+	SfCallCache *cache = (SfCallCache *) fcinfo->flinfo->fn_extra;
+
+	if (likely(cache != NULL))
+		return cache;
+	cache = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(SfCallCache));
+	cache->len = -1;
+	fcinfo->flinfo->fn_extra = cache;
+	return cache;
+}
 
 /*
- * sf_call_format
- *		The layout a decoder call works with: its argument number argno when
- *		given (a preset or a spelled-out layout, 22023 when invalid), else the
- *		server's own.  "server; fields=..." splits the server's node field.
+ * Parse a layout argument (22023 when invalid).  "server; fields=..."
+ * splits the server's node field.
  */
 static void
-sf_call_format(FunctionCallInfo fcinfo, int argno, SnowflakeFormat *fmt)
+sf_parse_layout_arg(const char *str, SnowflakeFormat *fmt)
 {
-	text	   *arg;
-	const char *data;
-	int			len;
-	SfFormatCache *cache;
-	char	   *str;
 	SnowflakeFormat server;
 	const SnowflakeFormat *serverp = NULL;
 	char		detail[SNOWFLAKE_DETAIL_LEN];
 
-	if (PG_NARGS() <= argno)
-	{
-		SnowflakeLayout layout;
-
-		sf_layout(&layout);
-		snowflake_format_from_layout(&layout, fmt);
-		return;
-	}
-
-	arg = PG_GETARG_TEXT_PP(argno);
-	data = VARDATA_ANY(arg);
-	len = VARSIZE_ANY_EXHDR(arg);
-	cache = (SfFormatCache *) fcinfo->flinfo->fn_extra;
-	if (cache != NULL && cache->len == len &&
-		memcmp(cache->text, data, len) == 0)
-	{
-		*fmt = cache->fmt;
-		return;
-	}
-
-	str = text_to_cstring(arg);
 	if (snowflake_format_names_server(str))
 	{
 		SnowflakeLayout layout;
+		bool		fixed;
 
-		sf_layout(&layout);
+		sf_layout(&layout, &fixed);
 		snowflake_format_from_layout(&layout, &server);
 		serverp = &server;
 	}
@@ -146,16 +146,57 @@ sf_call_format(FunctionCallInfo fcinfo, int argno, SnowflakeFormat *fmt)
 				 errdetail("%s", detail),
 				 errhint("Name a preset (%s), or spell a layout out, such as 'epoch=2015-01-01; fields=timestamp:42,worker:5,process:5,sequence:12'.",
 						 snowflake_preset_names())));
+}
+
+/*
+ * sf_call_format
+ *		The layout a call works with: its argument number argno when given
+ *		(a preset or a spelled-out layout, 22023 when invalid), else the
+ *		server's own.  Points into the call site's cache, valid until the
+ *		next call.
+ */
+static const SnowflakeFormat *
+sf_call_format(FunctionCallInfo fcinfo, int argno)
+{
+	SfCallCache *cache = sf_call_cache(fcinfo);
+	text	   *arg;
+	const char *data;
+	int			len;
+	char	   *str;
+	SnowflakeFormat fmt;
+
+	if (PG_NARGS() <= argno)
+	{
+		if (likely(cache->fmt_fixed))
+			return &cache->fmt;
+
+		{
+			SnowflakeLayout layout;
+
+			sf_layout(&layout, &cache->fmt_fixed);
+			snowflake_format_from_layout(&layout, &cache->fmt);
+			return &cache->fmt;
+		}
+	}
+
+	arg = PG_GETARG_TEXT_PP(argno);
+	data = VARDATA_ANY(arg);
+	len = VARSIZE_ANY_EXHDR(arg);
+	if (cache->len == len && memcmp(cache->text, data, len) == 0)
+		return &cache->fmt;
+
+	/* Parsed aside: an invalid layout leaves the cache as it was. */
+	str = text_to_cstring(arg);
+	sf_parse_layout_arg(str, &fmt);
 	pfree(str);
 
-	if (cache != NULL)
-		pfree(cache);
-	cache = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt,
-							   offsetof(SfFormatCache, text) + len);
-	cache->fmt = *fmt;
-	cache->len = len;
+	if (cache->text != NULL)
+		pfree(cache->text);
+	cache->text = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, Max(len, 1));
 	memcpy(cache->text, data, len);
-	fcinfo->flinfo->fn_extra = cache;
+	cache->len = len;
+	cache->fmt = fmt;
+	return &cache->fmt;
 }
 
 /* units * unit_ms, saturated at PG_INT64_MAX (only for messages). */
@@ -178,7 +219,7 @@ sf_id_timestamp(const SnowflakeFormat *fmt, int64 units)
 	 * 0 <= units < 2^63 and |offset| < 2^48, so limit > 0: compare before
 	 * multiplying and adding.
 	 */
-	if (units > (limit - 1) / fmt->unit_ms)
+	if (fmt->unit_ms == 1 ? units > limit - 1 : units > (limit - 1) / fmt->unit_ms)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 				 errmsg("timestamp out of range"),
@@ -324,6 +365,81 @@ sf_node_fields(const SnowflakeFormat *fmt, int64 node_id)
 }
 
 /*
+ * sf_decode_id
+ *		The parts of the decoders' first argument, an ID, in the layout of
+ *		their optional second (22023 for a negative ID or an invalid
+ *		layout); returns that layout (see sf_call_format).
+ */
+static inline const SnowflakeFormat *
+sf_decode_id(FunctionCallInfo fcinfo, SnowflakeParts *parts)
+{
+	int64		id = PG_GETARG_INT64(0);
+	const SnowflakeFormat *fmt;
+
+	sf_check_id(id);
+	fmt = sf_call_format(fcinfo, 1);
+	snowflake_format_unpack(fmt, id, parts);
+	return fmt;
+}
+
+/*
+ * snowflake_decode's result type, blessed, as this call site keeps it.  The
+ * first call looks it up: 1.0's definition has OUT parameters, so it is a
+ * record whose shape only pg_proc tells.
+ */
+static TupleDesc
+sf_decode_tupdesc(FunctionCallInfo fcinfo)
+{
+	SfCallCache *cache = sf_call_cache(fcinfo);
+	TupleDesc	tupdesc;
+	MemoryContext oldcontext;
+
+	if (likely(cache->tupdesc != NULL))
+		return cache->tupdesc;
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	oldcontext = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+	cache->tupdesc = BlessTupleDesc(CreateTupleDescCopy(tupdesc));
+	MemoryContextSwitchTo(oldcontext);
+	cache->row3 = tupdesc->natts == 3 &&
+		TupleDescAttr(tupdesc, 0)->atttypid == TIMESTAMPTZOID &&
+		TupleDescAttr(tupdesc, 1)->atttypid == INT4OID &&
+		TupleDescAttr(tupdesc, 2)->atttypid == INT4OID;
+	return cache->tupdesc;
+}
+
+/*
+ * sf_decode_row3
+ *		The row (ts, node_id, sequence) of the server's layout, built in
+ *		place: three fixed-width columns, no nulls, so the layout of the
+ *		tuple is known, and heap_form_tuple's walk over the descriptor
+ *		(which costs more than the decoding) is not needed.  The bytes are
+ *		those heap_form_tuple would write.
+ */
+static Datum
+sf_decode_row3(TupleDesc tupdesc, TimestampTz ts, int32 node_id,
+			   int32 sequence)
+{
+	const Size	hoff = MAXALIGN(SizeofHeapTupleHeader);
+	const Size	len = hoff + sizeof(TimestampTz) + 2 * sizeof(int32);
+	HeapTupleHeader td = (HeapTupleHeader) palloc0(len);
+	char	   *data = (char *) td + hoff;
+
+	HeapTupleHeaderSetDatumLength(td, len);
+	HeapTupleHeaderSetTypeId(td, tupdesc->tdtypeid);
+	HeapTupleHeaderSetTypMod(td, tupdesc->tdtypmod);
+	ItemPointerSetInvalid(&td->t_ctid);
+	HeapTupleHeaderSetNatts(td, 3);
+	td->t_hoff = hoff;
+
+	/* timestamptz is double-aligned at the start, the int4s follow it. */
+	*(TimestampTz *) data = ts;
+	*(int32 *) (data + sizeof(TimestampTz)) = node_id;
+	*(int32 *) (data + sizeof(TimestampTz) + sizeof(int32)) = sequence;
+	return PointerGetDatum(td);
+}
+
+/*
  * snowflake_decode(id [, layout]) -> (ts, node_id, sequence [, node_fields])
  *
  * Every decoder takes an optional layout as its last argument; without it
@@ -332,64 +448,50 @@ sf_node_fields(const SnowflakeFormat *fmt, int64 node_id)
 Datum
 snowflake_decode(PG_FUNCTION_ARGS)
 {
-	int64		id = PG_GETARG_INT64(0);
-	SnowflakeFormat fmt;
+	const SnowflakeFormat *fmt;
 	SnowflakeParts parts;
 	TupleDesc	tupdesc;
 	Datum		values[4];
 	bool		nulls[4] = {false, false, false, false};
 
-	sf_check_id(id);
-	sf_call_format(fcinfo, 1, &fmt);
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
-	tupdesc = BlessTupleDesc(tupdesc);
+	fmt = sf_decode_id(fcinfo, &parts);
+	tupdesc = sf_decode_tupdesc(fcinfo);
+	if (likely(((SfCallCache *) fcinfo->flinfo->fn_extra)->row3))
+		return sf_decode_row3(tupdesc, sf_id_timestamp(fmt, parts.ms),
+							  (int32) parts.node_id, (int32) parts.sequence);
 
-	snowflake_format_unpack(&fmt, id, &parts);
-	values[0] = TimestampTzGetDatum(sf_id_timestamp(&fmt, parts.ms));
+	values[0] = TimestampTzGetDatum(sf_id_timestamp(fmt, parts.ms));
 	values[1] = Int32GetDatum((int32) parts.node_id);
 	values[2] = Int32GetDatum((int32) parts.sequence);
 	if (tupdesc->natts == 4)
-		values[3] = sf_node_fields(&fmt, parts.node_id);
+		values[3] = sf_node_fields(fmt, parts.node_id);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 
 Datum
 snowflake_timestamp(PG_FUNCTION_ARGS)
 {
-	int64		id = PG_GETARG_INT64(0);
-	SnowflakeFormat fmt;
 	SnowflakeParts parts;
+	const SnowflakeFormat *fmt = sf_decode_id(fcinfo, &parts);
 
-	sf_check_id(id);
-	sf_call_format(fcinfo, 1, &fmt);
-	snowflake_format_unpack(&fmt, id, &parts);
-	PG_RETURN_TIMESTAMPTZ(sf_id_timestamp(&fmt, parts.ms));
+	PG_RETURN_TIMESTAMPTZ(sf_id_timestamp(fmt, parts.ms));
 }
 
 Datum
 snowflake_node_id(PG_FUNCTION_ARGS)
 {
-	int64		id = PG_GETARG_INT64(0);
-	SnowflakeFormat fmt;
 	SnowflakeParts parts;
 
-	sf_check_id(id);
-	sf_call_format(fcinfo, 1, &fmt);
-	snowflake_format_unpack(&fmt, id, &parts);
+	(void) sf_decode_id(fcinfo, &parts);
 	PG_RETURN_INT32((int32) parts.node_id);
 }
 
 Datum
 snowflake_sequence(PG_FUNCTION_ARGS)
 {
-	int64		id = PG_GETARG_INT64(0);
-	SnowflakeFormat fmt;
 	SnowflakeParts parts;
 
-	sf_check_id(id);
-	sf_call_format(fcinfo, 1, &fmt);
-	snowflake_format_unpack(&fmt, id, &parts);
+	(void) sf_decode_id(fcinfo, &parts);
 	PG_RETURN_INT32((int32) parts.sequence);
 }
 
@@ -401,24 +503,19 @@ snowflake_sequence(PG_FUNCTION_ARGS)
 Datum
 snowflake_min_id(PG_FUNCTION_ARGS)
 {
-	SnowflakeFormat fmt;
-	int64		units;
+	const SnowflakeFormat *fmt = sf_call_format(fcinfo, 1);
+	int64		units = sf_ts_to_units(fmt, PG_GETARG_TIMESTAMPTZ(0));
 
-	sf_call_format(fcinfo, 1, &fmt);
-	units = sf_ts_to_units(&fmt, PG_GETARG_TIMESTAMPTZ(0));
-	PG_RETURN_INT64(units << (fmt.node_bits + fmt.sequence_bits));
+	PG_RETURN_INT64(units << (fmt->node_bits + fmt->sequence_bits));
 }
 
 Datum
 snowflake_max_id(PG_FUNCTION_ARGS)
 {
-	SnowflakeFormat fmt;
-	int			shift;
-	int64		units;
+	const SnowflakeFormat *fmt = sf_call_format(fcinfo, 1);
+	int			shift = fmt->node_bits + fmt->sequence_bits;
+	int64		units = sf_ts_to_units(fmt, PG_GETARG_TIMESTAMPTZ(0));
 
-	sf_call_format(fcinfo, 1, &fmt);
-	shift = fmt.node_bits + fmt.sequence_bits;
-	units = sf_ts_to_units(&fmt, PG_GETARG_TIMESTAMPTZ(0));
 	PG_RETURN_INT64((units << shift) | (int64) ((UINT64CONST(1) << shift) - 1));
 }
 
@@ -431,16 +528,15 @@ snowflake_max_id(PG_FUNCTION_ARGS)
 Datum
 snowflake_compose(PG_FUNCTION_ARGS)
 {
-	SnowflakeFormat fmt;
+	const SnowflakeFormat *fmt = sf_call_format(fcinfo, 3);
 	SnowflakeParts parts;
 	char		detail[SNOWFLAKE_DETAIL_LEN];
 	int64		id;
 
-	sf_call_format(fcinfo, 3, &fmt);
-	parts.ms = sf_ts_to_units(&fmt, PG_GETARG_TIMESTAMPTZ(0));
+	parts.ms = sf_ts_to_units(fmt, PG_GETARG_TIMESTAMPTZ(0));
 	parts.node_id = PG_GETARG_INT32(1);
 	parts.sequence = PG_GETARG_INT32(2);
-	if (!snowflake_format_pack(&fmt, &parts, &id, detail))
+	if (!snowflake_format_pack(fmt, &parts, &id, detail))
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 				 errmsg("snowflake ID field out of range"),
@@ -452,6 +548,24 @@ static TimestampTz
 sf_unix_ms_timestamp(int64 unix_ms)
 {
 	return (TimestampTz) (unix_ms - SF_POSTGRES_EPOCH_UNIX_MS) * 1000;
+}
+
+/* The generator's status, as snowflake_stats() shows it. */
+static const char *
+sf_status(const SnowflakeShared *s)
+{
+	switch (s->refusal)
+	{
+		case SNOWFLAKE_NODE_UNSET:
+			return "node_id not set";
+		case SNOWFLAKE_LAYOUT_CHANGED:
+			return "layout changed";
+		case SNOWFLAKE_STATE_UNUSABLE:
+			return "state file unusable";
+		case SNOWFLAKE_READY:
+			break;
+	}
+	return RecoveryInProgress() ? "recovery" : "ready";
 }
 
 /*
@@ -466,11 +580,9 @@ snowflake_stats(PG_FUNCTION_ARGS)
 	Datum		values[21];
 	bool		nulls[21];
 	int			i = 0;
-	int64		last;
-	int64		reserved;
-	SnowflakeCounters c;
+	SnowflakeStatsSnapshot snap;
+	const SnowflakeCounters *c = &snap.counters;
 	int64		now_ms;
-	const char *status;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -482,29 +594,9 @@ snowflake_stats(PG_FUNCTION_ARGS)
 	memset(nulls, 0, sizeof(nulls));
 
 	now_ms = snowflake_clock_ms() - s->layout.epoch_ms;
-	SpinLockAcquire(&s->mutex);
-	last = s->last;
-	reserved = s->durable_ms;
-	c = s->counters;
-	SpinLockRelease(&s->mutex);
+	snowflake_stats_snapshot(s, &snap);
 
-	switch (s->refusal)
-	{
-		case SNOWFLAKE_NODE_UNSET:
-			status = "node_id not set";
-			break;
-		case SNOWFLAKE_LAYOUT_CHANGED:
-			status = "layout changed";
-			break;
-		case SNOWFLAKE_STATE_UNUSABLE:
-			status = "state file unusable";
-			break;
-		default:
-			status = RecoveryInProgress() ? "recovery" : "ready";
-			break;
-	}
-
-	values[i++] = CStringGetTextDatum(status);
+	values[i++] = CStringGetTextDatum(sf_status(s));
 	if (s->node_id >= 0)
 		values[i++] = Int32GetDatum(s->node_id);
 	else
@@ -513,9 +605,9 @@ snowflake_stats(PG_FUNCTION_ARGS)
 	values[i++] = Int32GetDatum(s->layout.timestamp_bits);
 	values[i++] = Int32GetDatum(s->layout.node_bits);
 	values[i++] = Int32GetDatum(s->layout.sequence_bits);
-	if (last >= 0)
+	if (snap.last >= 0)
 	{
-		int64		last_ms = last >> s->layout.sequence_bits;
+		int64		last_ms = snap.last >> s->layout.sequence_bits;
 
 		values[i++] = TimestampTzGetDatum(sf_unix_ms_timestamp(s->layout.epoch_ms + last_ms));
 		values[i++] = Int64GetDatum(Max(last_ms - now_ms, 0));
@@ -525,25 +617,25 @@ snowflake_stats(PG_FUNCTION_ARGS)
 		nulls[i++] = true;
 		nulls[i++] = true;
 	}
-	values[i++] = Int64GetDatum(c.issued);
-	values[i++] = Int64GetDatum(c.borrowed_ms);
-	values[i++] = Int64GetDatum(c.regressions);
-	values[i++] = Int64GetDatum(c.max_regression_ms);
-	values[i++] = Int64GetDatum(c.waits);
-	values[i++] = Int64GetDatum(c.wait_ms);
-	values[i++] = Int64GetDatum(c.refused);
-	if (reserved >= 0)
-		values[i++] = TimestampTzGetDatum(sf_unix_ms_timestamp(s->layout.epoch_ms + reserved));
+	values[i++] = Int64GetDatum(c->issued);
+	values[i++] = Int64GetDatum(c->borrowed_ms);
+	values[i++] = Int64GetDatum(c->regressions);
+	values[i++] = Int64GetDatum(c->max_regression_ms);
+	values[i++] = Int64GetDatum(c->waits);
+	values[i++] = Int64GetDatum(c->wait_ms);
+	values[i++] = Int64GetDatum(c->refused);
+	if (snap.durable_ms >= 0)
+		values[i++] = TimestampTzGetDatum(sf_unix_ms_timestamp(s->layout.epoch_ms + snap.durable_ms));
 	else
 		nulls[i++] = true;
-	values[i++] = Int64GetDatum(c.reservation_writes);
+	values[i++] = Int64GetDatum(c->reservation_writes);
 	if (tupdesc->natts == 21)
 	{
-		values[i++] = Int64GetDatum(c.background_writes);
-		values[i++] = Int64GetDatum(c.caller_writes);
-		values[i++] = Float8GetDatum((double) c.caller_wait_us / 1000.0);
+		values[i++] = Int64GetDatum(c->background_writes);
+		values[i++] = Int64GetDatum(c->caller_writes);
+		values[i++] = Float8GetDatum((double) c->caller_wait_us / 1000.0);
 	}
-	values[i++] = TimestampTzGetDatum(c.reset_time);
+	values[i++] = TimestampTzGetDatum(c->reset_time);
 	Assert(i == tupdesc->natts);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
@@ -559,10 +651,7 @@ snowflake_stats_reset(PG_FUNCTION_ARGS)
 	SnowflakeShared *s = snowflake_require_shared();
 	TimestampTz now = GetCurrentTimestamp();
 
-	SpinLockAcquire(&s->mutex);
-	memset(&s->counters, 0, sizeof(s->counters));
-	s->counters.reset_time = now;
-	SpinLockRelease(&s->mutex);
+	snowflake_counters_reset(s, now);
 	PG_RETURN_VOID();
 }
 

@@ -11,11 +11,14 @@
  * borrowed time over the wall clock is bounded by snowflake.max_drift_ms;
  * past that the caller sleeps, outside the spinlock, for at most
  * snowflake.max_wait_ms, or fails.  IDs are issued only up to the durable
- * reservation kept by state.c.
+ * reservation kept by reservation.c.
  *
  * The spinlock section only compares, advances and copies values out: the
  * clock is read before it, and every decision that can sleep, write a file
- * or raise an error is taken after it is released.
+ * or raise an error is taken after it is released.  The other readers and
+ * writers of what the spinlock guards for the generator (the counters, the
+ * last ID and the reservation) go through the functions at the end of this
+ * file: snowflake_stats() and the background writer take no lock themselves.
  *
  *-------------------------------------------------------------------------
  */
@@ -28,7 +31,11 @@
 #include "storage/latch.h"
 
 #include "compat.h"
-#include "snowflake.h"
+#include "config.h"
+#include "generator.h"
+#include "reservation.h"
+#include "shared.h"
+#include "statefile.h"
 
 /* This backend has found the generator ready (see snowflake_generate). */
 static bool sf_backend_ready = false;
@@ -381,6 +388,73 @@ sf_extend_needed(SnowflakeShared *s, int64 needed_ms, int64 now,
 }
 
 /*
+ * sf_refuse_batch
+ *		Raise the error for a batch longer than the lead allowed over the
+ *		clock can hold (22023), whatever the clock says.
+ */
+static pg_noinline void
+sf_refuse_batch(SnowflakeShared *s, int64 count)
+{
+	int			sb = s->layout.sequence_bits;
+
+	sf_count_refused(s, -1);
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("a batch of %lld snowflake IDs cannot be issued within \"%s\"",
+					(long long) count, "snowflake.max_drift_ms"),
+			 errdetail("With %s = %d a batch of %lld IDs spans %lld milliseconds, more than the %d ms that IDs may lead the clock.",
+					   "snowflake.sequence_bits", sb, (long long) count,
+					   (long long) ((count - 1) >> sb) + 1,
+					   snowflake_max_drift_ms),
+			 errhint("Ask for fewer IDs per call.")));
+}
+
+/*
+ * sf_refuse_clock
+ *		Raise the error for a clock reading now (ms since the epoch) outside
+ *		the timestamp field: before the epoch, or past its end (22003).
+ */
+static pg_noinline void
+sf_refuse_clock(SnowflakeShared *s, int64 now)
+{
+	char		when[64];
+
+	sf_count_refused(s, -1);
+	snowflake_format_ms(now < 0 ? s->layout.epoch_ms :
+						s->layout.epoch_ms + snowflake_max_ms(&s->layout),
+						when, sizeof(when));
+	ereport(ERROR,
+			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+			 now < 0 ?
+			 errmsg("current time is before the snowflake epoch") :
+			 errmsg("current time is past the last millisecond the snowflake timestamp field can hold"),
+			 now < 0 ?
+			 errdetail("The epoch, %s, is %lld ms in the future.",
+					   when, (long long) -now) :
+			 errdetail("With %s = %d the last representable time is %s.",
+					   "snowflake.timestamp_bits",
+					   s->layout.timestamp_bits, when)));
+}
+
+/*
+ * sf_refuse_exhausted
+ *		Raise the error for IDs that would run past the timestamp field's
+ *		last millisecond (22003).
+ */
+static pg_noinline void
+sf_refuse_exhausted(SnowflakeShared *s)
+{
+	sf_count_refused(s, -1);
+	ereport(ERROR,
+			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+			 errmsg("snowflake timestamp field exhausted"),
+			 errdetail("With %s = %d no millisecond after %lld can be represented.",
+					   "snowflake.timestamp_bits",
+					   s->layout.timestamp_bits,
+					   (long long) snowflake_max_ms(&s->layout))));
+}
+
+/*
  * sf_generate_slow
  *		Everything snowflake_generate's fast path does not handle: the first
  *		call of a backend, refusals, the clock outside the timestamp field,
@@ -409,18 +483,7 @@ sf_generate_slow(int64 count)
 
 	/* A batch spans at least this many milliseconds past its first. */
 	if (unlikely(((count - 1) >> sb) > snowflake_max_drift_ms))
-	{
-		sf_count_refused(s, -1);
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("a batch of %lld snowflake IDs cannot be issued within \"%s\"",
-						(long long) count, "snowflake.max_drift_ms"),
-				 errdetail("With %s = %d a batch of %lld IDs spans %lld milliseconds, more than the %d ms that IDs may lead the clock.",
-						   "snowflake.sequence_bits", sb, (long long) count,
-						   (long long) ((count - 1) >> sb) + 1,
-						   snowflake_max_drift_ms),
-				 errhint("Ask for fewer IDs per call.")));
-	}
+		sf_refuse_batch(s, count);
 
 	for (;;)
 	{
@@ -430,25 +493,7 @@ sf_generate_slow(int64 count)
 		bool		issued;
 
 		if (unlikely(now < 0 || now > snowflake_max_ms(&s->layout)))
-		{
-			char		when[64];
-
-			sf_count_refused(s, -1);
-			snowflake_format_ms(now < 0 ? s->layout.epoch_ms :
-								s->layout.epoch_ms + snowflake_max_ms(&s->layout),
-								when, sizeof(when));
-			ereport(ERROR,
-					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-					 now < 0 ?
-					 errmsg("current time is before the snowflake epoch") :
-					 errmsg("current time is past the last millisecond the snowflake timestamp field can hold"),
-					 now < 0 ?
-					 errdetail("The epoch, %s, is %lld ms in the future.",
-							   when, (long long) -now) :
-					 errdetail("With %s = %d the last representable time is %s.",
-							   "snowflake.timestamp_bits",
-							   s->layout.timestamp_bits, when)));
-		}
+			sf_refuse_clock(s, now);
 
 		issued = sf_try_issue(s, now, count, drift, slept ? waited : -1,
 							  unlikely(snowflake_spread_sequence) ?
@@ -459,16 +504,7 @@ sf_generate_slow(int64 count)
 
 		/* Decide what went wrong, outside the spinlock. */
 		if (a.end_ms > snowflake_max_ms(&s->layout))
-		{
-			sf_count_refused(s, -1);
-			ereport(ERROR,
-					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-					 errmsg("snowflake timestamp field exhausted"),
-					 errdetail("With %s = %d no millisecond after %lld can be represented.",
-							   "snowflake.timestamp_bits",
-							   s->layout.timestamp_bits,
-							   (long long) snowflake_max_ms(&s->layout))));
-		}
+			sf_refuse_exhausted(s);
 		/*
 		 * A floor not yet applied (a failover, a restore, a lost state file)
 		 * comes first: the lead it sets is what the call must wait for.
@@ -508,7 +544,7 @@ sf_generate_slow(int64 count)
  * before by this server, or an error is raised and none is.  May sleep up to
  * snowflake.max_wait_ms in total, and may write the state file (under the
  * snowflake LWLock).  The first call of a process without the preload
- * attaches the shared state (state.c), and raises its errors.  Raises 55000
+ * attaches the shared state (shared.c), and raises its errors.  Raises 55000
  * when the library is not preloaded on PostgreSQL 15 and 16 or the
  * generator is refused, 25006 during recovery, 22003 outside the timestamp
  * field, 22023 for a batch that cannot fit within snowflake.max_drift_ms or
@@ -544,4 +580,48 @@ snowflake_generate(int64 count)
 		}
 	}
 	return sf_generate_slow(count);
+}
+
+/*
+ * snowflake_stats_snapshot
+ *		Copy the last ID, the durable reservation and the counters, as one
+ *		consistent reading, for snowflake_stats().
+ */
+void
+snowflake_stats_snapshot(SnowflakeShared *s, SnowflakeStatsSnapshot *snap)
+{
+	SpinLockAcquire(&s->mutex);
+	snap->last = s->last;
+	snap->durable_ms = s->durable_ms;
+	snap->counters = s->counters;
+	SpinLockRelease(&s->mutex);
+}
+
+/*
+ * snowflake_counters_reset
+ *		Zero the counters, stamped with now; the generator state is left
+ *		alone.
+ */
+void
+snowflake_counters_reset(SnowflakeShared *s, TimestampTz now)
+{
+	SpinLockAcquire(&s->mutex);
+	memset(&s->counters, 0, sizeof(s->counters));
+	s->counters.reset_time = now;
+	SpinLockRelease(&s->mutex);
+}
+
+/*
+ * snowflake_position
+ *		The last ID, the reservation and the count of IDs issued, as one
+ *		consistent reading, for the background writer.
+ */
+void
+snowflake_position(SnowflakeShared *s, SnowflakePosition *pos)
+{
+	SpinLockAcquire(&s->mutex);
+	pos->last = s->last;
+	pos->reserved_ms = s->reserved_ms;
+	pos->issued = s->counters.issued;
+	SpinLockRelease(&s->mutex);
 }

@@ -338,6 +338,142 @@ sf_valid_field_name(const char *name)
 	return p - name < SNOWFLAKE_FIELD_NAME_LEN;
 }
 
+/* What sf_parse_fields has seen so far. */
+typedef struct SfFieldsParse
+{
+	int			nfields;
+	int			timestamp_bits;
+	int			node_bits;
+	int			sequence_bits;
+	bool		have_sequence;
+	bool		parts_before_sequence;
+	bool		parts_after_sequence;
+} SfFieldsParse;
+
+/*
+ * One item of fields=, "name:bits": split in place into *name and *bits,
+ * both checked (the first field may have up to 64 bits, the others up to a
+ * node id's).
+ */
+static bool
+sf_parse_field_item(char *item, int nfields, char **name, int *bits,
+					char *detail)
+{
+	char	   *colon;
+	int			max_bits = nfields == 0 ? 64 : SNOWFLAKE_MAX_NODE_BITS;
+
+	item = sf_trim(item);
+	colon = strchr(item, ':');
+	if (colon == NULL)
+	{
+		snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+				 "The field \"%.40s\" is not of the form name:bits.", item);
+		return false;
+	}
+	*colon = '\0';
+	*name = sf_trim(item);
+	if (!sf_valid_field_name(*name))
+	{
+		snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+				 "The field name \"%.40s\" is not valid: names are lower-case letters, digits and underscores, at most %d characters.",
+				 *name, SNOWFLAKE_FIELD_NAME_LEN - 1);
+		return false;
+	}
+	if (!snowflake_parse_int(colon + 1, bits) || *bits < 1 || *bits > max_bits)
+	{
+		snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+				 "The field \"%s\" must have between 1 and %d bits.",
+				 *name, max_bits);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * A named part of the node field: once, next to the other parts, at most
+ * SNOWFLAKE_MAX_NODE_PARTS of them, and a node id's bits in all.
+ */
+static bool
+sf_add_node_part(SnowflakeFormat *fmt, SfFieldsParse *st, const char *name,
+				 int bits, char *detail)
+{
+	for (int i = 0; i < fmt->nparts; i++)
+	{
+		if (strcmp(fmt->part_names[i], name) == 0)
+		{
+			snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+					 "The field \"%s\" appears twice.", name);
+			return false;
+		}
+	}
+	if (st->have_sequence)
+		st->parts_after_sequence = true;
+	else
+		st->parts_before_sequence = true;
+	if (st->parts_before_sequence && st->parts_after_sequence)
+	{
+		snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+				 "The node fields must be next to each other, not on both sides of \"sequence\".");
+		return false;
+	}
+	if (fmt->nparts == SNOWFLAKE_MAX_NODE_PARTS)
+	{
+		snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+				 "A layout may split the node field into at most %d parts.",
+				 SNOWFLAKE_MAX_NODE_PARTS);
+		return false;
+	}
+	strlcpy(fmt->part_names[fmt->nparts], name, SNOWFLAKE_FIELD_NAME_LEN);
+	fmt->part_bits[fmt->nparts] = bits;
+	fmt->nparts++;
+	st->node_bits += bits;
+	if (st->node_bits > SNOWFLAKE_MAX_NODE_BITS)
+	{
+		snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+				 "The node fields add up to more than %d bits, the most a node id holds.",
+				 SNOWFLAKE_MAX_NODE_BITS);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * One field of fields=, in its place: the timestamp first, then the
+ * sequence once, and node parts.
+ */
+static bool
+sf_add_field(SnowflakeFormat *fmt, SfFieldsParse *st, const char *name,
+			 int bits, char *detail)
+{
+	if (st->nfields == 0)
+	{
+		if (strcmp(name, "timestamp") != 0)
+		{
+			snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+					 "The first (most significant) field must be \"timestamp\", not \"%s\".",
+					 name);
+			return false;
+		}
+		st->timestamp_bits = bits;
+	}
+	else if (strcmp(name, "timestamp") == 0 ||
+			 (strcmp(name, "sequence") == 0 && st->have_sequence))
+	{
+		snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+				 "The field \"%s\" appears twice.", name);
+		return false;
+	}
+	else if (strcmp(name, "sequence") == 0)
+	{
+		st->have_sequence = true;
+		st->sequence_bits = bits;
+	}
+	else if (!sf_add_node_part(fmt, st, name, bits, detail))
+		return false;
+	st->nfields++;
+	return true;
+}
+
 /*
  * fields=: name:bits, most significant first.  Sets the widths, the order
  * and the node parts of fmt.
@@ -345,22 +481,16 @@ sf_valid_field_name(const char *name)
 static bool
 sf_parse_fields(char *value, SnowflakeFormat *fmt, char *detail)
 {
+	SfFieldsParse st;
 	char	   *item;
 	char	   *next;
-	int			nfields = 0;
-	int			timestamp_bits = 0;
-	int			node_bits = 0;
-	int			sequence_bits = 0;
-	bool		have_sequence = false;
-	bool		parts_before_sequence = false;
-	bool		parts_after_sequence = false;
 	int			total;
 
+	memset(&st, 0, sizeof(st));
 	fmt->nparts = 0;
 	for (item = value; item != NULL; item = next)
 	{
 		char	   *comma = strchr(item, ',');
-		char	   *colon;
 		char	   *name;
 		int			bits;
 
@@ -371,99 +501,12 @@ sf_parse_fields(char *value, SnowflakeFormat *fmt, char *detail)
 		}
 		else
 			next = NULL;
-		item = sf_trim(item);
-		colon = strchr(item, ':');
-		if (colon == NULL)
-		{
-			snprintf(detail, SNOWFLAKE_DETAIL_LEN,
-					 "The field \"%.40s\" is not of the form name:bits.", item);
+		if (!sf_parse_field_item(item, st.nfields, &name, &bits, detail) ||
+			!sf_add_field(fmt, &st, name, bits, detail))
 			return false;
-		}
-		*colon = '\0';
-		name = sf_trim(item);
-		if (!sf_valid_field_name(name))
-		{
-			snprintf(detail, SNOWFLAKE_DETAIL_LEN,
-					 "The field name \"%.40s\" is not valid: names are lower-case letters, digits and underscores, at most %d characters.",
-					 name, SNOWFLAKE_FIELD_NAME_LEN - 1);
-			return false;
-		}
-		if (!snowflake_parse_int(colon + 1, &bits) || bits < 1 ||
-			bits > (nfields == 0 ? 64 : SNOWFLAKE_MAX_NODE_BITS))
-		{
-			snprintf(detail, SNOWFLAKE_DETAIL_LEN,
-					 "The field \"%s\" must have between 1 and %d bits.",
-					 name, nfields == 0 ? 64 : SNOWFLAKE_MAX_NODE_BITS);
-			return false;
-		}
-
-		if (nfields == 0)
-		{
-			if (strcmp(name, "timestamp") != 0)
-			{
-				snprintf(detail, SNOWFLAKE_DETAIL_LEN,
-						 "The first (most significant) field must be \"timestamp\", not \"%s\".",
-						 name);
-				return false;
-			}
-			timestamp_bits = bits;
-		}
-		else if (strcmp(name, "timestamp") == 0 ||
-				 (strcmp(name, "sequence") == 0 && have_sequence))
-		{
-			snprintf(detail, SNOWFLAKE_DETAIL_LEN,
-					 "The field \"%s\" appears twice.", name);
-			return false;
-		}
-		else if (strcmp(name, "sequence") == 0)
-		{
-			have_sequence = true;
-			sequence_bits = bits;
-		}
-		else
-		{
-			for (int i = 0; i < fmt->nparts; i++)
-			{
-				if (strcmp(fmt->part_names[i], name) == 0)
-				{
-					snprintf(detail, SNOWFLAKE_DETAIL_LEN,
-							 "The field \"%s\" appears twice.", name);
-					return false;
-				}
-			}
-			if (have_sequence)
-				parts_after_sequence = true;
-			else
-				parts_before_sequence = true;
-			if (parts_before_sequence && parts_after_sequence)
-			{
-				snprintf(detail, SNOWFLAKE_DETAIL_LEN,
-						 "The node fields must be next to each other, not on both sides of \"sequence\".");
-				return false;
-			}
-			if (fmt->nparts == SNOWFLAKE_MAX_NODE_PARTS)
-			{
-				snprintf(detail, SNOWFLAKE_DETAIL_LEN,
-						 "A layout may split the node field into at most %d parts.",
-						 SNOWFLAKE_MAX_NODE_PARTS);
-				return false;
-			}
-			strlcpy(fmt->part_names[fmt->nparts], name, SNOWFLAKE_FIELD_NAME_LEN);
-			fmt->part_bits[fmt->nparts] = bits;
-			fmt->nparts++;
-			node_bits += bits;
-			if (node_bits > SNOWFLAKE_MAX_NODE_BITS)
-			{
-				snprintf(detail, SNOWFLAKE_DETAIL_LEN,
-						 "The node fields add up to more than %d bits, the most a node id holds.",
-						 SNOWFLAKE_MAX_NODE_BITS);
-				return false;
-			}
-		}
-		nfields++;
 	}
 
-	total = timestamp_bits + node_bits + sequence_bits;
+	total = st.timestamp_bits + st.node_bits + st.sequence_bits;
 	if (total > 64)
 	{
 		snprintf(detail, SNOWFLAKE_DETAIL_LEN,
@@ -471,11 +514,137 @@ sf_parse_fields(char *value, SnowflakeFormat *fmt, char *detail)
 		return false;
 	}
 	/* At most 31 + 31 bits: the timestamp keeps at least one. */
-	Assert(node_bits + sequence_bits <= 62);
-	fmt->timestamp_bits = Min(timestamp_bits, 63 - node_bits - sequence_bits);
-	fmt->node_bits = node_bits;
-	fmt->sequence_bits = sequence_bits;
-	fmt->sequence_above_node = parts_after_sequence;
+	Assert(st.node_bits + st.sequence_bits <= 62);
+	fmt->timestamp_bits = Min(st.timestamp_bits,
+							  63 - st.node_bits - st.sequence_bits);
+	fmt->node_bits = st.node_bits;
+	fmt->sequence_bits = st.sequence_bits;
+	fmt->sequence_above_node = st.parts_after_sequence;
+	return true;
+}
+
+/* What snowflake_parse_format has seen so far. */
+typedef struct SfFormatParse
+{
+	bool		have_epoch;
+	bool		have_unit;
+	bool		have_fields;
+	bool		from_preset;
+	bool		from_server;
+	bool		first;			/* no item seen yet */
+} SfFormatParse;
+
+/*
+ * An item that is not key=value: allowed first only, as the name of a
+ * preset (or "server", when the caller supplies the server's layout) that
+ * the items after it amend.
+ */
+static bool
+sf_parse_preset(const char *item, const SnowflakeFormat *server,
+				SnowflakeEpochParser parse_epoch, SnowflakeFormat *fmt,
+				SfFormatParse *st, char *detail)
+{
+	if (!st->first)
+	{
+		snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+				 "\"%.40s\" is not of the form key=value.", item);
+		return false;
+	}
+	if (server != NULL && pg_strcasecmp(item, "server") == 0)
+	{
+		*fmt = *server;
+		st->from_preset = st->from_server = true;
+	}
+	for (int i = 0; !st->from_preset && i < (int) lengthof(sf_presets); i++)
+	{
+		if (pg_strcasecmp(item, sf_presets[i].name) == 0)
+		{
+			if (!snowflake_parse_format(sf_presets[i].spec, NULL,
+										parse_epoch, fmt, detail))
+				return false;	/* cannot happen */
+			st->from_preset = true;
+		}
+	}
+	if (!st->from_preset)
+	{
+		snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+				 "\"%.40s\" is not a preset (%s) and not of the form key=value.",
+				 item, snowflake_preset_names());
+		return false;
+	}
+	st->first = false;
+	return true;
+}
+
+/* A key=value item, each key at most once. */
+static bool
+sf_parse_key(const char *key, char *value, SnowflakeEpochParser parse_epoch,
+			 SnowflakeFormat *fmt, SfFormatParse *st, char *detail)
+{
+	bool	   *have;
+
+	if (pg_strcasecmp(key, "epoch") == 0)
+		have = &st->have_epoch;
+	else if (pg_strcasecmp(key, "unit") == 0)
+		have = &st->have_unit;
+	else if (pg_strcasecmp(key, "fields") == 0)
+		have = &st->have_fields;
+	else
+	{
+		snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+				 "\"%.40s\" is not a layout key: the keys are epoch, unit and fields.",
+				 key);
+		return false;
+	}
+	if (*have)
+	{
+		snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+				 "The key \"%s\" appears twice.", key);
+		return false;
+	}
+	*have = true;
+
+	if (have == &st->have_epoch)
+		return sf_parse_epoch_value(value, parse_epoch, &fmt->epoch_ms, detail);
+	if (have == &st->have_unit)
+		return sf_parse_unit(value, &fmt->unit_ms, detail);
+	return sf_parse_fields(value, fmt, detail);
+}
+
+/*
+ * The checks on a layout as a whole, once every item is read: something
+ * given, a layout of its own complete, the server's only split.
+ */
+static bool
+sf_check_format(const SfFormatParse *st, const SnowflakeFormat *server,
+				const SnowflakeFormat *fmt, char *detail)
+{
+	if (st->first)
+	{
+		snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+				 "The layout is empty: name a preset (%s) or spell one out.",
+				 snowflake_preset_names());
+		return false;
+	}
+	if (!st->from_preset && (!st->have_epoch || !st->have_fields))
+	{
+		snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+				 "A layout that names no preset needs both epoch= and fields=.");
+		return false;
+	}
+	if (st->from_server &&
+		(st->have_epoch || st->have_unit ||
+		 fmt->timestamp_bits != server->timestamp_bits ||
+		 fmt->node_bits != server->node_bits ||
+		 fmt->sequence_bits != server->sequence_bits ||
+		 (fmt->sequence_above_node && fmt->nparts > 0)))
+	{
+		snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+				 "The server's layout only takes fields= that split its node field: timestamp:%d, node fields adding up to %d bits, then sequence:%d.",
+				 server->timestamp_bits, server->node_bits,
+				 server->sequence_bits);
+		return false;
+	}
 	return true;
 }
 
@@ -492,12 +661,7 @@ snowflake_parse_format(const char *text, const SnowflakeFormat *server,
 	char		buf[SF_MAX_LAYOUT_LEN + 1];
 	char	   *item;
 	char	   *next;
-	bool		have_epoch = false;
-	bool		have_unit = false;
-	bool		have_fields = false;
-	bool		from_preset = false;
-	bool		from_server = false;
-	bool		first = true;
+	SfFormatParse st;
 	size_t		len = strlen(text);
 
 	if (len > SF_MAX_LAYOUT_LEN)
@@ -509,13 +673,13 @@ snowflake_parse_format(const char *text, const SnowflakeFormat *server,
 	memcpy(buf, text, len + 1);
 	memset(fmt, 0, sizeof(SnowflakeFormat));
 	fmt->unit_ms = 1;
+	memset(&st, 0, sizeof(st));
+	st.first = true;
 
 	for (item = buf; item != NULL; item = next)
 	{
 		char	   *semi = strchr(item, ';');
 		char	   *eq;
-		char	   *key;
-		char	   *value;
 
 		if (semi)
 		{
@@ -531,108 +695,17 @@ snowflake_parse_format(const char *text, const SnowflakeFormat *server,
 		eq = strchr(item, '=');
 		if (eq == NULL)
 		{
-			if (first)
-			{
-				if (server != NULL && pg_strcasecmp(item, "server") == 0)
-				{
-					*fmt = *server;
-					from_preset = from_server = true;
-				}
-				for (int i = 0; !from_preset && i < (int) lengthof(sf_presets); i++)
-				{
-					if (pg_strcasecmp(item, sf_presets[i].name) == 0)
-					{
-						if (!snowflake_parse_format(sf_presets[i].spec, NULL,
-													parse_epoch, fmt, detail))
-							return false;	/* cannot happen */
-						from_preset = true;
-					}
-				}
-				if (!from_preset)
-				{
-					snprintf(detail, SNOWFLAKE_DETAIL_LEN,
-							 "\"%.40s\" is not a preset (%s) and not of the form key=value.",
-							 item, snowflake_preset_names());
-					return false;
-				}
-				first = false;
-				continue;
-			}
-			snprintf(detail, SNOWFLAKE_DETAIL_LEN,
-					 "\"%.40s\" is not of the form key=value.", item);
-			return false;
+			if (!sf_parse_preset(item, server, parse_epoch, fmt, &st, detail))
+				return false;
+			continue;
 		}
-		first = false;
-
+		st.first = false;
 		*eq = '\0';
-		key = sf_trim(item);
-		value = sf_trim(eq + 1);
-		if (pg_strcasecmp(key, "epoch") == 0)
-		{
-			if (have_epoch)
-				goto twice;
-			have_epoch = true;
-			if (!sf_parse_epoch_value(value, parse_epoch, &fmt->epoch_ms, detail))
-				return false;
-		}
-		else if (pg_strcasecmp(key, "unit") == 0)
-		{
-			if (have_unit)
-				goto twice;
-			have_unit = true;
-			if (!sf_parse_unit(value, &fmt->unit_ms, detail))
-				return false;
-		}
-		else if (pg_strcasecmp(key, "fields") == 0)
-		{
-			if (have_fields)
-				goto twice;
-			have_fields = true;
-			if (!sf_parse_fields(value, fmt, detail))
-				return false;
-		}
-		else
-		{
-			snprintf(detail, SNOWFLAKE_DETAIL_LEN,
-					 "\"%.40s\" is not a layout key: the keys are epoch, unit and fields.",
-					 key);
+		if (!sf_parse_key(sf_trim(item), sf_trim(eq + 1), parse_epoch, fmt,
+						  &st, detail))
 			return false;
-		}
-		continue;
-
-twice:
-		snprintf(detail, SNOWFLAKE_DETAIL_LEN,
-				 "The key \"%s\" appears twice.", key);
-		return false;
 	}
-
-	if (first)
-	{
-		snprintf(detail, SNOWFLAKE_DETAIL_LEN,
-				 "The layout is empty: name a preset (%s) or spell one out.",
-				 snowflake_preset_names());
-		return false;
-	}
-	if (!from_preset && (!have_epoch || !have_fields))
-	{
-		snprintf(detail, SNOWFLAKE_DETAIL_LEN,
-				 "A layout that names no preset needs both epoch= and fields=.");
-		return false;
-	}
-	if (from_server &&
-		(have_epoch || have_unit ||
-		 fmt->timestamp_bits != server->timestamp_bits ||
-		 fmt->node_bits != server->node_bits ||
-		 fmt->sequence_bits != server->sequence_bits ||
-		 (fmt->sequence_above_node && fmt->nparts > 0)))
-	{
-		snprintf(detail, SNOWFLAKE_DETAIL_LEN,
-				 "The server's layout only takes fields= that split its node field: timestamp:%d, node fields adding up to %d bits, then sequence:%d.",
-				 server->timestamp_bits, server->node_bits,
-				 server->sequence_bits);
-		return false;
-	}
-	return true;
+	return sf_check_format(&st, server, fmt, detail);
 }
 
 /*

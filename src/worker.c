@@ -32,7 +32,7 @@
  * the error themselves, as without the writer.
  *
  * A floor still pending when the writer starts (after a promotion, a
- * restore or a lost state file: see state.c) is applied by it at once, so
+ * restore or a lost state file: see reservation.c) is applied by it at once, so
  * that the lead the floor imposes has elapsed by the time the first ID is
  * asked for.  Apart from that one write, a writer that sees no IDs issued
  * writes nothing.
@@ -59,6 +59,10 @@
  * Only one writer runs: a writer that finds another one's PID published in
  * the shared state exits at once (with code 0, so it is not restarted).
  *
+ * This file takes no lock itself: what the spinlock guards is read and
+ * changed through generator.c (the generator's position) and shared.c (the
+ * writer's registration).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -72,7 +76,11 @@
 #include "utils/guc.h"
 
 #include "compat.h"
-#include "snowflake.h"
+#include "config.h"
+#include "generator.h"
+#include "reservation.h"
+#include "shared.h"
+#include "worker.h"
 
 /* How long the writer waits before retrying a write that failed. */
 #define SNOWFLAKE_WRITER_RETRY_MS	100
@@ -108,15 +116,18 @@ sf_worker_fill(BackgroundWorker *worker)
 }
 
 /*
- * snowflake_worker_register
- *		Register the background writer; called from _PG_init while the
- *		library is being preloaded.
+ * snowflake_worker_init
+ *		Register the background writer when the library is being preloaded;
+ *		called from _PG_init.  Without the preload, a call that has issued
+ *		IDs starts it (snowflake_worker_ensure).
  */
 void
-snowflake_worker_register(void)
+snowflake_worker_init(void)
 {
 	BackgroundWorker worker;
 
+	if (!process_shared_preload_libraries_in_progress)
+		return;
 	sf_worker_fill(&worker);
 	RegisterBackgroundWorker(&worker);
 }
@@ -138,23 +149,12 @@ snowflake_worker_ensure(SnowflakeShared *s)
 	BackgroundWorker worker;
 	BackgroundWorkerHandle *handle;
 	int64		now = snowflake_clock_ms();
-	bool		attempt = false;
-	bool		log_it = false;
 
 	if (s->preloaded || MyBackendType != B_BACKEND ||
 		!snowflake_background_writer)
 		return;
 
-	SpinLockAcquire(&s->mutex);
-	if (s->worker_pid == 0 &&
-		(s->worker_requested_ms == 0 || now < s->worker_requested_ms ||
-		 now >= s->worker_requested_ms + SNOWFLAKE_WORKER_REQUEST_MS))
-	{
-		s->worker_requested_ms = now;
-		attempt = true;
-	}
-	SpinLockRelease(&s->mutex);
-	if (!attempt)
+	if (!snowflake_writer_request(s, now, SNOWFLAKE_WORKER_REQUEST_MS))
 		return;
 
 	sf_worker_fill(&worker);
@@ -165,15 +165,7 @@ snowflake_worker_ensure(SnowflakeShared *s)
 		return;
 	}
 
-	SpinLockAcquire(&s->mutex);
-	if (now >= s->worker_failure_logged_ms + SNOWFLAKE_LOG_INTERVAL_MS ||
-		now < s->worker_failure_logged_ms)
-	{
-		s->worker_failure_logged_ms = now;
-		log_it = true;
-	}
-	SpinLockRelease(&s->mutex);
-	if (log_it)
+	if (snowflake_writer_log_due(s, now))
 		ereport(LOG,
 				(errmsg("could not start the snowflake reservation writer"),
 				 errdetail("No background worker slot is free: calls that issue IDs write the reservation themselves, waiting for the disk."),
@@ -198,14 +190,7 @@ sf_writer_detach(int code, Datum arg)
 		s->worker_latch = NULL;
 		s->writer_sleeping = false;
 	}
-	SpinLockAcquire(&s->mutex);
-	if (s->worker_pid == MyProcPid)
-	{
-		s->worker_pid = 0;
-		if (code == 0)
-			s->worker_requested_ms = 0;
-	}
-	SpinLockRelease(&s->mutex);
+	snowflake_writer_release(s, MyProcPid, code == 0);
 }
 
 /*
@@ -230,6 +215,7 @@ sf_writer_step(SnowflakeShared *s, SfWriterState *w)
 {
 	int64		now_unix = snowflake_clock_ms();
 	int64		now = now_unix - s->layout.epoch_ms;
+	SnowflakePosition pos;
 	int64		last;
 	int64		reserved;
 	int64		ahead_of;
@@ -250,15 +236,13 @@ sf_writer_step(SnowflakeShared *s, SfWriterState *w)
 		if (s->floor_pending)
 			return SNOWFLAKE_WRITER_FLOOR_RETRY_MS;
 		/* The floor raised the last value: that is no ID issued. */
-		SpinLockAcquire(&s->mutex);
-		w->seen_last = s->last;
-		SpinLockRelease(&s->mutex);
+		snowflake_position(s, &pos);
+		w->seen_last = pos.last;
 	}
 
-	SpinLockAcquire(&s->mutex);
-	last = s->last;
-	reserved = s->reserved_ms;
-	SpinLockRelease(&s->mutex);
+	snowflake_position(s, &pos);
+	last = pos.last;
+	reserved = pos.reserved_ms;
 
 	/* IDs issued since the last look: keep the reservation ahead a while. */
 	if (last != w->seen_last)
@@ -280,9 +264,8 @@ sf_writer_step(SnowflakeShared *s, SfWriterState *w)
 		if (!snowflake_extend_reservation(ahead_of + SNOWFLAKE_RENEW_MS, now,
 										  SF_EXTEND_BACKGROUND, &failure))
 			return SNOWFLAKE_WRITER_RETRY_MS;
-		SpinLockAcquire(&s->mutex);
-		reserved = s->reserved_ms;
-		SpinLockRelease(&s->mutex);
+		snowflake_position(s, &pos);
+		reserved = pos.reserved_ms;
 		/* Not extended: the write failed (and was logged). */
 		if (reserved - ahead_of < SNOWFLAKE_RENEW_MS)
 			return SNOWFLAKE_WRITER_RETRY_MS;
@@ -297,29 +280,23 @@ sf_writer_step(SnowflakeShared *s, SfWriterState *w)
 }
 
 /*
- * snowflake_worker_main
- *		Entry point of the background writer.
+ * sf_writer_attach_and_claim
+ *		Attach the shared state and publish this process as its one
+ *		background writer; exits (with code 0, not to be restarted) when
+ *		that cannot be done or another writer runs.
+ *
+ * Without the preload the shared state may not exist yet (after a crash
+ * re-initialisation the postmaster restarts this writer before anyone
+ * calls a function).  A writer that cannot attach it (an invalid
+ * configuration) reports why and exits: the next call that issues IDs
+ * starts another.
  */
-void
-snowflake_worker_main(Datum main_arg)
+static SnowflakeShared *
+sf_writer_attach_and_claim(void)
 {
 	SnowflakeShared *volatile s;
-	SfWriterState w;
 	int			other;
-	int64		issued;
 
-	pqsignal(SIGHUP, SignalHandlerForConfigReload);
-	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
-	BackgroundWorkerUnblockSignals();
-	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
-
-	/*
-	 * Without the preload the shared state may not exist yet (after a crash
-	 * re-initialisation the postmaster restarts this writer before anyone
-	 * calls a function).  A writer that cannot attach it (an invalid
-	 * configuration) reports why and exits without being restarted: the
-	 * next call that issues IDs starts another.
-	 */
 	PG_TRY();
 	{
 		s = snowflake_require_shared();
@@ -336,11 +313,7 @@ snowflake_worker_main(Datum main_arg)
 		proc_exit(0);
 
 	/* One writer at a time. */
-	SpinLockAcquire(&s->mutex);
-	other = s->worker_pid;
-	if (other == 0)
-		s->worker_pid = MyProcPid;
-	SpinLockRelease(&s->mutex);
+	other = snowflake_writer_claim(s, MyProcPid);
 	if (other != 0)
 	{
 		ereport(DEBUG1,
@@ -350,6 +323,56 @@ snowflake_worker_main(Datum main_arg)
 	}
 	/* Before the DSM segment is detached at exit (without the preload). */
 	before_shmem_exit(sf_writer_detach, (Datum) 0);
+	return s;
+}
+
+/*
+ * sf_writer_sleep
+ *		Wait for the latch, for at most timeout ms (-1: until woken).
+ *
+ * Sleeping with no timer, the writer asks callers to wake it, then looks
+ * once more: IDs issued before the flag was visible woke nobody.
+ */
+static void
+sf_writer_sleep(SnowflakeShared *s, const SfWriterState *w, long timeout)
+{
+	if (timeout < 0 && s->worker_latch != NULL)
+	{
+		SnowflakePosition pos;
+
+		s->writer_sleeping = true;
+		pg_memory_barrier();
+		snowflake_position(s, &pos);
+		if (pos.last != w->seen_last)
+			timeout = 0;
+	}
+
+	(void) WaitLatch(MyLatch,
+					 WL_LATCH_SET | WL_EXIT_ON_PM_DEATH |
+					 (timeout >= 0 ? WL_TIMEOUT : 0),
+					 timeout, SNOWFLAKE_WAIT_EVENT_WRITER());
+	if (s->writer_sleeping)
+		s->writer_sleeping = false;
+	ResetLatch(MyLatch);
+}
+
+/*
+ * snowflake_worker_main
+ *		Entry point of the background writer.
+ */
+void
+snowflake_worker_main(Datum main_arg)
+{
+	SnowflakeShared *s;
+	SnowflakePosition pos;
+	SfWriterState w;
+
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+
+	s = sf_writer_attach_and_claim();
 
 	/*
 	 * IDs of an earlier life are no sign of activity.  Without the preload,
@@ -357,11 +380,9 @@ snowflake_worker_main(Datum main_arg)
 	 * which would have woken a running writer, came before): IDs issued by
 	 * this shared state are.
 	 */
-	SpinLockAcquire(&s->mutex);
-	w.seen_last = s->last;
-	issued = s->counters.issued;
-	SpinLockRelease(&s->mutex);
-	w.active_until = !s->preloaded && issued > 0 ?
+	snowflake_position(s, &pos);
+	w.seen_last = pos.last;
+	w.active_until = !s->preloaded && pos.issued > 0 ?
 		snowflake_clock_ms() + snowflake_writer_idle_timeout_ms : 0;
 
 	while (!ShutdownRequestPending)
@@ -384,30 +405,7 @@ snowflake_worker_main(Datum main_arg)
 		if (snowflake_background_writer && s->refusal == SNOWFLAKE_READY)
 			timeout = sf_writer_step(s, &w);
 
-		/*
-		 * Sleeping with no timer, ask callers to wake us, then look once
-		 * more: IDs issued before the flag was visible woke nobody.
-		 */
-		if (timeout < 0 && s->worker_latch != NULL)
-		{
-			int64		last;
-
-			s->writer_sleeping = true;
-			pg_memory_barrier();
-			SpinLockAcquire(&s->mutex);
-			last = s->last;
-			SpinLockRelease(&s->mutex);
-			if (last != w.seen_last)
-				timeout = 0;
-		}
-
-		(void) WaitLatch(MyLatch,
-						 WL_LATCH_SET | WL_EXIT_ON_PM_DEATH |
-						 (timeout >= 0 ? WL_TIMEOUT : 0),
-						 timeout, SNOWFLAKE_WAIT_EVENT_WRITER());
-		if (s->writer_sleeping)
-			s->writer_sleeping = false;
-		ResetLatch(MyLatch);
+		sf_writer_sleep(s, &w, timeout);
 		CHECK_FOR_INTERRUPTS();
 	}
 	proc_exit(0);

@@ -31,7 +31,7 @@ while (<$fh>) {
 }
 close $fh;
 my %ran = map { $_ => 1 } split /,/, ($m{sections} // 'bulk,pgbench,inserts,micro,callgrind');
-my $old_ran = grep { $ran{$_} } qw(bulk pgbench inserts micro callgrind);
+my $old_ran = grep { $ran{$_} } qw(bulk decode pgbench inserts micro callgrind);
 my $new_ran = grep { $ran{$_} } qw(everyday bulkload concurrent latency);
 
 # section -> name -> param -> [rows]
@@ -186,9 +186,9 @@ out "| repetitions | "
     . join('; ', ($old_ran ? "$m{reps} per section of issue 4" : ()),
         ($new_ran ? ($m{reps_new} // '?') . ' per section of issues 8 and 13' : ()))
     . ', contenders interleaved round-robin (the starting contender rotates each repetition) |';
-my @load_keys = grep { defined $m{$_} } qw(load_start load_bulk load_pgbench load_insert load_micro load_concurrent
+my @load_keys = grep { defined $m{$_} } qw(load_start load_bulk load_decode load_pgbench load_insert load_micro load_concurrent
     load_bulkload load_latency_machine load_everyday_machine load_everyday_slow load_latency_slow load_end);
-my @sec_keys = grep { defined $m{"seconds_$_"} } qw(bulk pgbench inserts micro callgrind concurrent bulkload
+my @sec_keys = grep { defined $m{"seconds_$_"} } qw(bulk decode pgbench inserts micro callgrind concurrent bulkload
     latency_machine everyday_machine everyday_slow latency_slow);
 out '| duration of each section | '
     . join('; ', map { (my $k = $_) =~ s/_(machine|slow)$/ ($1 disk)/; "$k " . $m{"seconds_$_"} . ' s' } @sec_keys) . ' |'
@@ -445,6 +445,52 @@ out;
 out sprintf('† above the layout\'s sustained ceiling of %s M IDs/s: the run borrowed future milliseconds '
     . '(see its counters); a longer run at that rate would reach `snowflake.max_drift_ms` and then wait for the clock.',
     mega($ceiling));
+out;
+
+# ---------------------------------------------------------------------------
+# 1b. Decoding
+
+$sink = $ran{decode} ? \@old_body : [];
+out '## 1b. Decoding a table of keys, one backend';
+out;
+out '`SELECT count(EXPR) FROM bench_decode_keys`, a table of real IDs of this server (frozen), and '
+    . '`snowflake_decode()` in FROM as the README writes it: `FROM t, snowflake_decode(t.id) d` (a Function Scan '
+    . 'per row). The `.*` form is `SELECT count(d) FROM (SELECT (snowflake_decode(id)).* FROM t) d`.';
+out;
+out '| expression | rows per run | ns/row median | min – max | over `count(1)` | x `snowflake_timestamp()` | CPU ns/row | CPU over `count(1)` | x, CPU |';
+out '|---|---:|---:|---:|---:|---:|---:|---:|---:|';
+my %decode_label = (
+    count1 => '`count(1)` (baseline)',
+    timestamp => '`snowflake_timestamp(id)`',
+    sequence => '`snowflake_sequence(id)`',
+    select_ts => '`(snowflake_decode(id)).ts`',
+    select_star => '`(snowflake_decode(id)).*`',
+    from_ts => '`d.ts` from `FROM t, snowflake_decode(t.id) d`',
+);
+# Cost over count(1), and that cost as a multiple of snowflake_timestamp()'s.
+my %dec_ns = map { $_ => median(ns_per(rows('decode', $_))) } keys %decode_label;
+my %dec_cpu = map { $_ => median(cpu_ns_per(rows('decode', $_))) } keys %decode_label;
+sub dec_over {
+    my ($h, $name) = @_;
+    return undef if $name eq 'count1' || !defined $h->{$name} || !defined $h->{count1};
+    return $h->{$name} - $h->{count1};
+}
+sub dec_x {
+    my ($h, $name) = @_;
+    my $over = dec_over($h, $name);
+    my $scalar = dec_over($h, 'timestamp');
+    return undef unless defined $over && defined $scalar && $scalar > 0;
+    return $over / $scalar;
+}
+for my $name (qw(count1 timestamp sequence select_ts select_star from_ts)) {
+    my @rows = rows('decode', $name);
+    next unless @rows;
+    my @ns = ns_per(@rows);
+    out sprintf('| %s | %s | %s | %s – %s | %s | %s | %s | %s | %s |', $decode_label{$name}, fmt_n($rows[0]{n}),
+        f('%.1f', $dec_ns{$name}), f('%.1f', minv(@ns)), f('%.1f', maxv(@ns)),
+        f('%.1f', dec_over(\%dec_ns, $name)), f('%.1f', dec_x(\%dec_ns, $name)),
+        f('%.1f', $dec_cpu{$name}), f('%.1f', dec_over(\%dec_cpu, $name)), f('%.1f', dec_x(\%dec_cpu, $name)));
+}
 out;
 
 # ---------------------------------------------------------------------------

@@ -15,6 +15,8 @@
 #
 # Sections (--only takes a comma-separated list of them):
 #   bulk        IDs per second in one backend, count(EXPR)
+#   decode      decoding a table of keys, one backend: the scalar decoders
+#               beside snowflake_decode() in the SELECT list and in FROM
 #   pgbench     SELECT EXPR at 1 to 8 clients
 #   inserts     1M-row INSERT ... SELECT, and 100-row transactions
 #   micro       the generator alone, one and two backends; reservation write
@@ -100,7 +102,7 @@ for v in "$reps" "$pgbench_seconds" "$everyday_seconds" "$bulk_rows" "$fsync_del
 done
 
 # The sections to run.
-old_sections="bulk pgbench inserts micro callgrind"
+old_sections="bulk decode pgbench inserts micro callgrind"
 new_sections="everyday bulkload concurrent latency"
 if [ -z "$only" ]; then
     sections="$old_sections $new_sections"
@@ -577,6 +579,49 @@ if want bulk; then
         done
     done
     section_end bulk
+fi
+
+# ---------------------------------------------------------------------------
+# 1b. Decoding a table of keys in one backend
+
+if want decode; then
+    # The statement of a decode contender, over N_FAST keys.
+    decode_call() {
+        local from="FROM bench_decode_keys"
+        case "$1" in
+            count1) echo "SELECT count(1) $from" ;;
+            timestamp) echo "SELECT count(snowflake_timestamp(id)) $from" ;;
+            sequence) echo "SELECT count(snowflake_sequence(id)) $from" ;;
+            select_ts) echo "SELECT count((snowflake_decode(id)).ts) $from" ;;
+            select_star) echo "SELECT count(d) FROM (SELECT (snowflake_decode(id)).* $from) d" ;;
+            from_ts) echo "SELECT count(d.ts) FROM bench_decode_keys k, snowflake_decode(k.id) d" ;;
+        esac
+    }
+    decode_names=(count1 timestamp sequence select_ts select_star from_ts)
+
+    log "decode: ${#decode_names[@]} contenders over $N_FAST keys x $reps_old repetitions"
+    # The keys: real IDs of this server, minted in batches, frozen so that
+    # no scan sets hint bits.
+    q -c "CREATE TABLE bench_decode_keys (id bigint NOT NULL)" >/dev/null
+    for ((left = N_FAST; left > 0; left -= SF_BATCH_MAX)); do
+        q -c "SELECT bench_settle()" >/dev/null
+        q -c "INSERT INTO bench_decode_keys SELECT snowflake_nextval_batch($((left < SF_BATCH_MAX ? left : SF_BATCH_MAX)))" >/dev/null
+    done
+    q -c "VACUUM (FREEZE, ANALYZE) bench_decode_keys" >/dev/null
+    echo "load_decode=$(loadavg)" >> "$meta"
+    section_start
+    for name in "${decode_names[@]}"; do
+        q -c "SELECT * FROM bench_time('$(decode_call "$name")')" >/dev/null
+    done
+    for ((rep = 1; rep <= reps_old; rep++)); do
+        for name in $(rotate $((rep - 1)) "${decode_names[@]}"); do
+            row=$(q -c "SELECT * FROM bench_time('$(decode_call "$name")')")
+            IFS=$'\t' read -r sec cpu runq n <<< "$row"
+            record decode "$name" - "$rep" "$sec" "$cpu" "$runq" "$n" - - - - - - - -
+        done
+    done
+    section_end decode
+    q -c "DROP TABLE bench_decode_keys" >/dev/null
 fi
 
 # ---------------------------------------------------------------------------

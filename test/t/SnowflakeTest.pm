@@ -516,7 +516,7 @@ sub wait_for_held
 	return undef;
 }
 
-# The node's state file, parsed: a hash with the fields of src/state.c's
+# The node's state file, parsed: a hash with the fields of src/statefile.h's
 # SnowflakeStateFile.  The layout depends on the file's version; this is
 # the one place to adjust when fields are added.
 sub read_state

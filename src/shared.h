@@ -1,29 +1,19 @@
 /*-------------------------------------------------------------------------
  *
- * snowflake.h
- *	  Declarations shared by the snowflake extension's source files.
- *
- * The files depend on each other in one direction only:
- *
- *	snowflake.c   module init and GUC definitions
- *	functions.c   SQL-callable functions
- *	worker.c      the background writer that keeps the reservation ahead
- *	generator.c   the hot path: minting IDs under the spinlock
- *	state.c       shared memory, the state file and the reservation
- *	config.c      settings' variables, the epoch as a time, the node id and
- *	              layout read from the server configuration when not
- *	              preloaded; the clock is inline below
- *	layout.c      pure arithmetic on the ID layout
+ * shared.h
+ *	  The generator's shared state, SnowflakeShared, and its life (shared.c):
+ *	  creating or attaching it, loading it from the state file, recording
+ *	  the exact last ID at shutdown.
  *
  * Where SnowflakeShared lives (one instance per server):
  *	- preloaded (shared_preload_libraries, every major): in the main shared
  *	  memory, created and loaded by the postmaster at startup and after a
- *	  crash re-initialisation (state.c, snowflake_shmem_startup);
+ *	  crash re-initialisation (shared.c, sf_shmem_startup);
  *	- not preloaded, PostgreSQL 17 and later: in a segment of the DSM
  *	  registry, created by the first process that calls a snowflake
  *	  function, configured from the server configuration by the first one
  *	  under "lock", and loaded from the state file by the first one that
- *	  needs the generator (state.c, snowflake_attach).  A crash
+ *	  needs the generator (shared.c, snowflake_attach).  A crash
  *	  re-initialisation drops the registry; the next use creates it again.
  *	  Nothing in the struct may be a pointer into memory that differs
  *	  between processes: the segment and this library may be mapped at
@@ -41,7 +31,11 @@
  *	- "mutex" (a spinlock) protects the generator state, the counters and
  *	  the background writer's registration.  It is held for a few
  *	  instructions: the clock is read before taking it, and no error,
- *	  allocation, system call or sleep happens while it is held;
+ *	  allocation, system call or sleep happens while it is held.  Only
+ *	  generator.c (the hot path; the counters and the generator's position
+ *	  for others), reservation.c (publishing a reservation, the floor, an
+ *	  adoption) and shared.c (the writer's registration, the last ID at
+ *	  shutdown) take it;
  *	- "worker_latch" is set by the background writer (worker.c) when it
  *	  starts and cleared when it exits, and read without a lock: a caller
  *	  that sets a latch its owner has just left wakes nobody, harmlessly;
@@ -57,10 +51,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef SNOWFLAKE_H
-#define SNOWFLAKE_H
-
-#include <time.h>
+#ifndef SNOWFLAKE_SHARED_H
+#define SNOWFLAKE_SHARED_H
 
 #include "datatype/timestamp.h"
 #include "storage/latch.h"
@@ -68,6 +60,7 @@
 #include "storage/spin.h"
 
 #include "layout.h"
+#include "statefile.h"
 
 /* Name of the LWLock tranche and of the shared memory segment. */
 #define SNOWFLAKE_NAME	"snowflake"
@@ -85,30 +78,8 @@
 /* Why a floor applies, as stored in shared memory (a message fragment). */
 #define SNOWFLAKE_REASON_LEN	160
 
-/* The state file, relative to the data directory, and its temporary twin. */
-#define SNOWFLAKE_STATE_FILE		"snowflake.state"
-#define SNOWFLAKE_STATE_TMP_FILE	"snowflake.state.tmp"
-
-/*
- * How far past the millisecond that needs it a new reservation is written.
- * At full speed the generator crosses a reservation about twice a second.
- */
-#define SNOWFLAKE_RESERVE_AHEAD_MS	500
-
-/*
- * The renewal point: once the later of the clock and the last issued ID
- * comes within this many milliseconds of the reservation, the background
- * writer extends it (a caller crossing it wakes the writer, or writes early
- * itself when there is no writer).  The writer has this long to finish a
- * write before a caller at the clock's pace finds the reservation used up.
- */
-#define SNOWFLAKE_RENEW_MS	(SNOWFLAKE_RESERVE_AHEAD_MS / 2)
-
 /* At most one LOG line per this many milliseconds for a repeated problem. */
 #define SNOWFLAKE_LOG_INTERVAL_MS	60000
-
-/* Largest count accepted by snowflake_nextval_batch(). */
-#define SNOWFLAKE_MAX_BATCH		1000000
 
 /* Why the generator refuses to run, decided at startup. */
 typedef enum SnowflakeRefusal
@@ -137,31 +108,6 @@ typedef struct SnowflakeCounters
 	TimestampTz reset_time;		/* when the counters were last zeroed */
 } SnowflakeCounters;
 
-/* The step of a state file write that failed, and its errno. */
-typedef enum SfWriteStep
-{
-	SF_WRITE_CREATE,
-	SF_WRITE_WRITE,
-	SF_WRITE_FSYNC,
-	SF_WRITE_CLOSE,
-	SF_WRITE_RENAME,
-	SF_WRITE_FSYNC_DIR
-} SfWriteStep;
-
-typedef struct SfWriteFailure
-{
-	SfWriteStep step;
-	int			err;
-} SfWriteFailure;
-
-/* Who extends the reservation, and how (snowflake_extend_reservation). */
-typedef enum SfExtendMode
-{
-	SF_EXTEND_NEEDED,			/* a caller whose IDs wait for it */
-	SF_EXTEND_EARLY,			/* a caller whose IDs are issued already */
-	SF_EXTEND_BACKGROUND		/* the background writer */
-} SfExtendMode;
-
 typedef struct SnowflakeShared
 {
 	uint32		magic;			/* SNOWFLAKE_SHARED_MAGIC once initialised */
@@ -186,7 +132,7 @@ typedef struct SnowflakeShared
 	int			tranche_id;
 	LWLock		lock_data;
 
-	/* Protected by lock: the lineage and the floor (see state.c). */
+	/* Protected by lock: the lineage and the floor (see reservation.c). */
 	uint64		recorded_system_id; /* as in the state file, 0 if unknown */
 	uint32		recorded_tli;	/* as in the state file, 0 if unknown */
 	bool		lineage_checked;	/* compared at this life's first write */
@@ -231,63 +177,27 @@ typedef struct SnowflakeShared
 											 * about a failed registration */
 } SnowflakeShared;
 
-/*
- * snowflake_clock_ms
- *		The wall clock in milliseconds since the Unix epoch.
- */
-static inline int64
-snowflake_clock_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* state.c */
 extern SNOWFLAKE_INTERNAL SnowflakeShared *snowflake_shared;
+extern SNOWFLAKE_INTERNAL LWLock *snowflake_lock;
+
+extern SNOWFLAKE_INTERNAL void snowflake_shared_init(void);
 extern SNOWFLAKE_INTERNAL SnowflakeShared *snowflake_attach(void);
 extern SNOWFLAKE_INTERNAL SnowflakeShared *snowflake_require_shared(void);
-extern SNOWFLAKE_INTERNAL Size snowflake_shmem_size(void);
-extern SNOWFLAKE_INTERNAL void snowflake_shmem_request(void);
-extern SNOWFLAKE_INTERNAL void snowflake_shmem_startup(const SnowflakeLayout *layout,
-													int node_id);
-extern SNOWFLAKE_INTERNAL bool snowflake_extend_reservation(int64 needed_ms, int64 now_ms,
-														 SfExtendMode mode,
-														 SfWriteFailure *failure);
-extern SNOWFLAKE_INTERNAL void snowflake_report_write_failure(int elevel,
-														   const SfWriteFailure *failure,
-														   const char *detail);
-extern SNOWFLAKE_INTERNAL void snowflake_adopt_layout_state(int64 now_unix_ms,
-														 bool force);
+extern SNOWFLAKE_INTERNAL int64 snowflake_history_lead(SnowflakeShared *s,
+													int64 now_unix_ms);
+extern SNOWFLAKE_INTERNAL void snowflake_state_image(SnowflakeStateFile *f,
+												  const SnowflakeShared *s,
+												  int64 reserved_ms, int64 last,
+												  bool floor);
 
-/* config.c */
-extern SNOWFLAKE_INTERNAL int snowflake_max_drift_ms;
-extern SNOWFLAKE_INTERNAL int snowflake_max_wait_ms;
-extern SNOWFLAKE_INTERNAL bool snowflake_spread_sequence;
-extern SNOWFLAKE_INTERNAL int snowflake_writer_idle_timeout_ms;
-extern SNOWFLAKE_INTERNAL bool snowflake_background_writer;
-extern SNOWFLAKE_INTERNAL bool snowflake_parse_epoch(const char *text, int64 *epoch_ms,
-												  char *detail);
-extern SNOWFLAKE_INTERNAL void snowflake_format_ms(int64 unix_ms, char *buf, size_t len);
-extern SNOWFLAKE_INTERNAL bool snowflake_file_layout(SnowflakeLayout *layout,
-												  const char **bad_name,
-												  char *detail);
-extern SNOWFLAKE_INTERNAL bool snowflake_file_settings(SnowflakeLayout *layout,
-													int *node_id,
-													const char **bad_name,
-													char *detail,
-													bool *not_server);
-extern SNOWFLAKE_INTERNAL void snowflake_report_settings(int elevel,
-													  const char *bad_name,
-													  const char *detail);
+/* The background writer's registration, under the spinlock. */
+extern SNOWFLAKE_INTERNAL bool snowflake_writer_request(SnowflakeShared *s,
+													 int64 now_unix_ms,
+													 int64 interval_ms);
+extern SNOWFLAKE_INTERNAL bool snowflake_writer_log_due(SnowflakeShared *s,
+													 int64 now_unix_ms);
+extern SNOWFLAKE_INTERNAL int snowflake_writer_claim(SnowflakeShared *s, int pid);
+extern SNOWFLAKE_INTERNAL void snowflake_writer_release(SnowflakeShared *s, int pid,
+													 bool clean);
 
-/* generator.c */
-extern SNOWFLAKE_INTERNAL int64 snowflake_generate(int64 count);
-
-/* worker.c */
-extern SNOWFLAKE_INTERNAL void snowflake_worker_register(void);
-extern SNOWFLAKE_INTERNAL void snowflake_worker_ensure(SnowflakeShared *s);
-extern PGDLLEXPORT void snowflake_worker_main(Datum main_arg);
-
-#endif							/* SNOWFLAKE_H */
+#endif							/* SNOWFLAKE_SHARED_H */

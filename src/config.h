@@ -1,0 +1,65 @@
+/*-------------------------------------------------------------------------
+ *
+ * config.h
+ *	  The settings of the snowflake extension (config.c): their variables
+ *	  and definitions, the epoch's text as a time, the node id and layout
+ *	  read from the server configuration without the preload; and the
+ *	  wall clock.
+ *
+ * The variables are PostgreSQL's GUC variables of this process: read
+ * without a lock, changed only by the GUC machinery (a reload, SET).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SNOWFLAKE_CONFIG_H
+#define SNOWFLAKE_CONFIG_H
+
+#include <time.h>
+
+#include "datatype/timestamp.h"
+
+#include "layout.h"
+
+/* Milliseconds from the Unix epoch to PostgreSQL's (2000-01-01). */
+#define SF_POSTGRES_EPOCH_UNIX_MS \
+	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * 1000)
+
+/*
+ * snowflake_clock_ms
+ *		The wall clock in milliseconds since the Unix epoch.
+ */
+static inline int64
+snowflake_clock_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Operator knobs (PGC_SIGHUP and PGC_USERSET). */
+extern SNOWFLAKE_INTERNAL int snowflake_max_drift_ms;
+extern SNOWFLAKE_INTERNAL int snowflake_max_wait_ms;
+extern SNOWFLAKE_INTERNAL bool snowflake_spread_sequence;
+extern SNOWFLAKE_INTERNAL int snowflake_writer_idle_timeout_ms;
+extern SNOWFLAKE_INTERNAL bool snowflake_background_writer;
+
+extern SNOWFLAKE_INTERNAL void snowflake_config_init(void);
+extern SNOWFLAKE_INTERNAL void snowflake_config_server(SnowflakeLayout *layout,
+													int *node_id);
+extern SNOWFLAKE_INTERNAL bool snowflake_parse_epoch(const char *text, int64 *epoch_ms,
+												  char *detail);
+extern SNOWFLAKE_INTERNAL void snowflake_format_ms(int64 unix_ms, char *buf, size_t len);
+extern SNOWFLAKE_INTERNAL bool snowflake_file_layout(SnowflakeLayout *layout,
+												  const char **bad_name,
+												  char *detail);
+extern SNOWFLAKE_INTERNAL bool snowflake_file_settings(SnowflakeLayout *layout,
+													int *node_id,
+													const char **bad_name,
+													char *detail,
+													bool *not_server);
+extern SNOWFLAKE_INTERNAL void snowflake_report_settings(int elevel,
+													  const char *bad_name,
+													  const char *detail);
+
+#endif							/* SNOWFLAKE_CONFIG_H */

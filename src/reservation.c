@@ -1,0 +1,258 @@
+/*-------------------------------------------------------------------------
+ *
+ * reservation.c
+ *	  The reservation: how far IDs may go before the state file must say
+ *	  so; the floor that places the first ID of a new lineage past anything
+ *	  an earlier life can have issued; and the adoption of a changed layout.
+ *
+ * The generator never issues an ID above the reservation held in shared
+ * memory (SnowflakeShared.reserved_ms), and that value is raised only after
+ * the state file saying so has been written and fsynced: a restart that
+ * resumes strictly above the file's reservation (shared.c) never issues an
+ * ID twice.  Callers whose IDs wait for it, callers whose IDs are issued
+ * already (early, ahead of need) and the background writer all write
+ * through snowflake_extend_reservation.
+ *
+ * The state file also records the lineage of the IDs: the system identifier
+ * and timeline they were last issued under.  At the first write of a
+ * server's life the lineage is checked: IDs issued under another system or
+ * timeline (a restored backup, a promotion, point-in-time recovery), or a
+ * floor recorded at startup, place the first ID past the floor, now plus
+ * the largest lead any ID of the history may have had, before it is handed
+ * out.
+ *
+ * Locking: everything here runs under the "snowflake" LWLock, which
+ * serialises writes of the state file; the spinlock is taken inside it only
+ * to read or publish the generator's values (shared.h).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xlog.h"
+#include "miscadmin.h"
+
+#include "reservation.h"
+#include "shared.h"
+#include "statefile.h"
+
+/*
+ * sf_check_lineage
+ *		At the first write of this server's life, outside recovery: if the
+ *		file's IDs were issued under another system or timeline (a restored
+ *		backup, a promotion, point-in-time recovery), the floor applies.
+ *		Called with the LWLock held.
+ */
+static void
+sf_check_lineage(SnowflakeShared *s)
+{
+	uint64		system_id = GetSystemIdentifier();
+	TimeLineID	tli = GetWALInsertionTimeLine();
+
+	if (s->lineage_checked)
+		return;
+	s->lineage_checked = true;
+	if (s->recorded_system_id != system_id)
+	{
+		if (!s->floor_pending)
+			strlcpy(s->floor_reason, s->recorded_system_id == 0 ?
+					"the state file records no system identifier" :
+					"the state file records another system identifier",
+					sizeof(s->floor_reason));
+		s->floor_pending = true;
+	}
+	else if (s->recorded_tli != tli)
+	{
+		if (!s->floor_pending)
+			strlcpy(s->floor_reason, "the state file records another timeline",
+					sizeof(s->floor_reason));
+		s->floor_pending = true;
+	}
+	s->recorded_system_id = system_id;
+	s->recorded_tli = tli;
+}
+
+/*
+ * snowflake_extend_reservation
+ *		Durably raise the reservation so that IDs up to needed_ms may be
+ *		issued.  now_ms is the caller's clock reading (ms since the epoch).
+ *
+ * Takes the snowflake LWLock.  The first write of a server's life checks
+ * the lineage, and when the floor applies, raises the generator's last
+ * value to now plus the history's largest lead first.  The new reservation
+ * reaches SNOWFLAKE_RESERVE_AHEAD_MS past the later of needed_ms and now_ms.
+ * Nothing is written if the reservation already covers needed_ms (another
+ * process wrote it while this one waited for the lock).
+ *
+ * A caller whose IDs wait for the reservation (SF_EXTEND_NEEDED) gets false
+ * with the failure if the file cannot be written, and nothing changes; it
+ * raises the error (nothing was issued).  An early extension, made by a
+ * caller whose IDs are already issued (SF_EXTEND_EARLY), gives way if
+ * another process holds the lock; it and the background writer's
+ * (SF_EXTEND_BACKGROUND) never raise: a failure is logged at most once a
+ * minute, and the next caller to find the reservation used up retries the
+ * write and reports the error.
+ */
+bool
+snowflake_extend_reservation(int64 needed_ms, int64 now_ms, SfExtendMode mode,
+							 SfWriteFailure *failure)
+{
+	SnowflakeShared *s = snowflake_shared;
+	SnowflakeStateFile f;
+	int64		reserved;
+	int64		target;
+	int64		now_unix = now_ms + s->layout.epoch_ms;
+	int64		lead;
+	bool		floor;
+
+	if (mode != SF_EXTEND_EARLY)
+		LWLockAcquire(snowflake_lock, LW_EXCLUSIVE);
+	else if (!LWLockConditionalAcquire(snowflake_lock, LW_EXCLUSIVE))
+		return true;
+
+	sf_check_lineage(s);
+	lead = snowflake_history_lead(s, now_unix);
+	floor = s->floor_pending;
+	if (floor)
+	{
+		int64		floor_ms = Min(now_ms + lead, snowflake_max_ms(&s->layout));
+		int64		floor_packed = (floor_ms << s->layout.sequence_bits) - 1;
+
+		SpinLockAcquire(&s->mutex);
+		if (s->last < floor_packed)
+			s->last = floor_packed;
+		SpinLockRelease(&s->mutex);
+		needed_ms = Max(needed_ms, floor_ms);
+		s->floor_ms = floor_ms;
+	}
+
+	SpinLockAcquire(&s->mutex);
+	reserved = s->reserved_ms;
+	SpinLockRelease(&s->mutex);
+
+	if (reserved < needed_ms || floor)
+	{
+		/* The write also clears the file's floor obligation. */
+		target = Min(Max(Max(needed_ms, now_ms) + SNOWFLAKE_RESERVE_AHEAD_MS,
+						 reserved),
+					 snowflake_max_ms(&s->layout));
+		snowflake_state_image(&f, s, target, -1, false);
+		if (!snowflake_state_write(&f, failure))
+		{
+			if (mode != SF_EXTEND_NEEDED &&
+				now_unix >= s->early_failure_logged_ms + SNOWFLAKE_LOG_INTERVAL_MS)
+			{
+				s->early_failure_logged_ms = now_unix;
+				snowflake_report_write_failure(LOG, failure,
+											   "The snowflake reservation could not be extended ahead of need; a call that finds it used up will retry and report the error.");
+			}
+			LWLockRelease(snowflake_lock);
+			return mode != SF_EXTEND_NEEDED;
+		}
+		SpinLockAcquire(&s->mutex);
+		s->reserved_ms = target;
+		s->durable_ms = target;
+		s->counters.reservation_writes++;
+		if (mode == SF_EXTEND_BACKGROUND)
+			s->counters.background_writes++;
+		else
+			s->counters.caller_writes++;
+		SpinLockRelease(&s->mutex);
+		if (floor)
+			ereport(LOG,
+					(errmsg("snowflake IDs resume at %lld ms past the clock, because %s",
+							(long long) (s->floor_ms - now_ms), s->floor_reason)));
+		s->floor_pending = false;
+	}
+	LWLockRelease(snowflake_lock);
+	return true;
+}
+
+/*
+ * snowflake_adopt_layout_state
+ *		Accept the configured epoch and layout in place of the recorded ones.
+ *
+ * Writes a state file for the configured layout whose reservation lies above
+ * both the old IDs' last millisecond (translated to the new epoch) and the
+ * current time (now_unix_ms), then lets generation proceed.  Unless force is
+ * set, refuses if the new layout's IDs would not all be larger than the old
+ * ones (narrower node or sequence fields, or a later epoch, can make them
+ * smaller and collide with stored keys).  A floor obligation (a start that
+ * could not trust the reservation, another timeline or system) is carried
+ * into the new file.  The caller has checked that the user is a superuser.
+ * Raises ERROR if there is nothing to adopt or the file cannot be written.
+ */
+void
+snowflake_adopt_layout_state(int64 now_unix_ms, bool force)
+{
+	SnowflakeShared *s = snowflake_shared;
+	SnowflakeStateFile f;
+	int64		resume_ms;
+	int64		first_id;
+	SfWriteFailure failure;
+
+	LWLockAcquire(snowflake_lock, LW_EXCLUSIVE);
+	if (s->refusal != SNOWFLAKE_LAYOUT_CHANGED)
+	{
+		LWLockRelease(snowflake_lock);
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("no changed snowflake layout to adopt"),
+				 errdetail("The server's epoch and layout are those recorded in \"%s\", or that file is unusable.",
+						   SNOWFLAKE_STATE_FILE)));
+	}
+
+	resume_ms = Max(s->recorded_end_unix_ms - s->layout.epoch_ms + 1,
+					now_unix_ms - s->layout.epoch_ms);
+	if (resume_ms < 0 || resume_ms > snowflake_max_ms(&s->layout))
+	{
+		LWLockRelease(snowflake_lock);
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("the configured snowflake layout cannot represent the current time"),
+				 errdetail("Generation would resume %lld milliseconds after the configured epoch, outside the timestamp field.",
+						   (long long) resume_ms)));
+	}
+
+	first_id = resume_ms << (s->layout.node_bits + s->layout.sequence_bits);
+	if (first_id <= s->recorded_max_id && !force)
+	{
+		LWLockRelease(snowflake_lock);
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("IDs of the configured snowflake layout would not all be larger than existing ones"),
+				 errdetail("The first new ID would be %lld, but IDs up to %lld may already exist.",
+						   (long long) first_id, (long long) s->recorded_max_id),
+				 errhint("New IDs could collide with stored keys. Restore the recorded settings, or widen the node or sequence fields instead; call snowflake_adopt_layout(force => true) only if no key minted under the old layout will meet a new one.")));
+	}
+
+	/*
+	 * Reserve nothing yet: the first ID writes a real reservation, and
+	 * checks the lineage then (the file keeps the recorded one).
+	 */
+	snowflake_state_image(&f, s, resume_ms - 1, -1, s->floor_pending);
+	if (!snowflake_state_write(&f, &failure))
+	{
+		LWLockRelease(snowflake_lock);
+		snowflake_report_write_failure(ERROR, &failure,
+									   "The changed layout was not adopted.");
+	}
+
+	SpinLockAcquire(&s->mutex);
+	s->last = (resume_ms << s->layout.sequence_bits) - 1;
+	s->reserved_ms = resume_ms - 1;
+	s->durable_ms = resume_ms - 1;
+	s->resume_ms = resume_ms - 1;
+	s->counters.reservation_writes++;
+	s->counters.caller_writes++;
+	SpinLockRelease(&s->mutex);
+
+	s->refusal = s->node_id < 0 ? SNOWFLAKE_NODE_UNSET : SNOWFLAKE_READY;
+	s->refusal_detail[0] = '\0';
+	LWLockRelease(snowflake_lock);
+
+	ereport(LOG,
+			(errmsg("snowflake layout %d/%d/%d adopted%s",
+					s->layout.timestamp_bits, s->layout.node_bits,
+					s->layout.sequence_bits, force ? " by force" : "")));
+}

@@ -1,0 +1,797 @@
+/*-------------------------------------------------------------------------
+ *
+ * shared.c
+ *	  The life of the generator's shared state: creating or attaching it,
+ *	  loading it from the state file, and recording the exact last ID at a
+ *	  clean shutdown.
+ *
+ * One SnowflakeShared struct lives in shared memory (locking rules in
+ * shared.h).  Its durable twin is the state file (statefile.c): the
+ * generator never issues an ID above the reservation held in shared memory,
+ * and that value is raised only after the file saying so has been written
+ * and fsynced (reservation.c), so a restart (clean or after a crash) that
+ * resumes strictly above the file's reservation, as loading here does, can
+ * never issue an ID twice.  A clean shutdown records the exact last ID
+ * instead.
+ *
+ * The first ID of a life that cannot trust the reservation (no state file,
+ * a start in recovery or from a base backup, another system, another
+ * timeline) is placed past the "floor", now plus the largest lead any ID of
+ * the data directory's history may have had, durably, before it is handed
+ * out: loading records that obligation in the file (sf_start_reason), and
+ * reservation.c discharges it.
+ *
+ * Preloaded, the postmaster creates the shared state and reads the file at
+ * startup (and after a crash re-initialisation), and records the exact last
+ * ID at a clean shutdown.  Without the preload (PostgreSQL 17 and later),
+ * the shared state is a segment of the DSM registry that the first process
+ * to call a snowflake function creates (snowflake_attach): it is configured
+ * once from the server configuration, and the file is read when the
+ * generator is first needed (snowflake_require_shared).  Nothing runs at
+ * postmaster shutdown then, so no exact last ID is recorded: the next start
+ * resumes above the reservation.  And since that first use may come long
+ * after the server started, what the start was (a crash recovery, a
+ * standby's or a backup's start) cannot be seen from files any more: a life
+ * that replayed WAL applies the floor (sf_start_reason).
+ *
+ * The spinlock is taken here only to read the last ID at shutdown and for
+ * the background writer's registration (snowflake_writer_*).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <unistd.h>
+
+#include "access/xlog.h"
+#include "access/xlogrecovery.h"
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/shmem.h"
+#include "utils/timestamp.h"
+
+#include "compat.h"
+#include "config.h"
+#include "shared.h"
+#include "statefile.h"
+
+SnowflakeShared *snowflake_shared = NULL;
+
+/* The "snowflake" LWLock, as this process addresses it. */
+LWLock	   *snowflake_lock = NULL;
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+static void sf_shmem_shutdown(int code, Datum arg);
+static void sf_load(SnowflakeShared *s);
+
+static Size
+sf_shmem_size(void)
+{
+	StaticAssertStmt(sizeof(SnowflakeShared) <= SNOWFLAKE_DSM_SIZE,
+					 "SnowflakeShared must fit SNOWFLAKE_DSM_SIZE");
+	return MAXALIGN(sizeof(SnowflakeShared));
+}
+
+/* shmem_request_hook: ask for our shared memory and LWLock. */
+static void
+sf_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(sf_shmem_size());
+	RequestNamedLWLockTranche(SNOWFLAKE_NAME, 1);
+}
+
+/*
+ * snowflake_history_lead
+ *		The largest lead over the clock that an ID of this data directory's
+ *		history may have had, as of now_unix_ms, updating the record.
+ *
+ * snowflake.max_drift_ms may be lowered by a reload while IDs issued under
+ * the old value still lead the clock: the old value keeps counting until it
+ * has elapsed since a lower one was first recorded here (which is no earlier
+ * than the reload).  Call with the LWLock held, or in the postmaster.
+ */
+int64
+snowflake_history_lead(SnowflakeShared *s, int64 now_unix_ms)
+{
+	int64		drift = snowflake_max_drift_ms;
+
+	if (drift >= s->max_lead_ms)
+	{
+		s->max_lead_ms = drift;
+		s->lead_lowered_ms = 0;
+	}
+	else if (s->lead_lowered_ms == 0)
+		s->lead_lowered_ms = now_unix_ms;
+	else if (now_unix_ms >= s->lead_lowered_ms + s->max_lead_ms)
+	{
+		s->max_lead_ms = drift;
+		s->lead_lowered_ms = 0;
+	}
+	return s->max_lead_ms;
+}
+
+/*
+ * Fill a state file image: the layout and node id of the server, the given
+ * reservation, last ID and floor obligation, the lineage in shared memory.
+ */
+void
+snowflake_state_image(SnowflakeStateFile *f, const SnowflakeShared *s,
+					  int64 reserved_ms, int64 last, bool floor)
+{
+	memset(f, 0, sizeof(*f));
+	f->magic = SNOWFLAKE_STATE_MAGIC;
+	f->version = SNOWFLAKE_STATE_VERSION;
+	f->epoch_ms = s->layout.epoch_ms;
+	f->timestamp_bits = s->layout.timestamp_bits;
+	f->node_bits = s->layout.node_bits;
+	f->sequence_bits = s->layout.sequence_bits;
+	f->node_id = s->node_id;
+	f->reserved_ms = reserved_ms;
+	f->last = last;
+	f->flags = floor ? SNOWFLAKE_STATE_FLOOR : 0;
+	f->timeline = s->recorded_tli;
+	f->system_id = s->recorded_system_id;
+	f->max_lead_ms = s->max_lead_ms;
+	f->lead_lowered_ms = s->lead_lowered_ms;
+	snowflake_state_seal(f);
+}
+
+/* Set the refusal state with a detail message (startup only). */
+static void
+sf_refuse(SnowflakeShared *s, SnowflakeRefusal why, int err,
+		  const char *detail)
+{
+	s->refusal = why;
+	s->refusal_errno = err;
+	strlcpy(s->refusal_detail, detail, sizeof(s->refusal_detail));
+}
+
+
+/*
+ * sf_resume
+ *		Decide where generation resumes after reading a state file of the
+ *		configured layout.
+ */
+static void
+sf_resume(SnowflakeShared *s, const SnowflakeStateFile *f)
+{
+	int64		max_packed;
+
+	if (f->node_id != s->node_id)
+		ereport(LOG,
+				(errmsg("parameter \"%s\" changed from %d to %d",
+						"snowflake.node_id", f->node_id, s->node_id),
+				 errdetail("IDs minted from now on carry node id %d, from the next millisecond on.",
+						   s->node_id)));
+
+	/*
+	 * Resume strictly above what the file proves.  After a clean shutdown
+	 * that is the exact last ID; the reservation is put just below its
+	 * millisecond so that the first ID written in it rewrites the file
+	 * first (the file says "clean" until then, and a crash must not bring
+	 * that exact value back).
+	 */
+	max_packed = (int64) ((UINT64CONST(1) <<
+						   (s->layout.timestamp_bits + s->layout.sequence_bits)) - 1);
+	if (f->last >= 0 && f->node_id == s->node_id)
+	{
+		s->last = Min(f->last, max_packed);
+		s->reserved_ms = (s->last >> s->layout.sequence_bits) - 1;
+	}
+	else if (f->last >= 0)
+	{
+		/*
+		 * With another node id, an ID in the last ID's millisecond could be
+		 * smaller than it: resume in the next millisecond.
+		 */
+		int64		last_ms = f->last >> s->layout.sequence_bits;
+
+		s->reserved_ms = last_ms;
+		s->last = last_ms >= snowflake_max_ms(&s->layout) ? max_packed :
+			((last_ms + 1) << s->layout.sequence_bits) - 1;
+	}
+	else
+	{
+		s->reserved_ms = f->reserved_ms;
+		if (f->reserved_ms >= snowflake_max_ms(&s->layout))
+			s->last = max_packed;
+		else
+			s->last = ((f->reserved_ms + 1) << s->layout.sequence_bits) - 1;
+	}
+	s->durable_ms = f->last >= 0 ? (f->last >> f->sequence_bits) : f->reserved_ms;
+	s->resume_ms = s->last >> s->layout.sequence_bits;
+}
+
+/*
+ * sf_layout_changed
+ *		Refuse generation because the file records another epoch or layout,
+ *		and remember where the old IDs end, for a later adoption.
+ */
+static void
+sf_layout_changed(SnowflakeShared *s, const SnowflakeStateFile *f)
+{
+	char		detail[2 * SNOWFLAKE_DETAIL_LEN];
+	char		rec_epoch[64];
+	char		cfg_epoch[64];
+	int64		old_ms = f->last >= 0 ? (f->last >> f->sequence_bits) :
+		f->reserved_ms;
+	int			old_shift = f->node_bits + f->sequence_bits;
+
+	snowflake_format_ms(f->epoch_ms, rec_epoch, sizeof(rec_epoch));
+	snowflake_format_ms(s->layout.epoch_ms, cfg_epoch, sizeof(cfg_epoch));
+	snprintf(detail, sizeof(detail),
+			 "The state file records epoch %s and layout %d/%d/%d (timestamp/node/sequence bits); the server is configured with epoch %s and layout %d/%d/%d.",
+			 rec_epoch, f->timestamp_bits, f->node_bits, f->sequence_bits,
+			 cfg_epoch, s->layout.timestamp_bits, s->layout.node_bits,
+			 s->layout.sequence_bits);
+	sf_refuse(s, SNOWFLAKE_LAYOUT_CHANGED, 0, detail);
+
+	/*
+	 * Where the old IDs end: their last millisecond in absolute time, and a
+	 * bound above every one of them (the last millisecond's IDs with every
+	 * node and sequence bit set).
+	 */
+	s->recorded_end_unix_ms = f->epoch_ms + old_ms;
+	s->recorded_max_id = old_ms < 0 ? -1 :
+		(int64) ((((uint64) old_ms + 1) << old_shift) - 1);
+}
+
+/*
+ * sf_start_reason
+ *		Why, at this start, the reservation in the file cannot be trusted
+ *		to cover every ID of this data directory's history, or NULL.
+ *
+ * A server started in recovery may take over from a primary that issued
+ * IDs after this file was copied (even without a promotion: a standby
+ * restarted without standby.signal continues the primary's timeline), and
+ * a base backup started as a primary likewise.  Promotions, point-in-time
+ * recovery and other systems are also caught at the first ID by the
+ * timeline and system identifier the file records.
+ *
+ * Preloaded, this runs in the postmaster at startup, when the files that
+ * start recovery are still there.  Without the preload it runs at the
+ * first use of the generator, possibly after recovery has ended and those
+ * files are gone: then any WAL replayed since the server started counts.
+ * That includes an ordinary crash recovery, which the file could be
+ * trusted through, but which cannot be told from a former standby started
+ * without standby.signal or a backup started as a primary.
+ */
+static const char *
+sf_start_reason(bool have_file, bool preloaded)
+{
+	if (!have_file)
+		return "there is no state file";
+	if (!preloaded)
+	{
+		if (RecoveryInProgress())
+			return "the server is in recovery";
+		if (GetXLogReplayRecPtr(NULL) != InvalidXLogRecPtr)
+			return "the server replayed WAL since it started (after a crash, from a backup or as a standby)";
+		return NULL;
+	}
+	if (access(STANDBY_SIGNAL_FILE, F_OK) == 0 ||
+		access(RECOVERY_SIGNAL_FILE, F_OK) == 0)
+		return "the server starts in recovery";
+	if (access(BACKUP_LABEL_FILE, F_OK) == 0)
+		return "the server starts from a base backup";
+	return NULL;
+}
+
+/*
+ * sf_record_floor
+ *		Record the floor obligation of a start that cannot trust the
+ *		reservation durably, before anything can be issued: f is the file as
+ *		read (or an empty history's image), rewritten with the floor flag.
+ *		It keeps its reservation, layout and lineage, so a changed layout is
+ *		still refused and an adoption keeps the floor.  A failed write
+ *		refuses generation for this life.
+ */
+static void
+sf_record_floor(SnowflakeShared *s, SnowflakeStateFile *f, const char *reason)
+{
+	SfWriteFailure failure;
+
+	s->floor_pending = true;
+	strlcpy(s->floor_reason, reason, sizeof(s->floor_reason));
+	(void) snowflake_history_lead(s, snowflake_clock_ms());
+	f->flags |= SNOWFLAKE_STATE_FLOOR;
+	f->max_lead_ms = s->max_lead_ms;
+	f->lead_lowered_ms = s->lead_lowered_ms;
+	snowflake_state_seal(f);
+	if (!snowflake_state_write(f, &failure))
+	{
+		snowflake_report_write_failure(LOG, &failure,
+									   "Generation is refused until the state file can be written at a restart.");
+		sf_refuse(s, SNOWFLAKE_STATE_UNUSABLE, failure.err,
+				  "could not write file \"" SNOWFLAKE_STATE_TMP_FILE "\"");
+		return;
+	}
+	ereport(LOG,
+			(errmsg("snowflake IDs will resume past the clock plus %lld ms, because %s",
+					(long long) s->max_lead_ms, reason),
+			 errdetail("The first ID this server issues is placed past any ID an earlier life of this data directory can have issued.")));
+}
+
+/*
+ * sf_load_state
+ *		Read the state file when the shared state is loaded (sf_load) and
+ *		decide where generation resumes.  Problems are recorded in shared
+ *		memory and raised by each generation attempt, so that the server
+ *		still starts and decoding keeps working.
+ */
+static void
+sf_load_state(SnowflakeShared *s)
+{
+	SnowflakeStateFile f;
+	int			got;
+	int			err;
+	char		detail[2 * SNOWFLAKE_DETAIL_LEN];
+	const char *reason;
+
+	/* A temporary file left by a write that a crash interrupted. */
+	if (unlink(SNOWFLAKE_STATE_TMP_FILE) != 0 && errno != ENOENT &&
+		errno != EISDIR && errno != EPERM)
+		ereport(LOG,
+				(errcode_for_file_access(),
+				 errmsg("could not remove file \"%s\": %m",
+						SNOWFLAKE_STATE_TMP_FILE)));
+
+	got = snowflake_state_read(&f, &err, detail, sizeof(detail));
+	if (got < 0)
+	{
+		sf_refuse(s, SNOWFLAKE_STATE_UNUSABLE, err, detail);
+		return;
+	}
+	if (got == 0)
+	{
+		/* An image of an empty history: nothing issued, lineage unknown. */
+		snowflake_state_image(&f, s, -1, -1, true);
+		f.flags = 0;
+	}
+
+	s->recorded_tli = f.timeline;
+	s->recorded_system_id = f.system_id;
+	s->max_lead_ms = f.max_lead_ms;
+	s->lead_lowered_ms = f.lead_lowered_ms;
+	s->floor_pending = (f.flags & SNOWFLAKE_STATE_FLOOR) != 0;
+	if (s->floor_pending)
+		strlcpy(s->floor_reason, "the state file records a floor not yet applied",
+				sizeof(s->floor_reason));
+
+	if (got > 0 &&
+		(f.epoch_ms != s->layout.epoch_ms ||
+		 f.timestamp_bits != s->layout.timestamp_bits ||
+		 f.node_bits != s->layout.node_bits ||
+		 f.sequence_bits != s->layout.sequence_bits))
+		sf_layout_changed(s, &f);
+	else if (got > 0)
+		sf_resume(s, &f);
+
+	reason = sf_start_reason(got > 0, s->preloaded);
+	if (reason != NULL)
+		sf_record_floor(s, &f, reason);
+}
+
+/*
+ * sf_init_shared
+ *		Initialise a new SnowflakeShared: nothing configured or loaded yet.
+ *		Cannot fail (it may run inside the DSM registry's init callback).
+ */
+static void
+sf_init_shared(SnowflakeShared *s)
+{
+	memset(s, 0, sizeof(SnowflakeShared));
+	SpinLockInit(&s->mutex);
+	s->last = -1;
+	s->reserved_ms = -1;
+	s->durable_ms = -1;
+	s->resume_ms = -1;
+	s->floor_ms = -1;
+	s->clock_ms = 0;
+	s->counters.reset_time = GetCurrentTimestamp();
+	s->recorded_end_unix_ms = -1;
+	s->recorded_max_id = -1;
+	s->magic = SNOWFLAKE_SHARED_MAGIC;
+}
+
+/* Fix the layout and node id of a SnowflakeShared. */
+static void
+sf_configure(SnowflakeShared *s, const SnowflakeLayout *layout, int node_id)
+{
+	s->layout = *layout;
+	s->node_id = node_id;
+	s->node_part = node_id >= 0 ? ((int64) node_id << layout->sequence_bits) : 0;
+}
+
+/*
+ * sf_shmem_startup
+ *		shmem_startup_hook: create or attach the shared state, in the
+ *		postmaster at startup and after a crash re-initialisation, with the
+ *		layout and node id validated at preload (config.c).
+ */
+static void
+sf_shmem_startup(void)
+{
+	bool		found;
+	SnowflakeShared *s;
+	SnowflakeLayout layout;
+	int			node_id;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+
+	snowflake_config_server(&layout, &node_id);
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	s = ShmemInitStruct(SNOWFLAKE_NAME, sf_shmem_size(), &found);
+	snowflake_shared = s;
+	snowflake_lock = &(GetNamedLWLockTranche(SNOWFLAKE_NAME))->lock;
+	if (!found)
+	{
+		sf_init_shared(s);
+		s->preloaded = true;
+		sf_configure(s, &layout, node_id);
+		s->configured = true;
+		sf_load(s);
+	}
+	LWLockRelease(AddinShmemInitLock);
+
+	if (!IsUnderPostmaster)
+		on_shmem_exit(sf_shmem_shutdown, (Datum) 0);
+}
+
+/*
+ * sf_load
+ *		Read the state file and decide where generation resumes, or why it
+ *		is refused.  Runs once per life of the shared state: in the
+ *		postmaster when preloaded, else under the LWLock in the first
+ *		process that needs the generator.  Never raises for a problem of
+ *		the file: it is recorded as a refusal, raised by every generation
+ *		attempt, so that decoding keeps working.
+ */
+static void
+sf_load(SnowflakeShared *s)
+{
+	sf_load_state(s);
+	if (s->refusal == SNOWFLAKE_READY && s->node_id < 0)
+		sf_refuse(s, SNOWFLAKE_NODE_UNSET, 0, "");
+	/* Whoever sees "loaded" set sees the refusal and the state too. */
+	pg_write_barrier();
+	s->loaded = true;
+}
+
+#ifdef SNOWFLAKE_HAVE_DSM_REGISTRY
+
+/*
+ * The DSM registry's init callback: runs once, in the process that creates
+ * the segment, while the registry holds a lock.  It must not fail (17 and
+ * 18 would leave the segment half made), so it only initialises memory and
+ * the LWLock; the configuration comes after, under that LWLock.
+ */
+static void
+sf_dsm_init(void *ptr)
+{
+	SnowflakeShared *s = (SnowflakeShared *) ptr;
+
+	sf_init_shared(s);
+	s->tranche_id = sf_new_tranche(SNOWFLAKE_NAME);
+	LWLockInitialize(&s->lock_data, s->tranche_id);
+}
+
+/* The layout and node id, as a message fragment. */
+static void
+sf_describe_settings(char *buf, size_t len, const SnowflakeLayout *layout,
+					 int node_id)
+{
+	char		epoch[64];
+
+	snowflake_format_ms(layout->epoch_ms, epoch, sizeof(epoch));
+	snprintf(buf, len, "node id %d, epoch %s and layout %d/%d/%d", node_id,
+			 epoch, layout->timestamp_bits, layout->node_bits,
+			 layout->sequence_bits);
+}
+
+/*
+ * sf_warn_settings
+ *		A process that found the segment configured already: WARNING if the
+ *		configuration it reads (valid or not, as snowflake_file_settings
+ *		said) differs from the values in force, which stay until a restart.
+ */
+static void
+sf_warn_settings(const SnowflakeShared *s, bool valid,
+				 const SnowflakeLayout *layout, int node_id,
+				 const char *bad_name, const char *detail)
+{
+	if (!valid)
+	{
+		char		in_force[2 * SNOWFLAKE_DETAIL_LEN];
+
+		sf_describe_settings(in_force, sizeof(in_force), &s->layout, s->node_id);
+		snowflake_report_settings(WARNING, bad_name, detail);
+		ereport(WARNING,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowflake keeps the settings in force since its shared state was created"),
+				 errdetail("In force: %s.", in_force),
+				 errhint("Correct the server configuration; a change of these settings takes effect at the next restart.")));
+	}
+	else if (node_id != s->node_id ||
+			 layout->epoch_ms != s->layout.epoch_ms ||
+			 layout->timestamp_bits != s->layout.timestamp_bits ||
+			 layout->node_bits != s->layout.node_bits ||
+			 layout->sequence_bits != s->layout.sequence_bits)
+	{
+		char		in_force[2 * SNOWFLAKE_DETAIL_LEN];
+		char		configured[2 * SNOWFLAKE_DETAIL_LEN];
+
+		sf_describe_settings(in_force, sizeof(in_force), &s->layout, s->node_id);
+		sf_describe_settings(configured, sizeof(configured), layout, node_id);
+		ereport(WARNING,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowflake settings changed since its shared state was created"),
+				 errdetail("In force: %s. Configured: %s.", in_force, configured),
+				 errhint("A change of the node id, epoch or layout takes effect at the next restart of the server.")));
+	}
+}
+
+/*
+ * sf_attach_segment
+ *		Attach (creating it if need be) the DSM registry segment, and make
+ *		sure it is configured.
+ *
+ * The server configuration, as this process sees it, is read first: a
+ * node id or layout set for a database, a role or the session is refused
+ * (22023) whatever the segment's state.  The first process to take the
+ * LWLock on a segment not configured yet fixes the configuration's values
+ * for the segment's life, or raises the configuration's error (nothing is
+ * fixed then).  A process that finds the values fixed already uses them,
+ * with a WARNING if the configuration now says something else (a change
+ * needs a restart, as with the preload).
+ */
+static SnowflakeShared *
+sf_attach_segment(void)
+{
+	SnowflakeShared *s;
+	SnowflakeLayout layout;
+	int			node_id;
+	const char *bad_name;
+	char		detail[SNOWFLAKE_DETAIL_LEN];
+	bool		not_server;
+	bool		valid;
+	bool		found;
+
+	valid = snowflake_file_settings(&layout, &node_id, &bad_name, detail,
+									&not_server);
+	if (!valid && not_server)
+		snowflake_report_settings(ERROR, bad_name, detail);
+
+	s = sf_get_named_segment(SNOWFLAKE_NAME, SNOWFLAKE_DSM_SIZE, sf_dsm_init,
+							 &found);
+	if (s->magic != SNOWFLAKE_SHARED_MAGIC)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowflake's shared state was created by another version of its library"),
+				 errhint("Restart the server to use the installed version.")));
+	sf_name_tranche(s->tranche_id, SNOWFLAKE_NAME);
+
+	if (!s->configured)
+	{
+		LWLockAcquire(&s->lock_data, LW_EXCLUSIVE);
+		if (!s->configured)
+		{
+			if (!valid)
+			{
+				LWLockRelease(&s->lock_data);
+				snowflake_report_settings(ERROR, bad_name, detail);
+			}
+			sf_configure(s, &layout, node_id);
+			pg_write_barrier();
+			s->configured = true;
+			LWLockRelease(&s->lock_data);
+			return s;
+		}
+		LWLockRelease(&s->lock_data);
+	}
+	pg_read_barrier();
+
+	sf_warn_settings(s, valid, &layout, node_id, bad_name, detail);
+	return s;
+}
+#endif							/* SNOWFLAKE_HAVE_DSM_REGISTRY */
+
+/*
+ * snowflake_attach
+ *		The shared state with its layout and node id fixed, for this
+ *		process; NULL on PostgreSQL 15 and 16 without the preload.
+ *
+ * Preloaded, it exists from startup.  Otherwise, on 17 and later, the DSM
+ * registry segment is attached the first time (see sf_attach_segment for
+ * the errors); the state file is read later, by snowflake_require_shared.
+ */
+SnowflakeShared *
+snowflake_attach(void)
+{
+	if (likely(snowflake_shared != NULL))
+		return snowflake_shared;
+#ifdef SNOWFLAKE_HAVE_DSM_REGISTRY
+	{
+		SnowflakeShared *s = sf_attach_segment();
+
+		snowflake_lock = &s->lock_data;
+		snowflake_shared = s;
+	}
+#endif
+	return snowflake_shared;
+}
+
+/*
+ * snowflake_require_shared
+ *		The shared state, loaded from the state file; on 15 and 16 without
+ *		the preload, the error saying so (55000).
+ *
+ * Without the preload, the first process that needs the generator reads
+ * the state file here, under the LWLock (sf_load): problems of the file
+ * become refusals, as at a preloaded startup.  Errors of the
+ * configuration are those of snowflake_attach.
+ */
+SnowflakeShared *
+snowflake_require_shared(void)
+{
+	SnowflakeShared *s = snowflake_attach();
+
+	if (unlikely(s == NULL))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowflake must be loaded via \"shared_preload_libraries\""),
+				 errhint("Add snowflake to \"shared_preload_libraries\" in postgresql.conf and restart the server.")));
+	if (unlikely(!s->loaded))
+	{
+		LWLockAcquire(snowflake_lock, LW_EXCLUSIVE);
+		if (!s->loaded)
+			sf_load(s);
+		LWLockRelease(snowflake_lock);
+	}
+	pg_read_barrier();
+	return s;
+}
+
+/*
+ * sf_shmem_shutdown
+ *		At a clean postmaster shutdown, record the exact last ID.
+ */
+static void
+sf_shmem_shutdown(int code, Datum arg)
+{
+	SnowflakeShared *s = snowflake_shared;
+	SnowflakeStateFile f;
+	SfWriteFailure failure;
+	int64		last;
+
+	/* After a crash, or if the file must be left as it is, do nothing. */
+	if (code != 0 || s == NULL || s->refusal == SNOWFLAKE_STATE_UNUSABLE ||
+		s->refusal == SNOWFLAKE_LAYOUT_CHANGED)
+		return;
+
+	/*
+	 * Every other process is gone, but one killed by an immediate shutdown
+	 * may have died holding the spinlock: read without it where an aligned
+	 * 8-byte read cannot be torn, rather than spin until "stuck spinlock".
+	 */
+#ifdef PG_HAVE_8BYTE_SINGLE_COPY_ATOMICITY
+	last = s->last;
+#else
+	SpinLockAcquire(&s->mutex);
+	last = s->last;
+	SpinLockRelease(&s->mutex);
+#endif
+
+	/* Nothing issued in this life: the file says all there is to say. */
+	if (last < 0 || s->floor_pending)
+		return;
+
+	snowflake_state_image(&f, s, last >> s->layout.sequence_bits, last, false);
+	if (!snowflake_state_write(&f, &failure))
+		snowflake_report_write_failure(LOG, &failure,
+									   "The exact last snowflake ID was not recorded; the next start resumes above the reservation.");
+}
+
+/*
+ * snowflake_writer_request
+ *		Whether a call may register a background writer now: none runs and
+ *		none was asked for in the last interval_ms (or the clock went back).
+ *		If so, the request is recorded.
+ */
+bool
+snowflake_writer_request(SnowflakeShared *s, int64 now_unix_ms,
+						 int64 interval_ms)
+{
+	bool		attempt = false;
+
+	SpinLockAcquire(&s->mutex);
+	if (s->worker_pid == 0 &&
+		(s->worker_requested_ms == 0 || now_unix_ms < s->worker_requested_ms ||
+		 now_unix_ms >= s->worker_requested_ms + interval_ms))
+	{
+		s->worker_requested_ms = now_unix_ms;
+		attempt = true;
+	}
+	SpinLockRelease(&s->mutex);
+	return attempt;
+}
+
+/*
+ * snowflake_writer_log_due
+ *		Whether a failed registration of the background writer is to be
+ *		logged now (at most once per SNOWFLAKE_LOG_INTERVAL_MS); if so, the
+ *		time is recorded.
+ */
+bool
+snowflake_writer_log_due(SnowflakeShared *s, int64 now_unix_ms)
+{
+	bool		log_it = false;
+
+	SpinLockAcquire(&s->mutex);
+	if (now_unix_ms >= s->worker_failure_logged_ms + SNOWFLAKE_LOG_INTERVAL_MS ||
+		now_unix_ms < s->worker_failure_logged_ms)
+	{
+		s->worker_failure_logged_ms = now_unix_ms;
+		log_it = true;
+	}
+	SpinLockRelease(&s->mutex);
+	return log_it;
+}
+
+/*
+ * snowflake_writer_claim
+ *		Publish pid as the running background writer, unless another one
+ *		runs: returns 0 if claimed, else the other writer's PID.
+ */
+int
+snowflake_writer_claim(SnowflakeShared *s, int pid)
+{
+	int			other;
+
+	SpinLockAcquire(&s->mutex);
+	other = s->worker_pid;
+	if (other == 0)
+		s->worker_pid = pid;
+	SpinLockRelease(&s->mutex);
+	return other;
+}
+
+/*
+ * snowflake_writer_release
+ *		The background writer pid exits; clean (it will not be restarted)
+ *		lets the next call register another at once.
+ */
+void
+snowflake_writer_release(SnowflakeShared *s, int pid, bool clean)
+{
+	SpinLockAcquire(&s->mutex);
+	if (s->worker_pid == pid)
+	{
+		s->worker_pid = 0;
+		if (clean)
+			s->worker_requested_ms = 0;
+	}
+	SpinLockRelease(&s->mutex);
+}
+
+/*
+ * snowflake_shared_init
+ *		Install the shared memory hooks when the library is being preloaded;
+ *		called from _PG_init.  Without the preload, the shared state is
+ *		attached at first use instead (snowflake_attach).
+ */
+void
+snowflake_shared_init(void)
+{
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = sf_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = sf_shmem_startup;
+}

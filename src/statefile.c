@@ -1,0 +1,269 @@
+/*-------------------------------------------------------------------------
+ *
+ * statefile.c
+ *	  The state file "snowflake.state": its format, reading it, and
+ *	  replacing it durably.
+ *
+ * The file records the layout, epoch and node id the IDs were minted with,
+ * a reservation (a millisecond that no issued ID has passed), the exact
+ * last ID after a clean shutdown, and the lineage of the IDs (the system
+ * identifier and timeline they were last issued under, and the largest
+ * lead over the clock any of them may have had).  What the values mean,
+ * and when the file is written, is decided in shared.c (loading) and
+ * reservation.c (the reservation, the floor and an adoption).
+ *
+ * The file is written whole to a temporary file, fsynced, renamed over the
+ * old one, and the directory is fsynced.  This file takes no lock: callers
+ * serialise writes with the "snowflake" LWLock.  Nothing on the write path
+ * raises an error: failures are returned to the caller, which decides
+ * whether to raise (a write before any ID is handed out) or only to log (a
+ * write ahead of need, after IDs were issued).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/fd.h"
+
+#include "compat.h"
+#include "statefile.h"
+
+/*
+ * Version 1 (snowflake 1.0), still read after an upgrade.  Spelled out in
+ * full rather than sharing a prefix with the current version: a released
+ * file format stays as it was whatever the current one becomes.
+ */
+typedef struct SnowflakeStateFileV1
+{
+	uint32		magic;
+	uint32		version;
+	int64		epoch_ms;
+	int32		timestamp_bits;
+	int32		node_bits;
+	int32		sequence_bits;
+	int32		node_id;
+	int64		reserved_ms;
+	int64		last;
+	uint32		flags;
+	pg_crc32c	crc;
+} SnowflakeStateFileV1;
+
+static pg_crc32c
+sf_crc(const void *data, size_t len)
+{
+	pg_crc32c	crc;
+
+	INIT_CRC32C(crc);
+	COMP_CRC32C(crc, data, len);
+	FIN_CRC32C(crc);
+	return crc;
+}
+
+/* Set the checksum of a filled image, last before writing it. */
+void
+snowflake_state_seal(SnowflakeStateFile *f)
+{
+	f->crc = sf_crc(f, offsetof(SnowflakeStateFile, crc));
+}
+
+/* A version 1 image as a current one; 1.0 recorded no lineage. */
+static void
+sf_convert_v1(const SnowflakeStateFileV1 *v1, SnowflakeStateFile *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->magic = v1->magic;
+	f->version = SNOWFLAKE_STATE_VERSION;
+	f->epoch_ms = v1->epoch_ms;
+	f->timestamp_bits = v1->timestamp_bits;
+	f->node_bits = v1->node_bits;
+	f->sequence_bits = v1->sequence_bits;
+	f->node_id = v1->node_id;
+	f->reserved_ms = v1->reserved_ms;
+	f->last = v1->last;
+	/* Without a lineage, the first ID of 1.1 takes the floor. */
+	f->flags = v1->flags & SNOWFLAKE_STATE_FLOOR;
+}
+
+/*
+ * snowflake_state_read
+ *		Read and check the state file into *f (a version 1 file is
+ *		converted).  Returns 1 if read, 0 if there is no file, -1 if it is
+ *		unusable: then *err is the errno of a failed system call (or 0 for
+ *		a corrupt file), and detail says what failed, without the reason.
+ */
+int
+snowflake_state_read(SnowflakeStateFile *f, int *err, char *detail, size_t len)
+{
+	union
+	{
+		SnowflakeStateFile v2;
+		SnowflakeStateFileV1 v1;
+		char		extra[sizeof(SnowflakeStateFile) + 1];
+	}			buf;
+	int			fd;
+	ssize_t		n;
+	const char *corrupt = NULL;
+
+	fd = OpenTransientFile(SNOWFLAKE_STATE_FILE, O_RDONLY | PG_BINARY);
+	if (fd < 0)
+	{
+		if (errno == ENOENT)
+			return 0;
+		*err = errno;
+		strlcpy(detail, "could not open file \"" SNOWFLAKE_STATE_FILE "\"", len);
+		return -1;
+	}
+	n = read(fd, &buf, sizeof(buf));
+	*err = errno;
+	CloseTransientFile(fd);
+	if (n < 0)
+	{
+		strlcpy(detail, "could not read file \"" SNOWFLAKE_STATE_FILE "\"", len);
+		return -1;
+	}
+	*err = 0;
+
+	if (n == sizeof(SnowflakeStateFileV1) && buf.v1.magic == SNOWFLAKE_STATE_MAGIC &&
+		buf.v1.version == 1)
+	{
+		if (buf.v1.crc != sf_crc(&buf.v1, offsetof(SnowflakeStateFileV1, crc)))
+			corrupt = "checksum mismatch";
+		else
+		{
+			sf_convert_v1(&buf.v1, f);
+			return 1;
+		}
+	}
+	else if (n != sizeof(SnowflakeStateFile))
+		corrupt = "wrong size";
+	else if (buf.v2.magic != SNOWFLAKE_STATE_MAGIC)
+		corrupt = "bad magic number";
+	else if (buf.v2.version != SNOWFLAKE_STATE_VERSION)
+		corrupt = "unknown version";
+	else if (buf.v2.crc != sf_crc(&buf.v2, offsetof(SnowflakeStateFile, crc)))
+		corrupt = "checksum mismatch";
+
+	if (corrupt != NULL)
+	{
+		snprintf(detail, len, "file \"%s\" is corrupt (%s)",
+				 SNOWFLAKE_STATE_FILE, corrupt);
+		return -1;
+	}
+	*f = buf.v2;
+	return 1;
+}
+
+/*
+ * Wait events of the state file's I/O, shown in pg_stat_activity.  The
+ * postmaster (writing at startup) uses the generic one: a custom event's
+ * number would not survive the re-initialisation after a crash.
+ */
+static uint32
+sf_io_event(void)
+{
+	return IsUnderPostmaster ? SNOWFLAKE_WAIT_EVENT_IO() : PG_WAIT_EXTENSION;
+}
+
+/* Record a failed step; closes fd (if >= 0) keeping errno. */
+static bool
+sf_write_failed(SfWriteFailure *failure, SfWriteStep step, int fd)
+{
+	failure->step = step;
+	failure->err = errno;
+	pgstat_report_wait_end();
+	if (fd >= 0)
+		close(fd);
+	return false;
+}
+
+/*
+ * snowflake_state_write
+ *		Durably replace the state file with the given image: write a
+ *		temporary file, fsync it, rename it over the state file, fsync the
+ *		directory.  No partial file is ever visible under the real name.
+ *
+ * Returns true on success; on failure false, with the step and its errno in
+ * *failure for snowflake_report_write_failure().  Never raises an error:
+ * files are opened with BasicOpenFile (no allocated descriptor to run out
+ * of), and PostgreSQL's durable_rename() is not used because it PANICs on
+ * an fsync failure (data_sync_retry); this whole-file rewrite into a fresh
+ * temporary file can safely be retried instead.
+ */
+bool
+snowflake_state_write(const SnowflakeStateFile *f, SfWriteFailure *failure)
+{
+	int			fd;
+
+	pgstat_report_wait_start(sf_io_event());
+	fd = BasicOpenFile(SNOWFLAKE_STATE_TMP_FILE,
+					   O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
+	if (fd < 0)
+		return sf_write_failed(failure, SF_WRITE_CREATE, -1);
+	errno = 0;
+	if (write(fd, f, sizeof(*f)) != sizeof(*f))
+	{
+		if (errno == 0)
+			errno = ENOSPC;
+		return sf_write_failed(failure, SF_WRITE_WRITE, fd);
+	}
+	if (pg_fsync(fd) != 0)
+		return sf_write_failed(failure, SF_WRITE_FSYNC, fd);
+	if (close(fd) != 0)
+		return sf_write_failed(failure, SF_WRITE_CLOSE, -1);
+	if (rename(SNOWFLAKE_STATE_TMP_FILE, SNOWFLAKE_STATE_FILE) != 0)
+		return sf_write_failed(failure, SF_WRITE_RENAME, -1);
+
+	/* Make the rename itself durable. */
+	fd = BasicOpenFile(".", O_RDONLY | PG_BINARY);
+	if (fd < 0 || pg_fsync(fd) != 0)
+		return sf_write_failed(failure, SF_WRITE_FSYNC_DIR, fd);
+	close(fd);
+	pgstat_report_wait_end();
+	return true;
+}
+
+/*
+ * snowflake_report_write_failure
+ *		Report a failed state file write at elevel, with the operating
+ *		system's reason and an optional detail.
+ */
+void
+snowflake_report_write_failure(int elevel, const SfWriteFailure *failure,
+							   const char *detail)
+{
+	const char *msg = NULL;
+
+	/* Each message takes the temporary file's name, then the file's. */
+	switch (failure->step)
+	{
+		case SF_WRITE_CREATE:
+			msg = "could not create file \"%s\": %m";
+			break;
+		case SF_WRITE_WRITE:
+			msg = "could not write file \"%s\": %m";
+			break;
+		case SF_WRITE_FSYNC:
+			msg = "could not fsync file \"%s\": %m";
+			break;
+		case SF_WRITE_CLOSE:
+			msg = "could not close file \"%s\": %m";
+			break;
+		case SF_WRITE_RENAME:
+			msg = "could not rename file \"%s\" to \"%s\": %m";
+			break;
+		case SF_WRITE_FSYNC_DIR:
+			msg = "could not fsync the data directory: %m";
+			break;
+	}
+	Assert(msg != NULL);
+	errno = failure->err;
+	ereport(elevel,
+			(errcode_for_file_access(),
+			 errmsg(msg, SNOWFLAKE_STATE_TMP_FILE, SNOWFLAKE_STATE_FILE),
+			 detail ? errdetail_internal("%s", detail) : 0));
+}

@@ -1,0 +1,84 @@
+/*-------------------------------------------------------------------------
+ *
+ * statefile.h
+ *	  The state file's format, and reading and durably writing it
+ *	  (statefile.c).
+ *
+ * The file holds no lock of its own: its callers serialise writes with the
+ * "snowflake" LWLock (shared.h), or write from the postmaster alone.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SNOWFLAKE_STATEFILE_H
+#define SNOWFLAKE_STATEFILE_H
+
+#include "port/pg_crc32c.h"
+
+#include "layout.h"
+
+/* The state file, relative to the data directory, and its temporary twin. */
+#define SNOWFLAKE_STATE_FILE		"snowflake.state"
+#define SNOWFLAKE_STATE_TMP_FILE	"snowflake.state.tmp"
+
+#define SNOWFLAKE_STATE_MAGIC	0x534E464B	/* "SNFK" */
+#define SNOWFLAKE_STATE_VERSION	2
+
+/* The state file's contents, written and read as one block. */
+typedef struct SnowflakeStateFile
+{
+	uint32		magic;
+	uint32		version;
+	int64		epoch_ms;
+	int32		timestamp_bits;
+	int32		node_bits;
+	int32		sequence_bits;
+	int32		node_id;
+	int64		reserved_ms;	/* no issued ID has a later millisecond */
+	int64		last;			/* packed last ID after a clean shutdown, or
+								 * -1 while the server runs */
+	uint32		flags;			/* SNOWFLAKE_STATE_* below */
+	uint32		timeline;		/* timeline IDs were last issued on, 0 if
+								 * unknown */
+	uint64		system_id;		/* system identifier, 0 if unknown */
+	int64		max_lead_ms;	/* largest lead any ID of the history may have */
+	int64		lead_lowered_ms;	/* Unix ms when a max_drift_ms lower than
+									 * max_lead_ms was first recorded, or 0 */
+	pg_crc32c	crc;			/* over everything above */
+} SnowflakeStateFile;
+
+/*
+ * The first ID of this data directory has yet to be placed past the floor.
+ * Set at a start that cannot trust the reservation (see shared.c,
+ * sf_start_reason), cleared by the first reservation written above the
+ * floor: a restart, a crash or a power loss before the first ID cannot lose
+ * the obligation.
+ */
+#define SNOWFLAKE_STATE_FLOOR	0x0001
+
+/* The step of a state file write that failed, and its errno. */
+typedef enum SfWriteStep
+{
+	SF_WRITE_CREATE,
+	SF_WRITE_WRITE,
+	SF_WRITE_FSYNC,
+	SF_WRITE_CLOSE,
+	SF_WRITE_RENAME,
+	SF_WRITE_FSYNC_DIR
+} SfWriteStep;
+
+typedef struct SfWriteFailure
+{
+	SfWriteStep step;
+	int			err;
+} SfWriteFailure;
+
+extern SNOWFLAKE_INTERNAL void snowflake_state_seal(SnowflakeStateFile *f);
+extern SNOWFLAKE_INTERNAL int snowflake_state_read(SnowflakeStateFile *f, int *err,
+												char *detail, size_t len);
+extern SNOWFLAKE_INTERNAL bool snowflake_state_write(const SnowflakeStateFile *f,
+												  SfWriteFailure *failure);
+extern SNOWFLAKE_INTERNAL void snowflake_report_write_failure(int elevel,
+														   const SfWriteFailure *failure,
+														   const char *detail);
+
+#endif							/* SNOWFLAKE_STATEFILE_H */
