@@ -80,6 +80,23 @@ sf_build_install() {
     make -C "$SNOWFLAKE_ROOT" -s clean PG_CONFIG="$PG_CONFIG"
     make -C "$SNOWFLAKE_ROOT" -s PG_CONFIG="$PG_CONFIG" WERROR="${WERROR:-}" ASSERTS="${ASSERTS:-}"
     "${SUDO[@]}" make -C "$SNOWFLAKE_ROOT" -s install PG_CONFIG="$PG_CONFIG" >/dev/null
+    sf_remove_stale_scripts
+}
+
+# make install never removes a file: a snowflake script that an earlier
+# build installed and this tree no longer has (an unreleased version's
+# install script, which CREATE EXTENSION would prefer to the chain from
+# 1.0) would be tested instead of the tree's.  Remove such files.
+sf_remove_stale_scripts() {
+    local dir f
+    dir="$("$PG_CONFIG" --sharedir)/extension"
+    for f in "$dir"/snowflake--*.sql; do
+        [ -e "$f" ] || continue
+        if [ ! -e "$SNOWFLAKE_ROOT/$(basename "$f")" ]; then
+            log "removing $f, which this tree does not have"
+            "${SUDO[@]}" rm -f "$f"
+        fi
+    done
 }
 
 # The npm packages of the client test, exactly as package-lock.json pins
