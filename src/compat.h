@@ -4,7 +4,8 @@
  *	  Every PostgreSQL-version-specific construct used by the extension.
  *
  * Supported majors: 15 (shmem_request_hook and MarkGUCPrefixReserved appear
- * there) to 18.  Code elsewhere never tests PG_VERSION_NUM.
+ * there) to 18, and 19 builds (its DSM registry and tranche functions
+ * below).  Code elsewhere never tests PG_VERSION_NUM.
  *
  *-------------------------------------------------------------------------
  */
@@ -96,18 +97,47 @@ sf_guc_source(const char *name)
 /*
  * Shared state without shared_preload_libraries: the DSM registry
  * (GetNamedDSMSegment) appears in 17.  The segment's LWLock gets a tranche
- * from the shared counter once, and each process that uses it names the
- * tranche for itself (pg_stat_activity's wait_event).  17 and 18 have the
- * same functions for this (checked against both majors' headers); the
- * development branch after 18 changes them (a name given to
- * LWLockNewTrancheId, an argument passed to the init callback), and a
- * later major gets its variant here.  On 15 and 16 SNOWFLAKE_HAVE_DSM_REGISTRY
- * is undefined: without the preload the generators raise 55000.
+ * from the shared counter once.  On 17 and 18 each process that uses it
+ * names the tranche for itself (pg_stat_activity's wait_event); from 19
+ * LWLockNewTrancheId takes the name and keeps it in shared memory, where
+ * every process finds it, and the registry passes an argument to the init
+ * callback.  On 15 and 16 SNOWFLAKE_HAVE_DSM_REGISTRY is undefined: without
+ * the preload the generators raise 55000.
  */
 #if PG_VERSION_NUM >= 170000
 #define SNOWFLAKE_HAVE_DSM_REGISTRY 1
 #include "storage/dsm_registry.h"
 #include "storage/lwlock.h"
+#if PG_VERSION_NUM >= 190000
+typedef struct SfSegmentInit
+{
+	void		(*init) (void *);
+} SfSegmentInit;
+
+static inline void
+sf_segment_init(void *ptr, void *arg)
+{
+	((SfSegmentInit *) arg)->init(ptr);
+}
+
+static inline void *
+sf_get_named_segment(const char *name, size_t size, void (*init) (void *),
+					 bool *found)
+{
+	SfSegmentInit how = {init};
+
+	return GetNamedDSMSegment(name, size, sf_segment_init, found, &how);
+}
+static inline int
+sf_new_tranche(const char *name)
+{
+	return LWLockNewTrancheId(name);
+}
+static inline void
+sf_name_tranche(int tranche_id, const char *name)
+{
+}
+#else
 static inline void *
 sf_get_named_segment(const char *name, size_t size, void (*init) (void *),
 					 bool *found)
@@ -124,6 +154,7 @@ sf_name_tranche(int tranche_id, const char *name)
 {
 	LWLockRegisterTranche(tranche_id, name);
 }
+#endif
 #endif
 
 /* PostgreSQL 18 lets a module state its name and version. */
