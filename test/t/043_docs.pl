@@ -195,7 +195,7 @@ sub links
 my %anchor_cache;
 foreach my $file (@link_files)
 {
-	next unless -e "$root/$file";
+	ok(-e "$root/$file", "$file exists") or next;
 	my $text = slurp($file);
 	my @bad;
 	foreach my $link (links($text))

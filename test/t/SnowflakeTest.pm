@@ -32,8 +32,8 @@ our @EXPORT = qw(start_snowflake_node write_conf_file sql_error
 # The no-preload pass: test/check.sh runs the TAP files that hold in both
 # modes a second time on PostgreSQL 17 and later with SNOWFLAKE_TEST_NO_PRELOAD=1,
 # where their servers run without shared_preload_libraries and the shared
-# state lives in the DSM registry.  A file run that way must say so in its
-# output: the pass counts the files that did.
+# state lives in the DSM registry.  Every file of that pass must report
+# "ok": a file that skips fails the pass.
 sub no_preload
 {
 	return $ENV{SNOWFLAKE_TEST_NO_PRELOAD} ? 1 : 0;
@@ -119,7 +119,13 @@ sub show_setting
 sub start_snowflake_node
 {
 	my ($name, %opts) = @_;
+	my %known = map { $_ => 1 }
+	  qw(node_id layout settings include preload init from_backup with clock start);
+	my @unknown = grep { !$known{$_} } sort keys %opts;
+	die "start_snowflake_node: unknown option(s) @unknown" if @unknown;
 	my $with = $opts{with} // '';
+	die "start_snowflake_node: unknown with => '$with'"
+	  unless grep { $_ eq $with } ('', 'faketime', 'shim');
 	if ($with eq 'faketime' && !faketime_available())
 	{
 		done_testing();
@@ -156,7 +162,7 @@ sub start_snowflake_node
 	return $node if defined $opts{start} && !$opts{start};
 	if ($with eq 'faketime')
 	{
-		start_faked($node, 'start', clock => $opts{clock});
+		start_faked($node, clock => $opts{clock});
 	}
 	elsif ($with eq 'shim')
 	{
@@ -164,10 +170,21 @@ sub start_snowflake_node
 	}
 	else
 	{
-		die "unknown start_snowflake_node(with => '$with')" if $with ne '';
 		$node->start;
 	}
 	return $node;
+}
+
+# Replace the file $path with @lines, atomically (written aside, then
+# renamed), so that a server or the shim reading it never sees half of it.
+sub replace_file
+{
+	my ($path, @lines) = @_;
+	open my $fh, '>', "$path.new" or die "could not write $path.new: $!";
+	print $fh map { "$_\n" } @lines;
+	close $fh or die "could not write $path.new: $!";
+	rename("$path.new", $path) or die "could not rename to $path: $!";
+	return;
 }
 
 # Replace the file $file of $node's data directory with the settings given
@@ -176,11 +193,8 @@ sub start_snowflake_node
 sub write_conf_file
 {
 	my ($node, $file, %settings) = @_;
-	my $path = $node->data_dir . "/$file";
-	open my $fh, '>', "$path.new" or die "could not write $path.new: $!";
-	print $fh map { "$_ = '$settings{$_}'\n" } sort keys %settings;
-	close $fh or die "could not write $path.new: $!";
-	rename("$path.new", $path) or die "could not rename to $path: $!";
+	replace_file($node->data_dir . "/$file",
+		map { "$_ = '$settings{$_}'" } sort keys %settings);
 	return;
 }
 
@@ -380,13 +394,7 @@ sub faketime_available
 sub set_clock
 {
 	my ($offset, $name) = @_;
-	my $file = clock_file($name);
-	open my $fh, '>', "$file.new"
-	  or die "could not write $file.new: $!";
-	print $fh "$offset\n";
-	close $fh or die "could not write $file.new: $!";
-	rename("$file.new", $file)
-	  or die "could not rename to $file: $!";
+	replace_file(clock_file($name), $offset);
 	return;
 }
 
@@ -400,15 +408,14 @@ sub clock_file
 	return $clock_files{$name};
 }
 
-# Start (or with $how = 'restart', restart) the node with libfaketime
-# preloaded; the environment is restored afterwards so that no client
-# program runs with a fake clock.  clock => $name picks a named clock (see
-# set_clock); other extra arguments go to start/restart.
+# Start the node with libfaketime preloaded; the environment is restored
+# afterwards so that no client program runs with a fake clock.
+# clock => $name picks a named clock (see set_clock).
 sub start_faked
 {
-	my ($node, $how, %args) = @_;
+	my ($node, %args) = @_;
 	die 'libfaketime is not installed' unless defined $faketime_lib;
-	my $clock = delete $args{clock};
+	my $clock = $args{clock};
 	set_clock('+0', $clock) unless -e clock_file($clock);
 	local $ENV{LD_PRELOAD} = $faketime_lib;
 	local $ENV{FAKETIME_TIMESTAMP_FILE} = clock_file($clock);
@@ -416,9 +423,7 @@ sub start_faked
 	# Only the wall clock moves: PostgreSQL times its sleeps and timeouts
 	# with the monotonic clock, which must keep running forwards.
 	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = '1';
-	return ($how // 'start') eq 'restart'
-	  ? $node->restart(%args)
-	  : $node->start(%args);
+	return $node->start;
 }
 
 # --- Fault injection (test/faultshim.c) ---
@@ -428,7 +433,7 @@ sub start_faked
 # control file's syntax).  It is compiled here, never installed.
 
 push @EXPORT,
-  qw(start_with_shim set_fault fault_control fault_marker wait_for_held read_state);
+  qw(set_fault fault_marker wait_for_held read_state);
 
 my ($faultshim_lib, $fault_control);
 
@@ -453,7 +458,7 @@ sub fault_control
 {
 	return $fault_control if defined $fault_control;
 	$fault_control = PostgreSQL::Test::Utils::tempdir() . '/fault_control';
-	set_fault();
+	replace_file($fault_control);
 	return $fault_control;
 }
 
@@ -469,26 +474,19 @@ sub fault_marker
 sub set_fault
 {
 	my @lines = @_;
-	my $control = $fault_control // PostgreSQL::Test::Utils::tempdir() . '/fault_control';
-	$fault_control = $control;
-	open my $fh, '>', "$control.new" or die "could not write $control.new: $!";
-	print $fh map { "$_\n" } @lines;
-	close $fh or die "could not write $control.new: $!";
-	rename("$control.new", $control) or die "could not rename to $control: $!";
+	my $control = fault_control();
+	replace_file($control, @lines);
 	return $control;
 }
 
-# Start (or with $how = 'restart', restart) the node with the shim
-# preloaded; the environment is restored afterwards, so client programs run
-# without it.  Extra arguments go to start/restart.
+# Start the node with the shim preloaded; the environment is restored
+# afterwards, so client programs run without it.
 sub start_with_shim
 {
-	my ($node, $how, %args) = @_;
+	my ($node) = @_;
 	local $ENV{LD_PRELOAD} = faultshim_lib();
 	local $ENV{SF_FAULT_CONTROL} = fault_control();
-	return ($how // 'start') eq 'restart'
-	  ? $node->restart(%args)
-	  : $node->start(%args);
+	return $node->start;
 }
 
 # Wait (a bounded poll) until a process is held by a "hold" line, and
