@@ -190,10 +190,12 @@ sf_call_format(FunctionCallInfo fcinfo, int argno)
 	sf_parse_layout_arg(str, &fmt);
 	pfree(str);
 
+	/* The new text is copied before the old one is freed. */
+	str = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, Max(len, 1));
+	memcpy(str, data, len);
 	if (cache->text != NULL)
 		pfree(cache->text);
-	cache->text = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, Max(len, 1));
-	memcpy(cache->text, data, len);
+	cache->text = str;
 	cache->len = len;
 	cache->fmt = fmt;
 	return &cache->fmt;
@@ -383,19 +385,20 @@ sf_decode_id(FunctionCallInfo fcinfo, SnowflakeParts *parts)
 }
 
 /*
- * snowflake_decode's result type, blessed, as this call site keeps it.  The
- * first call looks it up: 1.0's definition has OUT parameters, so it is a
- * record whose shape only pg_proc tells.
+ * The call site's cache with snowflake_decode's result type in it, blessed
+ * (tupdesc, and row3 for the 3-column row).  The first call looks it up:
+ * 1.0's definition has OUT parameters, so it is a record whose shape only
+ * pg_proc tells.
  */
-static TupleDesc
-sf_decode_tupdesc(FunctionCallInfo fcinfo)
+static SfCallCache *
+sf_decode_cache(FunctionCallInfo fcinfo)
 {
 	SfCallCache *cache = sf_call_cache(fcinfo);
 	TupleDesc	tupdesc;
 	MemoryContext oldcontext;
 
 	if (likely(cache->tupdesc != NULL))
-		return cache->tupdesc;
+		return cache;
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	oldcontext = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
@@ -405,7 +408,7 @@ sf_decode_tupdesc(FunctionCallInfo fcinfo)
 		TupleDescAttr(tupdesc, 0)->atttypid == TIMESTAMPTZOID &&
 		TupleDescAttr(tupdesc, 1)->atttypid == INT4OID &&
 		TupleDescAttr(tupdesc, 2)->atttypid == INT4OID;
-	return cache->tupdesc;
+	return cache;
 }
 
 /*
@@ -450,13 +453,15 @@ snowflake_decode(PG_FUNCTION_ARGS)
 {
 	const SnowflakeFormat *fmt;
 	SnowflakeParts parts;
+	SfCallCache *cache;
 	TupleDesc	tupdesc;
 	Datum		values[4];
 	bool		nulls[4] = {false, false, false, false};
 
 	fmt = sf_decode_id(fcinfo, &parts);
-	tupdesc = sf_decode_tupdesc(fcinfo);
-	if (likely(((SfCallCache *) fcinfo->flinfo->fn_extra)->row3))
+	cache = sf_decode_cache(fcinfo);
+	tupdesc = cache->tupdesc;
+	if (likely(cache->row3))
 		return sf_decode_row3(tupdesc, sf_id_timestamp(fmt, parts.ms),
 							  (int32) parts.node_id, (int32) parts.sequence);
 

@@ -15,10 +15,11 @@
  *
  * The spinlock section only compares, advances and copies values out: the
  * clock is read before it, and every decision that can sleep, write a file
- * or raise an error is taken after it is released.  The other readers and
- * writers of what the spinlock guards for the generator (the counters, the
- * last ID and the reservation) go through the functions at the end of this
- * file: snowflake_stats() and the background writer take no lock themselves.
+ * or raise an error is taken after it is released.  snowflake_stats() and
+ * the background writer read and reset what the spinlock guards through the
+ * functions at the end of this file and take no lock themselves;
+ * reservation.c and shared.c take it for their own short sections (the
+ * reservation, the floor, the writer's PID), under the same rules.
  *
  *-------------------------------------------------------------------------
  */

@@ -236,34 +236,39 @@ void
 snowflake_report_write_failure(int elevel, const SfWriteFailure *failure,
 							   const char *detail)
 {
-	const char *msg = NULL;
+	/* One ereport for every step; each message stays a literal format. */
+#define SF_REPORT_WRITE_FAILURE(...) \
+	ereport(elevel, \
+			(errcode_for_file_access(), \
+			 errmsg(__VA_ARGS__), \
+			 detail ? errdetail_internal("%s", detail) : 0))
 
-	/* Each message takes the temporary file's name, then the file's. */
+	errno = failure->err;
 	switch (failure->step)
 	{
 		case SF_WRITE_CREATE:
-			msg = "could not create file \"%s\": %m";
+			SF_REPORT_WRITE_FAILURE("could not create file \"%s\": %m",
+									SNOWFLAKE_STATE_TMP_FILE);
 			break;
 		case SF_WRITE_WRITE:
-			msg = "could not write file \"%s\": %m";
+			SF_REPORT_WRITE_FAILURE("could not write file \"%s\": %m",
+									SNOWFLAKE_STATE_TMP_FILE);
 			break;
 		case SF_WRITE_FSYNC:
-			msg = "could not fsync file \"%s\": %m";
+			SF_REPORT_WRITE_FAILURE("could not fsync file \"%s\": %m",
+									SNOWFLAKE_STATE_TMP_FILE);
 			break;
 		case SF_WRITE_CLOSE:
-			msg = "could not close file \"%s\": %m";
+			SF_REPORT_WRITE_FAILURE("could not close file \"%s\": %m",
+									SNOWFLAKE_STATE_TMP_FILE);
 			break;
 		case SF_WRITE_RENAME:
-			msg = "could not rename file \"%s\" to \"%s\": %m";
+			SF_REPORT_WRITE_FAILURE("could not rename file \"%s\" to \"%s\": %m",
+									SNOWFLAKE_STATE_TMP_FILE, SNOWFLAKE_STATE_FILE);
 			break;
 		case SF_WRITE_FSYNC_DIR:
-			msg = "could not fsync the data directory: %m";
+			SF_REPORT_WRITE_FAILURE("could not fsync the data directory: %m");
 			break;
 	}
-	Assert(msg != NULL);
-	errno = failure->err;
-	ereport(elevel,
-			(errcode_for_file_access(),
-			 errmsg(msg, SNOWFLAKE_STATE_TMP_FILE, SNOWFLAKE_STATE_FILE),
-			 detail ? errdetail_internal("%s", detail) : 0));
+#undef SF_REPORT_WRITE_FAILURE
 }
