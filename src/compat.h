@@ -157,6 +157,20 @@ sf_name_tranche(int tranche_id, const char *name)
 #endif
 #endif
 
+/*
+ * The planner hook's parameters: PostgreSQL 19 passes EXPLAIN's state too.
+ * SF_PLANNER_HOOK_PARAMS declares them, SF_PLANNER_HOOK_ARGS passes them on.
+ */
+#if PG_VERSION_NUM >= 190000
+#define SF_PLANNER_HOOK_PARAMS Query *parse, const char *query_string, \
+	int cursorOptions, ParamListInfo boundParams, ExplainState *es
+#define SF_PLANNER_HOOK_ARGS parse, query_string, cursorOptions, boundParams, es
+#else
+#define SF_PLANNER_HOOK_PARAMS Query *parse, const char *query_string, \
+	int cursorOptions, ParamListInfo boundParams
+#define SF_PLANNER_HOOK_ARGS parse, query_string, cursorOptions, boundParams
+#endif
+
 /* PostgreSQL 18 lets a module state its name and version. */
 #if PG_VERSION_NUM >= 180000
 #define SNOWFLAKE_MODULE_MAGIC() \

@@ -7,6 +7,7 @@
  * calling only the ones below it:
  *
  *	snowflake.c     module init: one init call per module
+ *	inline.c        the planner hook: snowflake_decode as scalar decoders
  *	functions.c     the SQL-callable functions
  *	worker.c        the background writer that keeps the reservation ahead
  *	generator.c     the hot path: minting IDs under the spinlock
@@ -36,6 +37,7 @@
 
 #include "compat.h"
 #include "config.h"
+#include "inline.h"
 #include "shared.h"
 #include "worker.h"
 
@@ -49,4 +51,5 @@ _PG_init(void)
 	snowflake_config_init();	/* the settings */
 	snowflake_shared_init();	/* shared memory hooks, when preloaded */
 	snowflake_worker_init();	/* the background writer, when preloaded */
+	snowflake_inline_init();	/* snowflake_decode rewritten before planning */
 }

@@ -253,14 +253,24 @@ extdir=$("$PG_CONFIG" --sharedir)/extension
 ext_version=$(sed -n "s/^default_version *= *'\(.*\)'/\1/p" "$extdir/snowflake.control")
 mkdir "$work/lib"
 cp "$pkglibdir/snowflake.so" "$work/lib/snowflake.so"
-if [ ! -f "$extdir/snowflake--$ext_version.sql" ]; then
-    echo "run.sh: $extdir/snowflake--$ext_version.sql not found" >&2
-    exit 1
-fi
+# The install script is the chain CREATE EXTENSION runs: 1.0's, then each
+# update script up to the default version.
+scripts=("$extdir/snowflake--1.0.sql")
+v=1.0
+while [ "$v" != "$ext_version" ]; do
+    next=$(ls "$extdir"/snowflake--"$v"--*.sql 2>/dev/null | head -n 1)
+    if [ ! -f "${scripts[0]}" ] || [ -z "$next" ]; then
+        echo "run.sh: no install script chain from 1.0 to $ext_version in $extdir" >&2
+        exit 1
+    fi
+    scripts+=("$next")
+    v=${next##*--}
+    v=${v%.sql}
+done
 sed -e '/^\\echo /d' -e '/pg_extension_config_dump/d' \
     -e "s|MODULE_PATHNAME|$work/lib/snowflake.so|g" \
     -e 's/@extschema@/public/g' \
-    "$extdir/snowflake--$ext_version.sql" > "$work/lib/snowflake.sql"
+    "${scripts[@]}" > "$work/lib/snowflake.sql"
 chmod -R a+rX "$work/lib"
 lib_sum() { md5sum "$1" | cut -c1-12; }
 lib_md5=$(lib_sum "$work/lib/snowflake.so")

@@ -1,0 +1,111 @@
+--
+-- inline: snowflake_decode rewritten into the scalar decoders before
+-- planning (src/inline.c), for a field in the select list and in FROM.
+-- The reference for each result is the same call in a form the rewrite
+-- leaves alone: a scalar subquery for a field, WITH ORDINALITY in FROM.
+--
+SET timezone = 'UTC';
+
+CREATE TABLE inline_keys (id bigint);
+INSERT INTO inline_keys
+SELECT snowflake_compose('2024-06-01 12:00:00+00'::timestamptz + g * interval '1 ms', g % 5, g)
+FROM generate_series(1, 200) g;
+INSERT INTO inline_keys VALUES (NULL), (0), (snowflake_compose('2024-06-01', 1023, 4095));
+
+-- The plans: scalar decoders, no snowflake_decode, no Function Scan.
+EXPLAIN (VERBOSE, COSTS OFF)
+SELECT (snowflake_decode(id)).ts, (snowflake_decode(id)).node_id FROM inline_keys;
+EXPLAIN (VERBOSE, COSTS OFF)
+SELECT d.ts, d.sequence FROM inline_keys k, snowflake_decode(k.id) d;
+EXPLAIN (VERBOSE, COSTS OFF)
+SELECT d.* FROM inline_keys k, snowflake_decode(k.id, 'twitter') d;
+-- A field no scalar decoder computes stays a field of snowflake_decode.
+EXPLAIN (VERBOSE, COSTS OFF)
+SELECT (snowflake_decode(id, 'twitter')).node_fields FROM inline_keys;
+-- Inside a CTE, a subquery and a sublink: the decoders the plan calls
+-- (the plan's shape differs between majors).
+CREATE FUNCTION plan_decoders(query text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+    plan text := '';
+    line text;
+BEGIN
+    FOR line IN EXECUTE 'EXPLAIN (VERBOSE, COSTS OFF) ' || query LOOP
+        plan := plan || line || E'\n';
+    END LOOP;
+    RETURN (SELECT string_agg(DISTINCT m[1], ', ' ORDER BY m[1])
+            FROM regexp_matches(plan, '(snowflake_[a-z_]+|Function Scan)', 'g') m);
+END $$;
+SELECT plan_decoders($q$
+WITH c AS MATERIALIZED (SELECT (snowflake_decode(id)).ts FROM inline_keys)
+SELECT (SELECT max(d.sequence) FROM snowflake_decode(k.id) d)
+FROM (SELECT id FROM inline_keys OFFSET 0) k
+WHERE k.id IN (SELECT snowflake_min_id(ts) FROM c)
+  AND EXISTS (SELECT FROM snowflake_decode(k.id) e WHERE e.node_id < 5)
+$q$);
+-- Not rewritten: ORDINALITY, and a function of the same name and result
+-- elsewhere.
+EXPLAIN (VERBOSE, COSTS OFF)
+SELECT d.ts FROM inline_keys k, snowflake_decode(k.id) WITH ORDINALITY d;
+CREATE SCHEMA other;
+CREATE FUNCTION other.snowflake_decode(id bigint,
+    OUT ts timestamptz, OUT node_id integer, OUT sequence integer)
+LANGUAGE sql IMMUTABLE AS $$ SELECT 'epoch'::timestamptz, 0, 0 $$;
+EXPLAIN (VERBOSE, COSTS OFF)
+SELECT (other.snowflake_decode(id)).ts FROM inline_keys;
+SELECT (other.snowflake_decode(1)).ts AS other_ts;
+DROP SCHEMA other CASCADE;
+
+-- The same results as the forms not rewritten, row for row, NULLs
+-- included.
+SELECT count(*) AS rows,
+       count(*) FILTER (WHERE (snowflake_decode(k.id)).ts IS NOT DISTINCT FROM r.ts
+                          AND (snowflake_decode(k.id)).node_id IS NOT DISTINCT FROM r.node_id
+                          AND (snowflake_decode(k.id)).sequence IS NOT DISTINCT FROM r.sequence
+                          AND (snowflake_decode(k.id, 'twitter')).node_id IS NOT DISTINCT FROM t.node_id)
+         AS fields_equal
+FROM inline_keys k,
+     snowflake_decode(k.id) WITH ORDINALITY r,
+     snowflake_decode(k.id, 'twitter') WITH ORDINALITY t;
+SELECT count(*) AS rows,
+       count(*) FILTER (WHERE ROW(d.ts, d.node_id, d.sequence) IS NOT DISTINCT FROM ROW(r.ts, r.node_id, r.sequence)
+                          AND d::text IS NOT DISTINCT FROM ROW(r.ts, r.node_id, r.sequence)::text)
+         AS rows_equal
+FROM inline_keys k, snowflake_decode(k.id) d,
+     snowflake_decode(k.id) WITH ORDINALITY r;
+SELECT count(*) AS rows,
+       count(*) FILTER (WHERE d::text = ROW(r.ts, r.node_id, r.sequence, r.node_fields)::text) AS rows_equal
+FROM inline_keys k, snowflake_decode(k.id, 'twitter') d,
+     snowflake_decode(k.id, 'twitter') WITH ORDINALITY r
+WHERE k.id IS NOT NULL;
+
+-- A NULL ID: NULL fields, and in FROM one row of NULLs, as before.
+SELECT (snowflake_decode(NULL::bigint)).ts IS NULL AS field_null;
+SELECT v.id, d, d IS NULL AS all_null, row_to_json(d)
+FROM (VALUES (NULL::bigint)) v(id), snowflake_decode(v.id) d;
+SELECT v.id, d.ts, d.node_id, d.sequence
+FROM (VALUES (NULL::bigint), (0)) v(id)
+LEFT JOIN LATERAL snowflake_decode(v.id) d ON true ORDER BY 1;
+-- Column aliases and a whole-row reference.
+SELECT d AS whole, row_to_json(d) AS json
+FROM snowflake_decode(snowflake_compose('2024-06-01', 3, 9)) AS d(t, n, s);
+
+-- The same error as snowflake_decode, from a field and from FROM.
+SELECT (snowflake_decode(id - 1)).ts FROM inline_keys WHERE id = 0;
+SELECT d.node_id FROM inline_keys k, snowflake_decode(k.id - 1) d WHERE k.id = 0;
+
+-- A view keeps snowflake_decode in its definition; its plan has the
+-- scalars.  A prepared statement gives the same results.
+CREATE VIEW inline_view AS
+SELECT k.id, d.ts, d.node_id FROM inline_keys k, snowflake_decode(k.id) d;
+SELECT pg_get_viewdef('inline_view'::regclass) LIKE '%snowflake_decode(k.id)%' AS view_has_decode;
+EXPLAIN (VERBOSE, COSTS OFF) SELECT node_id FROM inline_view WHERE id = 0;
+SELECT node_id, ts FROM inline_view WHERE id = 0;
+PREPARE inline_stmt(bigint) AS
+SELECT (snowflake_decode($1)).sequence, d.node_id FROM snowflake_decode($1) d;
+EXECUTE inline_stmt(snowflake_compose('2024-06-01', 7, 11));
+EXECUTE inline_stmt(NULL);
+DEALLOCATE inline_stmt;
+DROP VIEW inline_view;
+DROP TABLE inline_keys;
+DROP FUNCTION plan_decoders(text);
