@@ -253,14 +253,25 @@ extdir=$("$PG_CONFIG" --sharedir)/extension
 ext_version=$(sed -n "s/^default_version *= *'\(.*\)'/\1/p" "$extdir/snowflake.control")
 mkdir "$work/lib"
 cp "$pkglibdir/snowflake.so" "$work/lib/snowflake.so"
-if [ ! -f "$extdir/snowflake--$ext_version.sql" ]; then
-    echo "run.sh: $extdir/snowflake--$ext_version.sql not found" >&2
-    exit 1
-fi
+# The scripts CREATE EXTENSION runs for that version: 1.0's install script,
+# then the update scripts from one version to the next (there is no install
+# script of a later version, see snowflake--1.0--1.1.sql).
+scripts=("$extdir/snowflake--1.0.sql")
+v=1.0
+while [ "$v" != "$ext_version" ]; do
+    next=("$extdir/snowflake--$v--"*.sql)
+    if [ ! -f "${next[0]}" ]; then
+        echo "run.sh: no update script from $v towards $ext_version in $extdir" >&2
+        exit 1
+    fi
+    scripts+=("${next[0]}")
+    v=${next[0]##*--}
+    v=${v%.sql}
+done
 sed -e '/^\\echo /d' -e '/pg_extension_config_dump/d' \
     -e "s|MODULE_PATHNAME|$work/lib/snowflake.so|g" \
     -e 's/@extschema@/public/g' \
-    "$extdir/snowflake--$ext_version.sql" > "$work/lib/snowflake.sql"
+    "${scripts[@]}" > "$work/lib/snowflake.sql"
 chmod -R a+rX "$work/lib"
 lib_sum() { md5sum "$1" | cut -c1-12; }
 lib_md5=$(lib_sum "$work/lib/snowflake.so")
