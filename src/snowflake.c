@@ -24,7 +24,8 @@
  * Loaded through shared_preload_libraries, _PG_init defines the settings
  * and validates the layout (a bad combination stops the server from
  * starting), installs the shared memory hooks and registers the background
- * writer.  Loaded any other way, each init call does only what a library
+ * writer.  Whenever loaded, it installs the hook through which DISCARD
+ * forgets snowflake_lastval().  Loaded any other way, each init call does only what a library
  * loaded after startup may do (see config.c): _PG_init stays quiet, so
  * that CREATE EXTENSION, dump/restore and upgrades work.
  *
@@ -36,6 +37,7 @@
 
 #include "compat.h"
 #include "config.h"
+#include "functions.h"
 #include "shared.h"
 #include "worker.h"
 
@@ -49,4 +51,5 @@ _PG_init(void)
 	snowflake_config_init();	/* the settings */
 	snowflake_shared_init();	/* shared memory hooks, when preloaded */
 	snowflake_worker_init();	/* the background writer, when preloaded */
+	snowflake_functions_init(); /* DISCARD forgets snowflake_lastval() */
 }
