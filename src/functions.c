@@ -11,6 +11,12 @@
  * a layout argument (a preset such as 'twitter', or a spelled-out layout:
  * layout.c), the decoders read IDs minted by other systems instead.
  *
+ * snowflake_lastval() returns the last ID the generators handed to this
+ * backend: a backend-local variable, stored after the generator has
+ * released its spinlock, read without any lock; DISCARD ALL and DISCARD
+ * SEQUENCES forget it, as they forget lastval() (a ProcessUtility hook,
+ * installed whenever the library is loaded).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -22,11 +28,14 @@
 #include "funcapi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "nodes/parsenodes.h"
+#include "tcop/utility.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/timestamp.h"
 
 #include "config.h"
+#include "functions.h"
 #include "generator.h"
 #include "layout.h"
 #include "reservation.h"
@@ -38,6 +47,7 @@
 
 PG_FUNCTION_INFO_V1(snowflake_nextval);
 PG_FUNCTION_INFO_V1(snowflake_nextval_batch);
+PG_FUNCTION_INFO_V1(snowflake_lastval);
 PG_FUNCTION_INFO_V1(snowflake_decode);
 PG_FUNCTION_INFO_V1(snowflake_timestamp);
 PG_FUNCTION_INFO_V1(snowflake_node_id);
@@ -48,6 +58,59 @@ PG_FUNCTION_INFO_V1(snowflake_compose);
 PG_FUNCTION_INFO_V1(snowflake_stats);
 PG_FUNCTION_INFO_V1(snowflake_stats_reset);
 PG_FUNCTION_INFO_V1(snowflake_adopt_layout);
+
+/*
+ * The last ID snowflake_nextval() or snowflake_nextval_batch() handed to
+ * this backend (of a batch, its largest), -1 before the first: IDs are never
+ * negative.  Backend-local, so one plain store per call, outside the
+ * spinlock; other backends never see it, and a rollback leaves it as it is
+ * (the ID was handed out all the same), as for lastval().
+ */
+static int64 sf_lastval = -1;
+
+static ProcessUtility_hook_type prev_ProcessUtility = NULL;
+
+/*
+ * sf_process_utility
+ *		DISCARD ALL and DISCARD SEQUENCES also forget snowflake_lastval(),
+ *		as they forget lastval(): a connection pooler that resets server
+ *		sessions with DISCARD ALL hands the next client a session without
+ *		one.  Forgotten once the statement has succeeded.
+ */
+static void
+sf_process_utility(PlannedStmt *pstmt, const char *queryString,
+				   bool readOnlyTree, ProcessUtilityContext context,
+				   ParamListInfo params, QueryEnvironment *queryEnv,
+				   DestReceiver *dest, QueryCompletion *qc)
+{
+	Node	   *stmt = pstmt->utilityStmt;
+
+	if (prev_ProcessUtility)
+		prev_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+							params, queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
+
+	if (IsA(stmt, DiscardStmt) &&
+		(((DiscardStmt *) stmt)->target == DISCARD_ALL ||
+		 ((DiscardStmt *) stmt)->target == DISCARD_SEQUENCES))
+		sf_lastval = -1;
+}
+
+/*
+ * snowflake_functions_init
+ *		Install the DISCARD hook.  Allowed whenever the library is loaded,
+ *		preloaded or not; snowflake_lastval() can only have a value once the
+ *		library is loaded in the backend, so the hook is always there when
+ *		it matters.
+ */
+void
+snowflake_functions_init(void)
+{
+	prev_ProcessUtility = ProcessUtility_hook;
+	ProcessUtility_hook = sf_process_utility;
+}
 
 /*
  * sf_layout
@@ -280,11 +343,14 @@ snowflake_nextval(PG_FUNCTION_ARGS)
 {
 	int64		packed = snowflake_generate(1);
 	SnowflakeShared *s = snowflake_shared;
+	int64		id;
 
 	/* Without the preload, the first IDs start the background writer. */
 	if (unlikely(!s->preloaded && s->worker_latch == NULL))
 		snowflake_worker_ensure(s);
-	PG_RETURN_INT64(snowflake_packed_to_id(&s->layout, s->node_part, packed));
+	id = snowflake_packed_to_id(&s->layout, s->node_part, packed);
+	sf_lastval = id;
+	PG_RETURN_INT64(id);
 }
 
 /* Per-call state of snowflake_nextval_batch(), the layout copied in. */
@@ -331,6 +397,13 @@ snowflake_nextval_batch(PG_FUNCTION_ARGS)
 					 snowflake_shared->worker_latch == NULL))
 			snowflake_worker_ensure(snowflake_shared);
 		funcctx->user_fctx = batch;
+
+		/*
+		 * The batch is handed out whole now, even if its caller reads only
+		 * some of its rows: the last value is its largest ID.
+		 */
+		sf_lastval = snowflake_packed_to_id(&batch->layout, batch->node_part,
+											batch->next + count - 1);
 	}
 
 	funcctx = SRF_PERCALL_SETUP();
@@ -345,6 +418,23 @@ snowflake_nextval_batch(PG_FUNCTION_ARGS)
 		SRF_RETURN_NEXT(funcctx, Int64GetDatum(id));
 	}
 	SRF_RETURN_DONE(funcctx);
+}
+
+/*
+ * snowflake_lastval()
+ *		The last ID snowflake_nextval() or snowflake_nextval_batch() handed
+ *		to this session (of a batch, its largest), like lastval() for
+ *		sequences; 55000 before the first.  Needs no shared state.
+ */
+Datum
+snowflake_lastval(PG_FUNCTION_ARGS)
+{
+	if (sf_lastval < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowflake_lastval is not yet defined in this session"),
+				 errhint("Call it in the session that called snowflake_nextval() or snowflake_nextval_batch(), and behind a transaction pooler in the same transaction.")));
+	PG_RETURN_INT64(sf_lastval);
 }
 
 /*

@@ -25,7 +25,8 @@
  * Loaded through shared_preload_libraries, _PG_init defines the settings
  * and validates the layout (a bad combination stops the server from
  * starting), installs the shared memory hooks and registers the background
- * writer.  Loaded any other way, each init call does only what a library
+ * writer.  Whenever loaded, it installs the hook through which DISCARD
+ * forgets snowflake_lastval().  Loaded any other way, each init call does only what a library
  * loaded after startup may do (see config.c): _PG_init stays quiet, so
  * that CREATE EXTENSION, dump/restore and upgrades work.
  *
@@ -37,6 +38,7 @@
 
 #include "compat.h"
 #include "config.h"
+#include "functions.h"
 #include "inline.h"
 #include "shared.h"
 #include "worker.h"
@@ -51,5 +53,6 @@ _PG_init(void)
 	snowflake_config_init();	/* the settings */
 	snowflake_shared_init();	/* shared memory hooks, when preloaded */
 	snowflake_worker_init();	/* the background writer, when preloaded */
+	snowflake_functions_init(); /* DISCARD forgets snowflake_lastval() */
 	snowflake_inline_init();	/* snowflake_decode rewritten before planning */
 }

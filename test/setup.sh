@@ -12,7 +12,7 @@
 #   ASSERTS=1  build with the extension's assertions on (test/check.sh sets it)
 #   SF_TEST_DEPS=1  also install what the test suites need (test/check.sh
 #              sets it): node, npm and the client test's npm packages,
-#              pg_partman
+#              pg_partman, PgBouncer
 
 set -euo pipefail
 
@@ -65,8 +65,9 @@ sf_install_packages() {
         # npm inside "nodejs") is used as it is.
         command -v node >/dev/null 2>&1 || wanted+=(nodejs)
         command -v npm >/dev/null 2>&1 || wanted+=(npm)
-        # The partitioning test (042_partitioning.pl) runs pg_partman.
-        wanted+=("postgresql-$PG_MAJOR-partman")
+        # The partitioning test (042_partitioning.pl) runs pg_partman, the
+        # pooler test (045_pgbouncer.pl) PgBouncer.
+        wanted+=("postgresql-$PG_MAJOR-partman" pgbouncer)
     fi
     sf_apt_install "${wanted[@]}"
 }

@@ -253,18 +253,19 @@ extdir=$("$PG_CONFIG" --sharedir)/extension
 ext_version=$(sed -n "s/^default_version *= *'\(.*\)'/\1/p" "$extdir/snowflake.control")
 mkdir "$work/lib"
 cp "$pkglibdir/snowflake.so" "$work/lib/snowflake.so"
-# The install script is the chain CREATE EXTENSION runs: 1.0's, then each
-# update script up to the default version.
+# The scripts CREATE EXTENSION runs for that version: 1.0's install script,
+# then the update scripts from one version to the next (there is no install
+# script of a later version, see snowflake--1.0--1.1.sql).
 scripts=("$extdir/snowflake--1.0.sql")
 v=1.0
 while [ "$v" != "$ext_version" ]; do
-    next=$(ls "$extdir"/snowflake--"$v"--*.sql 2>/dev/null | head -n 1)
-    if [ ! -f "${scripts[0]}" ] || [ -z "$next" ]; then
-        echo "run.sh: no install script chain from 1.0 to $ext_version in $extdir" >&2
+    next=("$extdir/snowflake--$v--"*.sql)
+    if [ ! -f "${next[0]}" ]; then
+        echo "run.sh: no update script from $v towards $ext_version in $extdir" >&2
         exit 1
     fi
-    scripts+=("$next")
-    v=${next##*--}
+    scripts+=("${next[0]}")
+    v=${next[0]##*--}
     v=${v%.sql}
 done
 sed -e '/^\\echo /d' -e '/pg_extension_config_dump/d' \

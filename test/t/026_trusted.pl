@@ -7,8 +7,8 @@
 #	scripts run as the bootstrap superuser, so they must not resolve
 #	anything through search_path: an unprivileged user plants look-alike
 #	functions and operators in the target schema first, each of which would
-#	make the user a superuser if the script ever ran it.  Finally an update
-#	from 1.0 must leave the same objects as a fresh 1.1.
+#	make the user a superuser if the script ever ran it.  Finally updates
+#	from 1.0 and from 1.1 must leave the same objects as a fresh 1.2.
 
 use strict;
 use warnings;
@@ -22,7 +22,7 @@ use Test::More;
 # create, comment on, grant or select from is @extschema@-qualified and
 # every type pg_catalog-qualified (comments and string literals aside).
 # A fresh install runs them too, after the frozen snowflake--1.0.sql (there
-# is no snowflake--1.1.sql).  That one is unqualified, and safe as it is:
+# is no install script of a later version).  That one is unqualified, and safe as it is:
 # extension scripts run with search_path = the target schema, pg_temp, so
 # its types resolve in pg_catalog, searched first; the planted look-alikes
 # below are there for it as well.
@@ -66,6 +66,7 @@ CREATE ROLE alice LOGIN;
 CREATE ROLE mallory LOGIN;
 CREATE DATABASE app OWNER alice;
 CREATE DATABASE app10 OWNER alice;
+CREATE DATABASE app11 OWNER alice;
 });
 
 # Look-alikes of what an install script might call: built-in functions,
@@ -101,13 +102,13 @@ CREATE FUNCTION public.trap_cat(text, text) RETURNS text LANGUAGE plpgsql
 	AS $$ BEGIN PERFORM public.trap('||'); RETURN $1 || $2; END $$;
 CREATE OPERATOR public.|| (LEFTARG = text, RIGHTARG = text, FUNCTION = public.trap_cat);
 };
-foreach my $db ('app', 'app10')
+foreach my $db ('app', 'app10', 'app11')
 {
 	$node->safe_psql($db, 'GRANT CREATE ON SCHEMA public TO mallory');
 	$node->safe_psql($db, $plant, extra_params => [ '-U', 'mallory' ]);
 }
 
-# A fresh 1.1, created by alice with the planted schema first in her path.
+# A fresh 1.2, created by alice with the planted schema first in her path.
 my ($ret, $stdout, $stderr) = $node->psql(
 	'app', 'SET search_path = public, pg_catalog; CREATE EXTENSION snowflake',
 	extra_params => [ '-U', 'alice' ]);
@@ -117,20 +118,27 @@ is( $node->safe_psql(
 		'app', q{SELECT extversion, extrelocatable,
 			pg_catalog.pg_get_userbyid(extowner)
 			FROM pg_catalog.pg_extension WHERE extname = 'snowflake'}),
-	"1.1|f|alice",
-	'the extension is 1.1, owned by alice');
+	"1.2|f|alice",
+	'the extension is 1.2, owned by alice');
 
 # 1.0, created by alice as well (the control file is trusted for every
-# version), then updated to 1.1 by her.
+# version), then updated to 1.1 and to 1.2 by her; and 1.1 updated to 1.2.
 ($ret, $stdout, $stderr) = $node->psql(
 	'app10',
 	"SET search_path = public, pg_catalog; CREATE EXTENSION snowflake VERSION '1.0'; "
-	  . "ALTER EXTENSION snowflake UPDATE TO '1.1'",
+	  . "ALTER EXTENSION snowflake UPDATE TO '1.1'; ALTER EXTENSION snowflake UPDATE TO '1.2'",
 	extra_params => [ '-U', 'alice' ]);
-is($ret, 0, 'a database owner creates 1.0 and updates it to 1.1')
+is($ret, 0, 'a database owner creates 1.0 and updates it to 1.1, then 1.2')
+  or diag($stderr);
+($ret, $stdout, $stderr) = $node->psql(
+	'app11',
+	"SET search_path = public, pg_catalog; CREATE EXTENSION snowflake VERSION '1.1'; "
+	  . "ALTER EXTENSION snowflake UPDATE TO '1.2'",
+	extra_params => [ '-U', 'alice' ]);
+is($ret, 0, 'a database owner creates 1.1 and updates it to 1.2')
   or diag($stderr);
 
-foreach my $db ('app', 'app10')
+foreach my $db ('app', 'app10', 'app11')
 {
 	is($node->safe_psql($db, 'SELECT count(*) FROM public.trap_log'),
 		'0', "$db: no planted look-alike ran during install or update");
@@ -139,7 +147,7 @@ is($node->safe_psql('postgres',
 		"SELECT rolsuper FROM pg_roles WHERE rolname = 'mallory'"),
 	'f', 'mallory is still not a superuser');
 
-# The objects of an updated 1.0 and of a fresh 1.1 are the same: every
+# The objects of an updated 1.0 or 1.1 and of a fresh 1.2 are the same: every
 # member's description and definition, ownership and privileges.
 my $objects = q{
 SELECT pg_catalog.pg_describe_object(d.classid, d.objid, 0)
@@ -155,12 +163,17 @@ WHERE d.refclassid = 'pg_catalog.pg_extension'::regclass AND d.deptype = 'e'
   AND d.refobjid = (SELECT oid FROM pg_catalog.pg_extension WHERE extname = 'snowflake')
 ORDER BY 1};
 my $fresh = $node->safe_psql('app', $objects);
-my $updated = $node->safe_psql('app10', $objects);
-is($updated, $fresh, 'an update from 1.0 leaves the objects of a fresh 1.1');
+foreach my $from ([ 'app10', '1.0' ], [ 'app11', '1.1' ])
+{
+	my ($db, $version) = @$from;
+	is($node->safe_psql($db, $objects), $fresh,
+		"an update from $version leaves the objects of a fresh 1.2");
+	is($node->safe_psql($db, q{SELECT extversion, extrelocatable
+			FROM pg_catalog.pg_extension WHERE extname = 'snowflake'}),
+		'1.2|f', "the extension updated from $version is 1.2 and not relocatable");
+}
 like($fresh, qr/snowflake_nextval_batch/, 'the object list is not empty');
-is($node->safe_psql('app10', q{SELECT extversion, extrelocatable
-		FROM pg_catalog.pg_extension WHERE extname = 'snowflake'}),
-	'1.1|f', 'the updated extension is 1.1 and not relocatable');
+like($fresh, qr/snowflake_lastval/, 'and holds snowflake_lastval');
 
 # alice uses every generator and decoder, and reads the counters.
 my $use = $node->safe_psql(
@@ -177,13 +190,14 @@ SELECT snowflake_node_id(id), (snowflake_decode(id)).node_id,
 	id BETWEEN snowflake_min_id(snowflake_timestamp(id)) AND snowflake_max_id(snowflake_timestamp(id))
 FROM i;
 SELECT status, ids_issued >= 111 FROM snowflake_stats;
+SELECT snowflake_nextval() = snowflake_lastval();
 }, extra_params => [ '-U', 'alice' ]);
-is($use, "10\n100\n5|5|t|t|t|t\nready|t",
-	'alice uses the generators, the decoders and the stats view');
+is($use, "10\n100\n5|5|t|t|t|t\nready|t\nt",
+	'alice uses the generators, snowflake_lastval, the decoders and the stats view');
 
 # The stats, every column, through the view and both functions, on the
 # fresh and the updated install alike.
-foreach my $db ('app', 'app10')
+foreach my $db ('app', 'app10', 'app11')
 {
 	is( $node->safe_psql(
 			$db, q{

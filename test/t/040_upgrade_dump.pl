@@ -1,11 +1,12 @@
 # Copyright: see LICENSE
 #
 # 040_upgrade_dump.pl
-#	Release discipline: 1.0 updated to 1.1 leaves exactly what a fresh 1.1
-#	install creates, object by object and definition by definition (a
-#	fresh install runs the same scripts: 1.0's, then the update); and a
-#	database using the extension survives pg_dump and pg_restore, plain and
-#	custom formats, with its keys and defaults intact.
+#	Release discipline: 1.0 and 1.1 updated to the current version (1.2)
+#	leave exactly what a fresh install of it creates, object by object and
+#	definition by definition (a fresh install runs the same scripts: 1.0's,
+#	then the updates); and a database using the extension survives pg_dump
+#	and pg_restore, plain and custom formats, with its keys and defaults
+#	intact.
 
 use strict;
 use warnings;
@@ -20,11 +21,11 @@ use Test::More;
 my $node = start_snowflake_node('upgrade', node_id => 12);
 
 # ---------------------------------------------------------------------------
-# 1.0 + ALTER EXTENSION UPDATE against a fresh 1.1.
+# 1.0 and 1.1 + ALTER EXTENSION UPDATE against a fresh 1.2.
 # ---------------------------------------------------------------------------
 my $default_version = $node->safe_psql('postgres',
 	"SELECT default_version FROM pg_available_extensions WHERE name = 'snowflake'");
-is($default_version, '1.1', 'the default version is 1.1');
+is($default_version, '1.2', 'the default version is 1.2');
 
 # PGXN's META.json announces the same version.
 my $meta = decode_json(slurp_file("$FindBin::RealBin/../../META.json"));
@@ -45,6 +46,7 @@ is( join(' ',
 
 $node->safe_psql('postgres', 'CREATE DATABASE updated');
 $node->safe_psql('postgres', 'CREATE DATABASE fresh');
+$node->safe_psql('postgres', 'CREATE DATABASE updated11');
 $node->safe_psql('updated', "CREATE EXTENSION snowflake VERSION '1.0'");
 is($node->safe_psql('updated',
 		"SELECT extversion FROM pg_extension WHERE extname = 'snowflake'"),
@@ -95,7 +97,7 @@ is($node->safe_psql('updated', $stats_function_sql), $function_10,
 $node->safe_psql('fresh', 'CREATE EXTENSION snowflake');
 is($node->safe_psql('fresh', $stats_columns_sql),
 	$node->safe_psql('updated', $stats_columns_sql),
-	'a fresh 1.1 has the same view columns');
+	'a fresh 1.2 has the same view columns');
 is( $node->safe_psql(
 		'fresh', q{
 		SELECT count(*), bool_and(v.x IS NOT DISTINCT FROM a.x)
@@ -147,27 +149,57 @@ SELECT e.extversion, e.extrelocatable, n.nspname, e.extconfig::pg_catalog.regcla
  WHERE e.extname = 'snowflake'};
 
 my $fresh_objects = $node->safe_psql('fresh', $objects_sql);
-my $updated_objects = $node->safe_psql('updated', $objects_sql);
 my $count_sql = q{
 SELECT count(*) FROM pg_depend
  WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
    AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'snowflake')};
 my $fresh_count = $node->safe_psql('fresh', $count_sql);
-cmp_ok($fresh_count, '>=', 14, "a fresh 1.1 has all its objects ($fresh_count)");
+cmp_ok($fresh_count, '>=', 14, "a fresh 1.2 has all its objects ($fresh_count)");
 like($fresh_objects, qr/function snowflake_convert_column\(regclass,name,boolean\)/,
-	'a fresh 1.1 has snowflake_convert_column');
-is($updated_objects, $fresh_objects,
-	'1.0 updated to 1.1 has the same objects and definitions as a fresh 1.1');
-is($node->safe_psql('updated', $extension_sql),
-	$node->safe_psql('fresh', $extension_sql),
-	'and the same extension entry (version, schema, configuration tables)');
-is($node->safe_psql('updated', $count_sql), $fresh_count,
-	'and the same number of member objects');
-
-# psql's own description of the extension agrees too.
-my (undef, $dx_updated) = $node->psql('updated', '\dx+ snowflake');
+	'a fresh 1.2 has snowflake_convert_column (1.1)');
+like($fresh_objects, qr/^function snowflake_lastval\(\)$/m,
+	'and snowflake_lastval (1.2)');
+is($node->safe_psql('fresh', q{SELECT provolatile, proparallel FROM pg_proc WHERE proname = 'snowflake_lastval'}),
+	'v|u', "snowflake_lastval's labels are lastval()'s");
+is($node->safe_psql('fresh', q{SELECT provolatile, proparallel FROM pg_proc WHERE oid = 'pg_catalog.lastval'::regproc}),
+	'v|u', 'which are these');
 my (undef, $dx_fresh) = $node->psql('fresh', '\dx+ snowflake');
-is($dx_updated, $dx_fresh, '\dx+ lists the same objects');
+
+# 1.1, as it was released: a user's view over its stats, then the update.
+$node->safe_psql('updated11', "CREATE EXTENSION snowflake VERSION '1.1'");
+is($node->safe_psql('updated11',
+		"SELECT extversion FROM pg_extension WHERE extname = 'snowflake'"),
+	'1.1', 'version 1.1 installs');
+unlike($node->safe_psql('updated11', $objects_sql), qr/snowflake_lastval/,
+	'1.1 has no snowflake_lastval');
+$node->safe_psql('updated11',
+	'CREATE VIEW my_stats AS SELECT node_id, ids_issued, caller_writes FROM snowflake_stats');
+($ret, $stdout, $stderr) = $node->psql('updated11', 'ALTER EXTENSION snowflake UPDATE');
+is($ret, 0, 'ALTER EXTENSION snowflake UPDATE from 1.1 succeeds under a user\'s view')
+  or diag($stderr);
+is($node->safe_psql('updated11', 'SELECT node_id, caller_writes >= 0 FROM my_stats'),
+	'12|t', "the user's view survives the update from 1.1");
+
+foreach my $from ([ 'updated', '1.0' ], [ 'updated11', '1.1' ])
+{
+	my ($db, $version) = @$from;
+	is($node->safe_psql($db, $objects_sql), $fresh_objects,
+		"$version updated to 1.2 has the same objects and definitions as a fresh 1.2");
+	is($node->safe_psql($db, $extension_sql),
+		$node->safe_psql('fresh', $extension_sql),
+		"$version: and the same extension entry (version, schema, configuration tables)");
+	is($node->safe_psql($db, $count_sql), $fresh_count,
+		"$version: and the same number of member objects");
+
+	# psql's own description of the extension agrees too.
+	my (undef, $dx_updated) = $node->psql($db, '\dx+ snowflake');
+	is($dx_updated, $dx_fresh, "$version: \\dx+ lists the same objects");
+
+	# The new function works in the updated database.
+	is( $node->safe_psql(
+			$db, 'SELECT snowflake_nextval() = snowflake_lastval()'),
+		't', "$version: snowflake_lastval() works after the update");
+}
 
 # ---------------------------------------------------------------------------
 # pg_dump and pg_restore, plain and custom.
