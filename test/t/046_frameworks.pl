@@ -23,6 +23,7 @@ use strict;
 use warnings;
 
 use File::Path qw(make_path);
+use File::Spec;
 use FindBin;
 use IPC::Run;
 use Math::BigInt;
@@ -48,7 +49,8 @@ sub write_recipes
 	my %recipes = doc_recipes("$docs/$page");
 	my @mine = grep { m{^\Q$prefix\E/} } sort keys %recipes;
 	ok(scalar @mine, "$page shows the $prefix recipe") or return;
-	my $dir = PostgreSQL::Test::Utils::tempdir("recipe_$prefix");
+	# Absolute: Go refuses a relative GOCACHE.
+	my $dir = File::Spec->rel2abs(PostgreSQL::Test::Utils::tempdir("recipe_$prefix"));
 	foreach my $path (@mine)
 	{
 		(my $rel = $path) =~ s{^\Q$prefix\E/}{};
