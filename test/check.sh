@@ -9,6 +9,9 @@
 # run.
 #
 #   PROVE_TESTS='test/t/010_crash.pl'   run only some TAP tests
+#   SF_FRAMEWORKS=0   neither install the frameworks of the recipes
+#                     (Python, Ruby, Java, Go) nor run their TAP file,
+#                     test/t/046_frameworks.pl (test/chroot-check.sh sets it)
 #   SNOWFLAKE_DEB=1   then test the Debian package too (test/deb-check.sh)
 #
 #   test/check.sh --all-majors   (root, CI) every suite on the PostgreSQL
@@ -27,6 +30,14 @@ WERROR=${WERROR:-1}
 ASSERTS=${ASSERTS:-1}
 SF_TEST_DEPS=1
 sf_setup
+
+# The framework recipes' file runs only where their packages are installed.
+FRAMEWORK_TESTS="test/t/046_frameworks.pl"
+if [ "${SF_FRAMEWORKS:-1}" = 0 ] && [ -z "${PROVE_TESTS:-}" ]; then
+    PROVE_TESTS=$(cd "$RUN_DIR" && ls -d test/t/*.pl |
+        grep -vxF -f <(printf '%s\n' $FRAMEWORK_TESTS) | tr '\n' ' ')
+    echo "==> not running $FRAMEWORK_TESTS (SF_FRAMEWORKS=0: the frameworks are not installed)"
+fi
 
 # Show what the failed suites left (the regression diffs, the tail of each
 # TAP file's log), say $1, remove the output file $out and exit 1.

@@ -12,7 +12,8 @@
 #   ASSERTS=1  build with the extension's assertions on (test/check.sh sets it)
 #   SF_TEST_DEPS=1  also install what the test suites need (test/check.sh
 #              sets it): node, npm and the client test's npm packages,
-#              pg_partman, PgBouncer
+#              pg_partman, PgBouncer, and the frameworks of the recipes
+#              (Python, Ruby, Java and Go packages) unless SF_FRAMEWORKS=0
 
 set -euo pipefail
 
@@ -68,6 +69,17 @@ sf_install_packages() {
         # The partitioning test (042_partitioning.pl) runs pg_partman, the
         # pooler test (045_pgbouncer.pl) PgBouncer.
         wanted+=("postgresql-$PG_MAJOR-partman" pgbouncer)
+        # The framework recipes (046_frameworks.pl, docs/adoption/), unless
+        # SF_FRAMEWORKS=0: SQLAlchemy and Django with psycopg2, Active
+        # Record with pg, a JDK with pgjdbc and Hibernate (which needs
+        # javassist but does not depend on it), Go with lib/pq.
+        if [ "${SF_FRAMEWORKS:-1}" != 0 ]; then
+            wanted+=(python3 python3-sqlalchemy python3-django python3-psycopg2
+                     ruby ruby-activerecord ruby-pg
+                     default-jdk-headless libpostgresql-jdbc-java libhibernate3-java
+                     libjavassist-java
+                     golang-go golang-github-lib-pq-dev)
+        fi
     fi
     sf_apt_install "${wanted[@]}"
 }

@@ -21,6 +21,9 @@
 #     <!-- output varies: REASON -->    the text block: only the column
 #                                       headers and row counts are compared
 #     <!-- fails with: SQLSTATE -->     the sql block must fail with it
+#     <!-- recipe: PATH -->             application code that another test
+#                                       writes to PATH and runs (a sql
+#                                       block still runs here)
 #   and a file may carry <!-- test settings: name = value; ... --> to run on
 #   a server of its own with those settings.  A marker without a reason, or
 #   an unknown one, fails the test.
@@ -124,6 +127,10 @@ sub parse_marker
 	my ($marker) = @_;
 	return () unless defined $marker;
 	return () if $marker =~ /^\s*test settings:/;    # the file's, see below
+	# A recipe's block is run by the test that runs the page's application
+	# code (doc_recipes in SnowflakeTest.pm); here it is a block like any
+	# other, a sql one runs.
+	return () if $marker =~ /^\s*recipe:\s*\S+\s*$/;
 	if ($marker =~ /^\s*(not run|output varies|fails with)\s*:\s*(.*?)\s*$/)
 	{
 		return ('bad', "marker \"$1\" without a reason") if $2 eq '';
@@ -422,7 +429,7 @@ foreach my $file (@run_files)
 	for my $i (0 .. $#lines)
 	{
 		(my $l = $lines[$i]) =~ s/`[^`]*`//g;    # code spans
-		next unless $l =~ /<!--\s*(not run|output varies|fails with)\b/;
+		next unless $l =~ /<!--\s*(not run|output varies|fails with|recipe)\b/;
 		push @stray, 'line ' . ($i + 1)
 		  unless $i < $#lines && $lines[ $i + 1 ] =~ /^\s*(`{3,}|~{3,})/;
 	}

@@ -27,7 +27,7 @@ our @EXPORT = qw(start_snowflake_node write_conf_file sql_error
   error_report stats set_clock start_faked faketime_available log_appears
   no_preload show_setting insert_ids_above promote_and_wait lead_burst
   first_above writer_pid writers_running paced_calls clock_behind_report
-  batch_too_wide_report);
+  batch_too_wide_report doc_recipes);
 
 # The no-preload pass: test/check.sh runs the TAP files that hold in both
 # modes a second time on PostgreSQL 17 and later with SNOWFLAKE_TEST_NO_PRELOAD=1,
@@ -557,4 +557,41 @@ sub read_state
 	die "$path: state file version $version is unknown to read_state()";
 }
 
+# The recipes of a Markdown page: every fenced block right after a
+# "<!-- recipe: PATH -->" line (the marker of CONTRIBUTING.md's "Writing
+# documentation"), as a hash from PATH to the block's content.  The tests
+# that run a page's application code write each block to PATH under a
+# directory of their own and run it there, so that what runs is what the
+# page shows.  Dies on a path named twice or a marker not followed by a
+# fence.
+sub doc_recipes
+{
+	my ($file) = @_;
+	open my $fh, '<', $file or die "cannot read $file: $!";
+	my @lines = <$fh>;
+	close $fh;
+	chomp @lines;
+	my %recipes;
+	for (my $i = 0; $i < @lines; $i++)
+	{
+		next unless $lines[$i] =~ /^\s*<!--\s*recipe:\s*(\S+)\s*-->\s*$/;
+		my $path = $1;
+		die "$file:" . ($i + 1) . ": recipe $path named twice"
+		  if exists $recipes{$path};
+		die "$file:" . ($i + 1) . ": recipe $path is not right before a fence"
+		  unless $i < $#lines && $lines[ $i + 1 ] =~ /^(\s*)(`{3,}|~{3,})/;
+		my ($indent, $fence) = (length $1, $2);
+		my @content;
+		for ($i += 2; $i < @lines && $lines[$i] !~ /^\s*\Q$fence\E\s*$/; $i++)
+		{
+			my $c = $lines[$i];
+			$c =~ s/^ {1,$indent}// if $indent;
+			push @content, $c;
+		}
+		$recipes{$path} = join("\n", @content) . "\n";
+	}
+	return %recipes;
+}
+
 1;
+

@@ -1,0 +1,257 @@
+# Copyright: see LICENSE
+#
+# 046_frameworks.pl
+#	The framework recipes of docs/adoption/ (python.md, ruby.md, java.md,
+#	go.md) run as the pages show them: every block marked
+#	<!-- recipe: PATH --> is written to PATH in a directory of this test and
+#	run there, against a real server, the way the page says: SQLAlchemy
+#	(ORM and Core) and Django with psycopg2, Active Record with pg, JDBC
+#	with pgjdbc and JPA with Hibernate, Go's database/sql with lib/pq.
+#	Each prints the key of one object read from the framework's object,
+#	the keys of each bulk insert, every key in key order and one key
+#	decoded in SQL; the test checks them against what the server stored:
+#	exact 64-bit values (all above 2^53, compared as text with the
+#	server's), distinct, key order being the order of creation, each bulk
+#	insert's keys in the order of its rows, and the decoding.
+#
+# Needs python3 with SQLAlchemy, Django and psycopg2, ruby with Active
+# Record and pg, a JDK with pgjdbc, Hibernate 3.6 and javassist, and Go
+# with lib/pq, from Debian's packages (test/setup.sh installs them); fails,
+# not skips, without them.
+
+use strict;
+use warnings;
+
+use File::Path qw(make_path);
+use File::Spec;
+use FindBin;
+use IPC::Run;
+use Math::BigInt;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowflakeTest;
+use Test::More;
+
+my $docs = "$FindBin::RealBin/../../docs/adoption";
+my $two_53 = Math::BigInt->new('9007199254740992');
+my $node_id = 1000;
+
+# pgjdbc connects over TCP only: listen on the loopback address too.
+my $node = start_snowflake_node('frameworks', node_id => $node_id,
+	settings => { listen_addresses => '127.0.0.1' });
+my $user = scalar getpwuid($<);
+
+# Write the recipes of docs/adoption/$page whose path starts with $prefix/
+# under a new directory; that directory.
+sub write_recipes
+{
+	my ($page, $prefix) = @_;
+	my %recipes = doc_recipes("$docs/$page");
+	my @mine = grep { m{^\Q$prefix\E/} } sort keys %recipes;
+	ok(scalar @mine, "$page shows the $prefix recipe") or return;
+	# Absolute: Go refuses a relative GOCACHE.
+	my $dir = File::Spec->rel2abs(PostgreSQL::Test::Utils::tempdir("recipe_$prefix"));
+	foreach my $path (@mine)
+	{
+		(my $rel = $path) =~ s{^\Q$prefix\E/}{};
+		my $file = "$dir/$rel";
+		(my $parent = $file) =~ s{/[^/]*$}{};
+		make_path($parent);
+		open my $fh, '>', $file or die "cannot write $file: $!";
+		print $fh $recipes{$path};
+		close $fh;
+	}
+	return ($dir, %recipes);
+}
+
+# A database of its own with the extension, and the environment a recipe
+# connects with.
+sub database_for
+{
+	my ($db) = @_;
+	$node->safe_psql('postgres', "CREATE DATABASE $db");
+	$node->safe_psql($db, 'CREATE EXTENSION snowflake');
+	return (
+		PGHOST => $node->host,
+		PGPORT => $node->port,
+		PGUSER => $user,
+		PGDATABASE => $db,
+		PGSSLMODE => 'disable',
+		JDBC_URL => 'jdbc:postgresql://127.0.0.1:' . $node->port . "/$db?user=$user");
+}
+
+# Run @cmd in $dir with %env added, bounded in time; its standard output,
+# or undef (and a failed test) if it failed.
+sub run_in
+{
+	my ($what, $dir, $env, @cmd) = @_;
+	my ($out, $err) = ('', '');
+	local @ENV{ keys %$env } = values %$env;
+	my $ok = eval {
+		IPC::Run::run(\@cmd, init => sub { chdir $dir or die $! },
+			'<', \undef, '>', \$out, '2>', \$err, IPC::Run::timeout(300));
+	};
+	ok($ok, "$what: @cmd")
+	  or diag("exit " . ($? >> 8) . ($@ ? ", $@" : '') . "\nstdout:\n$out\nstderr:\n$err");
+	return $ok ? $out : undef;
+}
+
+# "2026-11-25T21:18:03.151000+00:00", "...03.151Z", "...03Z": the time in
+# UTC to the millisecond, as "2026-11-25T21:18:03.151".
+sub to_ms
+{
+	my ($ts) = @_;
+	return "unparsed: $ts"
+	  unless $ts =~ /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?(?:Z|\+00:00)$/;
+	return "$1." . substr(($2 // '') . '000', 0, 3);
+}
+
+# Check a recipe's report (its standard output) against table $table of
+# database $db: the lines "one ID", "many ID ..." (one per bulk insert, its
+# rows' notes ending in " 0", " 1" ...), "ordered ID ..." and
+# "decoded ID NODE TIME".
+sub check_keys
+{
+	my ($what, $db, $table, $out, $bulks) = @_;
+	return unless defined $out;
+	note("$what printed:\n$out");
+	my ($one) = $out =~ /^one (\d+)$/m;
+	my @many = map { [ split / / ] } $out =~ /^many ([\d ]+)$/mg;
+	my ($ordered) = $out =~ /^ordered ([\d ]+)$/m;
+	my ($dec_id, $dec_node, $dec_ts) = $out =~ /^decoded (\d+) (\d+) (\S+)$/m;
+	ok(defined $one && defined $ordered && defined $dec_id,
+		"$what: reports one key, the keys in order and a decoding")
+	  or diag($out), return;
+	is(scalar @many, $bulks, "$what: $bulks bulk insert(s) reported");
+
+	my @stored = map { [ split /\|/ ] }
+	  split /\n/, $node->safe_psql($db, "SELECT id, note FROM $table ORDER BY id");
+	my %note = map { $_->[0] => $_->[1] } @stored;
+	my @created = ($one, map { @$_ } @many);
+	is($ordered, join(' ', map { $_->[0] } @stored),
+		"$what: the keys read in key order are exactly the server's");
+	is($ordered, join(' ', @created),
+		"$what: key order is the order of creation");
+	is(scalar(grep { Math::BigInt->new($_) > $two_53 } @created),
+		scalar @created, "$what: every key is above 2^53");
+	my %seen = map { $_ => 1 } @created;
+	is(scalar keys %seen, 1 + 3 * $bulks, "$what: the keys are distinct");
+	is($note{$one}, 'first', "$what: the single object's key is its row's");
+	foreach my $i (0 .. $#many)
+	{
+		is(join(',', map { ($note{$_} // 'none') =~ / (\d+)$/ ? $1 : 'none' } @{ $many[$i] }),
+			'0,1,2', "$what: bulk insert " . ($i + 1) . " returns its rows' keys in order");
+	}
+	is("$dec_id $dec_node " . to_ms($dec_ts),
+		$node->safe_psql($db,
+			"SELECT id, node_id, to_char(ts AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS') "
+			  . "FROM (SELECT $one AS id) i, snowflake_decode(i.id)") =~ s/\|/ /gr,
+		"$what: the decoding is the server's");
+	is($dec_node, $node_id, "$what: decoded node id is the server's");
+}
+
+my $python = '/usr/bin/python3';    # Debian's, with Debian's modules
+
+# ---------------------------------------------------------------------------
+# Python: SQLAlchemy (ORM and Core)
+# ---------------------------------------------------------------------------
+{
+	my %env = database_for('sqlalchemy');
+	my ($dir) = write_recipes('python.md', 'sqlalchemy');
+	(run_in('SQLAlchemy version', $dir, {}, $python, '-c',
+		'import sqlalchemy, psycopg2; print(sqlalchemy.__version__, psycopg2.__version__)') // '')
+	  =~ /^(\S+) (\S+)/ and note("SQLAlchemy $1, psycopg2 $2");
+	my $out = run_in('SQLAlchemy', $dir, \%env, $python, 'shop.py');
+	check_keys('SQLAlchemy', 'sqlalchemy', 'sqla_orders', $out, 2);
+}
+
+# ---------------------------------------------------------------------------
+# Python: Django, its migrations made as the page says
+# ---------------------------------------------------------------------------
+{
+	my %env = (database_for('django'), DJANGO_SETTINGS_MODULE => 'settings',
+		PYTHONPATH => '.');
+	my ($dir, %recipes) = write_recipes('python.md', 'django');
+	# What "django-admin startapp shop" leaves, besides the model.
+	foreach my $f ('shop/__init__.py', 'shop/migrations/__init__.py')
+	{
+		open my $fh, '>', "$dir/$f" or die $!;
+		close $fh;
+	}
+	# 0002 depends on 0001, which makemigrations writes from the model.
+	my $second = 'shop/migrations/0002_snowflake_key.py';
+	rename "$dir/$second", "$dir/$second.later" or die $!;
+	(run_in('Django', $dir, \%env, $python, '-m', 'django', 'version') // '')
+	  =~ /^(\S+)/ and note("Django $1");
+	run_in('Django', $dir, \%env, $python, '-m', 'django', 'makemigrations', 'shop');
+	rename "$dir/$second.later", "$dir/$second" or die $!;
+	run_in('Django', $dir, \%env, $python, '-m', 'django', 'migrate');
+	is($node->safe_psql('django',
+			"SELECT pg_get_expr(adbin, adrelid) FROM pg_attrdef "
+			  . "WHERE adrelid = 'shop_order'::regclass"),
+		'snowflake_nextval()', 'Django: after the migrations the key\'s default is snowflake_nextval()');
+	my $out = run_in('Django', $dir, \%env, $python, 'demo.py');
+	check_keys('Django', 'django', 'shop_order', $out, 1);
+}
+
+# ---------------------------------------------------------------------------
+# Ruby: Active Record
+# ---------------------------------------------------------------------------
+{
+	my %env = database_for('activerecord');
+	my ($dir) = write_recipes('ruby.md', 'activerecord');
+	(run_in('Active Record version', $dir, {}, 'ruby', '-ractive_record', '-rpg', '-e',
+		'puts "#{ActiveRecord.version} #{PG::VERSION}"') // '') =~ /^(\S+) (\S+)/
+	  and note("Active Record $1, pg $2");
+	my $out = run_in('Active Record', $dir, \%env, 'ruby', 'shop.rb');
+	check_keys('Active Record', 'activerecord', 'orders', $out, 1);
+}
+
+# ---------------------------------------------------------------------------
+# Java: JDBC with pgjdbc, run as a single source file
+# ---------------------------------------------------------------------------
+my $jars = '/usr/share/java';
+{
+	my %env = database_for('jdbc');
+	my ($dir) = write_recipes('java.md', 'jdbc');
+	my $out = run_in('JDBC', $dir, \%env, 'java', '-cp', "$jars/postgresql.jar",
+		'JdbcShop.java');
+	check_keys('JDBC', 'jdbc', 'jdbc_orders', $out, 1);
+}
+
+# ---------------------------------------------------------------------------
+# Java: JPA with Hibernate, on the schema the page shows
+# ---------------------------------------------------------------------------
+{
+	my %env = database_for('jpa');
+	my ($dir, %recipes) = write_recipes('java.md', 'jpa');
+	$node->safe_psql('jpa', $recipes{'jpa/schema.sql'});
+	# The class path the page shows.
+	my @jars = qw(hibernate-core hibernate-entitymanager hibernate-commons-annotations
+	  geronimo-jpa_2.0_spec geronimo-jta-1.2-spec antlr commons-collections3
+	  dom4j slf4j-api slf4j-nop javassist postgresql);
+	my $page = slurp_file("$docs/java.md");
+	is(join(' ', grep { $page !~ /\Q$_\E\b/ } @jars), '',
+		'java.md names every jar of the class path');
+	my $cp = join ':', '.', map { "$jars/$_.jar" } @jars;
+	run_in('JPA', $dir, \%env, 'javac', '-cp', $cp, 'Order.java', 'Shop.java');
+	my $out = run_in('JPA', $dir, \%env, 'java', '-cp', $cp, 'Shop');
+	check_keys('JPA (Hibernate)', 'jpa', 'jpa_orders', $out, 1);
+}
+
+# ---------------------------------------------------------------------------
+# Go: database/sql with lib/pq, built offline against Debian's sources
+# ---------------------------------------------------------------------------
+{
+	my %env = database_for('go');
+	my ($dir) = write_recipes('go.md', 'go');
+	my %goenv = (GO111MODULE => 'off', GOPATH => '/usr/share/gocode',
+		GOFLAGS => '', GOTOOLCHAIN => 'local', GOCACHE => "$dir/.cache");
+	(run_in('Go version', $dir, \%goenv, 'go', 'version') // '') =~ /(go\d\S*)/
+	  and note("Go $1");
+	my $out = run_in('Go', $dir, { %env, %goenv }, 'go', 'run', 'main.go');
+	check_keys('Go', 'go', 'go_orders', $out, 1);
+}
+
+$node->stop;
+done_testing();
