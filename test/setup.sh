@@ -11,7 +11,7 @@
 #   WERROR=1   build with -Werror (test/check.sh sets it)
 #   ASSERTS=1  build with the extension's assertions on (test/check.sh sets it)
 #   SF_TEST_DEPS=1  also install what the test suites need (test/check.sh
-#              sets it): node, npm and the client test's npm packages,
+#              sets it): node, npm and the client tests' npm packages,
 #              pg_partman, PgBouncer, and the frameworks of the recipes
 #              (Python, Ruby, Java and Go packages) unless SF_FRAMEWORKS=0
 
@@ -61,9 +61,10 @@ sf_install_packages() {
                   "postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR"
                   "postgresql-client-$PG_MAJOR")
     if [ -n "${SF_TEST_DEPS:-}" ]; then
-        # What only the tests need.  The client test (041_node_client.pl)
-        # runs node-postgres; a node from another source (NodeSource ships
-        # npm inside "nodejs") is used as it is.
+        # What only the tests need.  The client tests (041_node_client.pl,
+        # 047_js_orms.pl) run node-postgres and ORMs; Prisma 7 needs node
+        # 20.19 or later.  A node from another source (NodeSource ships npm
+        # inside "nodejs") is used as it is.
         command -v node >/dev/null 2>&1 || wanted+=(nodejs)
         command -v npm >/dev/null 2>&1 || wanted+=(npm)
         # The partitioning test (042_partitioning.pl) runs pg_partman, the
@@ -112,13 +113,18 @@ sf_remove_stale_scripts() {
     done
 }
 
-# The npm packages of the client test, exactly as package-lock.json pins
-# them, into test/node/node_modules (ignored by git).
+# The npm packages of the client tests (041, 047), exactly as
+# package-lock.json pins them, into test/node/node_modules (ignored by git).
+# npm ci writes node_modules/.package-lock.json last: an install older than
+# the lock file, or an interrupted one, is redone.  No install scripts: the
+# only ones are Prisma's, which download its native engines from Prisma's
+# own server (the tests do without them, see 047_js_orms.pl).
 sf_install_node_modules() {
-    if [ ! -d "$SNOWFLAKE_ROOT/test/node/node_modules/pg" ] ||
-        [ "$SNOWFLAKE_ROOT/test/node/package-lock.json" -nt "$SNOWFLAKE_ROOT/test/node/node_modules" ]; then
-        log "installing the node-postgres client test's packages (npm ci)"
-        (cd "$SNOWFLAKE_ROOT/test/node" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+    local dir="$SNOWFLAKE_ROOT/test/node"
+    if [ ! -f "$dir/node_modules/.package-lock.json" ] ||
+        [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+        log "installing the JavaScript client tests' packages (npm ci)"
+        (cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
     fi
 }
 
