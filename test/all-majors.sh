@@ -16,8 +16,10 @@
 # that every one of its suites ran.
 # CHROOT_MAJORS="17" restricts step 3 (default "17 18 19").
 set -uo pipefail
-# Each major's suites are followed by the Debian package stage.
+# Each major's suites are followed by the Debian package stage; on 18 and
+# later the extension image is built and tested (image/build.sh).
 export SNOWFLAKE_DEB=${SNOWFLAKE_DEB:-1}
+export SNOWFLAKE_IMAGE=${SNOWFLAKE_IMAGE:-1}
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 [ "$(id -u)" -eq 0 ] || { echo "test/check.sh --all-majors must run as root (chroots)" >&2; exit 2; }
@@ -73,8 +75,11 @@ for m in $majors; do
         result[pg$m]="FAILED (chroot not built)"
         seconds[pg$m]=0
     else
-        # 17 and later also run TAP files without the preload.
-        run_step "pg$m" "^==> PostgreSQL $m: every suite passed \\(pg_regress, isolation, [1-9][0-9]* TAP files, [1-9][0-9]* TAP files without the preload(; skipped, not in the archive: .+)?\\)\$" \
+        # 17 and later also run TAP files without the preload; 18 and later
+        # test the extension image.
+        image=
+        [ "$m" -lt 18 ] || image=', the extension image'
+        run_step "pg$m" "^==> PostgreSQL $m: every suite passed \\(pg_regress, isolation, [1-9][0-9]* TAP files, [1-9][0-9]* TAP files without the preload$image(; skipped, not in the archive: .+)?\\)\$" \
             bash "$here/chroot-check.sh" "$m"
     fi
     i=$((i + 1))

@@ -10,6 +10,9 @@
 #
 #   PROVE_TESTS='test/t/010_crash.pl'   run only some TAP tests
 #   SNOWFLAKE_DEB=1   then test the Debian package too (test/deb-check.sh)
+#   SNOWFLAKE_IMAGE=1 (root, PostgreSQL 18 and later) build the extension
+#                     image (image/build.sh) first, and run
+#                     044_extension_dir.pl against its unpacked layers
 #
 #   test/check.sh --all-majors   (root, CI) every suite on the PostgreSQL
 #       installed here (15 on Debian 12), then the Patroni failover test
@@ -43,10 +46,23 @@ fail_with_logs() {
     exit 1
 }
 
+# CI (.ci/run) builds the extension image on 18 and later, and the TAP
+# file of the extension in a directory of its own runs against the image's
+# unpacked layers (SNOWFLAKE_EXTENSION_DIR), not against a copy of the
+# installed files.
+image_tested=0
+if [ -n "${SNOWFLAKE_IMAGE:-}" ] && [ "$PG_MAJOR" -ge 18 ]; then
+    WERROR=$WERROR ASSERTS=$ASSERTS PG_CONFIG=$PG_CONFIG \
+        bash "$SNOWFLAKE_ROOT/image/build.sh" --unpack "$RUN_DIR/tmp_image"
+    export SNOWFLAKE_EXTENSION_DIR=$RUN_DIR/tmp_image
+    image_tested=1
+fi
+
 out=$(mktemp /tmp/snowflake-check.XXXXXX.log)
 chmod a+r "$out"
 status=0
 "${RUN_AS[@]}" env PATH="$PG_BINDIR:$PATH" ${PROVE_TESTS:+PROVE_TESTS="$PROVE_TESTS"} \
+    ${SNOWFLAKE_EXTENSION_DIR:+SNOWFLAKE_EXTENSION_DIR="$SNOWFLAKE_EXTENSION_DIR"} \
     make -C "$RUN_DIR" installcheck PG_CONFIG="$PG_CONFIG" 2>&1 | tee "$out" || status=$?
 
 if [ "$status" -ne 0 ]; then
@@ -65,6 +81,7 @@ if grep -q 'TAP tests not enabled' "$out" || ! grep -q '^Result: PASS' "$out"; t
     fail=1
 fi
 tap_files=$(grep -cE '^test/t/.*\.pl \.+ ok' "$out" || true)
+tap_results=$(grep -E '^test/t/.*\.pl \.+ ' "$out" || true)
 tap_expected=$(cd "$RUN_DIR" && ls -d ${PROVE_TESTS:-test/t/*.pl} | wc -l)
 # A file may skip only for one of two reasons, saying so:
 #  - this major lacks what it tests ("skipped: ... need PostgreSQL N or
@@ -147,6 +164,9 @@ if [ "$PG_MAJOR" -ge 17 ]; then
         rm -f "$out"
         summary="$summary, $np_files TAP files without the preload"
     fi
+fi
+if [ "$image_tested" -eq 1 ] && grep -qE '^test/t/044_extension_dir\.pl \.+ ok' <<<"$tap_results"; then
+    summary="$summary, the extension image"
 fi
 if [ "${#missing_skips[@]}" -gt 0 ]; then
     summary="$summary; skipped, not in the archive: ${missing_skips[*]}"

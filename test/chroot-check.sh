@@ -184,6 +184,6 @@ inner=/${work#"$CHROOT"/}
 log "running every suite in $CHROOT$inner"
 chroot "$CHROOT" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
     PG_MAJOR="$major" ${PG_TEST_PORT_DIR:+PG_TEST_PORT_DIR="$PG_TEST_PORT_DIR"} \
-    ${SNOWFLAKE_DEB:+SNOWFLAKE_DEB=1} \
+    ${SNOWFLAKE_DEB:+SNOWFLAKE_DEB=1} ${SNOWFLAKE_IMAGE:+SNOWFLAKE_IMAGE=1} \
     ${PROVE_TESTS:+PROVE_TESTS="$PROVE_TESTS"} \
     bash "$inner/test/check.sh"
