@@ -32,7 +32,9 @@ if [ "$PG_MAJOR" -lt 18 ]; then
     exit 2
 fi
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/$PG_MAJOR/bin/pg_config}
-sf_apt_install buildah make gcc libc6-dev "postgresql-server-dev-$PG_MAJOR"
+# buildah looks for a network backend (netavark) before any build step,
+# even with --network none and nothing to run.
+sf_apt_install buildah netavark make gcc libc6-dev "postgresql-server-dev-$PG_MAJOR"
 version=$(sed -n "s/^default_version *= *'\(.*\)'/\1/p" "$SNOWFLAKE_ROOT/snowflake.control")
 tag=snowflake:$version-pg$PG_MAJOR
 
@@ -56,7 +58,7 @@ make -C "$SNOWFLAKE_ROOT" -s PG_CONFIG="$PG_CONFIG" WERROR="${WERROR:-}" ASSERTS
 make -C "$SNOWFLAKE_ROOT" -s install PG_CONFIG="$PG_CONFIG" WERROR="${WERROR:-}" \
     ASSERTS="${ASSERTS:-}" DESTDIR="$ctx" datadir=/share pkglibdir=/lib with_llvm=no >/dev/null
 cp "$SNOWFLAKE_ROOT/LICENSE" "$ctx/"
-buildah "${storage[@]}" --storage-driver vfs build --quiet \
+buildah "${storage[@]}" --storage-driver vfs build --quiet --network none \
     --build-arg PG_MAJOR="$PG_MAJOR" --build-arg VERSION="$version" \
     -f "$SNOWFLAKE_ROOT/image/Containerfile" -t "$tag" "$ctx" >/dev/null
 log "built $tag"
@@ -80,5 +82,5 @@ while read -r layer; do
     tar -xf "$layer" -C "$unpack" --no-same-owner
 done <"$work/layers"
 chmod -R a+rX "$unpack"
-log "unpacked $tag ($(wc -l <"$work/layers") layers) into $unpack:"
+log "unpacked $tag ($(wc -l <"$work/layers") layer(s)) into $unpack:"
 (cd "$unpack" && find . -type f | sort) >&2
