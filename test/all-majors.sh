@@ -7,8 +7,10 @@
 #   3. every suite on PostgreSQL 17 (Debian trixie), 18 (Debian sid) and
 #      19 (Debian sid with experimental, until sid has it) in chroots
 #      (test/chroot-check.sh), built while step 1 runs and reused by later
-#      runs; there test/check.sh also runs TAP files without the preload,
-#      and the step fails unless it reports they passed.
+#      runs; there test/check.sh also runs TAP files without the preload
+#      (on 17 and 19: 18's DSM registry code is 17's, see src/compat.h; left
+#      out on 18 to keep CI under 50 minutes), and the step fails unless it
+#      reports they passed.
 #
 # Each step's output is shown as it runs; at the end a summary, which also
 # lists the TAP files a step skipped because a package they need is not in
@@ -24,6 +26,9 @@ export SNOWFLAKE_IMAGE=${SNOWFLAKE_IMAGE:-1}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 [ "$(id -u)" -eq 0 ] || { echo "test/check.sh --all-majors must run as root (chroots)" >&2; exit 2; }
 majors=${CHROOT_MAJORS:-17 18 19}
+# The majors whose no-preload pass is left out: 18, whose DSM registry code
+# (src/compat.h) is 17's, while 19's differs.
+NO_PRELOAD_SKIP=${NO_PRELOAD_SKIP:-18}
 logs=$(mktemp -d /tmp/snowflake-all-majors.XXXXXX)
 preps=()
 cleanup() {
@@ -75,12 +80,15 @@ for m in $majors; do
         result[pg$m]="FAILED (chroot not built)"
         seconds[pg$m]=0
     else
-        # 17 and later also run TAP files without the preload; 18 and later
-        # test the extension image.
-        image=
+        # The majors not in NO_PRELOAD_SKIP also run TAP files without the
+        # preload; 18 and later test the extension image.
+        image= no_preload=', [1-9][0-9]* TAP files without the preload' pass=1
         [ "$m" -lt 18 ] || image=', the extension image'
-        run_step "pg$m" "^==> PostgreSQL $m: every suite passed \\(pg_regress, isolation, [1-9][0-9]* TAP files, [1-9][0-9]* TAP files without the preload$image(; skipped, not in the archive: .+)?\\)\$" \
-            bash "$here/chroot-check.sh" "$m"
+        case " $NO_PRELOAD_SKIP " in
+            *" $m "*) no_preload= pass=0 ;;
+        esac
+        run_step "pg$m" "^==> PostgreSQL $m: every suite passed \\(pg_regress, isolation, [1-9][0-9]* TAP files$no_preload$image(; skipped, not in the archive: .+)?\\)\$" \
+            env SNOWFLAKE_NO_PRELOAD_PASS=$pass bash "$here/chroot-check.sh" "$m"
     fi
     i=$((i + 1))
 done

@@ -185,5 +185,6 @@ log "running every suite in $CHROOT$inner"
 chroot "$CHROOT" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
     PG_MAJOR="$major" ${PG_TEST_PORT_DIR:+PG_TEST_PORT_DIR="$PG_TEST_PORT_DIR"} \
     ${SNOWFLAKE_DEB:+SNOWFLAKE_DEB=1} ${SNOWFLAKE_IMAGE:+SNOWFLAKE_IMAGE=1} \
+    ${SNOWFLAKE_NO_PRELOAD_PASS:+SNOWFLAKE_NO_PRELOAD_PASS="$SNOWFLAKE_NO_PRELOAD_PASS"} \
     ${PROVE_TESTS:+PROVE_TESTS="$PROVE_TESTS"} \
     bash "$inner/test/check.sh"
