@@ -52,3 +52,9 @@ $(OBJS) $(OBJS:.o=.bc): .build-flags
 
 # PGXS does not track header dependencies: every object depends on them all.
 $(OBJS) $(OBJS:.o=.bc): $(wildcard $(srcdir)/src/*.h)
+
+# The CloudNativePG extension image (image/Containerfile), built with
+# buildah as root: docs/deployment/cloudnativepg.md.
+.PHONY: image
+image:
+	PG_CONFIG=$(PG_CONFIG) bash $(srcdir)/image/build.sh

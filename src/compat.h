@@ -4,8 +4,15 @@
  *	  Every PostgreSQL-version-specific construct used by the extension.
  *
  * Supported majors: 15 (shmem_request_hook and MarkGUCPrefixReserved appear
- * there) to 18, and 19 builds (its DSM registry and tranche functions
- * below).  Code elsewhere never tests PG_VERSION_NUM.
+ * there) to 19.  Code elsewhere never tests PG_VERSION_NUM.
+ *
+ * Checked against 19's headers (19~rc1): besides the DSM registry and the
+ * tranche functions below, nothing the extension uses changed.  19 adds
+ * ShmemRequestStruct() and RegisterShmemCallbacks(), but keeps what every
+ * major here uses: shmem_request_hook and shmem_startup_hook,
+ * RequestAddinShmemSpace(), ShmemInitStruct() and the named LWLock tranche
+ * requests; background worker registration, WaitEventExtensionNew(), the
+ * GUC definitions and their check hooks are as in 18.
  *
  *-------------------------------------------------------------------------
  */
@@ -56,7 +63,7 @@ sf_wait_event(SfWaitEvent which)
 
 /*
  * Names of files in the data directory that tell how the server starts.
- * access/xlog.h has them on 15 to 18; defined here only if a later major
+ * access/xlog.h has them on 15 to 19; defined here only if a later major
  * moves them.
  */
 #include "access/xlog.h"

@@ -6,7 +6,16 @@
 #
 #   test/chroot-check.sh 17          # Debian trixie's PostgreSQL 17
 #   test/chroot-check.sh 18          # Debian sid's PostgreSQL 18
+#   test/chroot-check.sh 19          # PostgreSQL 19: Debian sid, with
+#                                    # experimental for its packages
 #   test/chroot-check.sh 17 --prepare   # only build the chroot
+#
+# A major that is not in its suite yet comes from an extra suite (19: sid
+# plus experimental).  apt takes only that major's packages (those built
+# from the source package postgresql-NN) from the extra suite, at the same
+# priority as the base suite's, so that the higher version wins: once sid
+# has postgresql-19, a newly built chroot takes it from sid, without an
+# edit here.  A chroot is kept once built: remove it to get newer packages.
 #
 # Environment:
 #   CHROOT_DIR        where the chroots live (default /var/tmp/snowflake-chroots)
@@ -26,15 +35,18 @@ set -euo pipefail
 
 major=${1:?usage: test/chroot-check.sh MAJOR [--prepare]}
 mode=${2:-}
+extra_suite=
 case "$major" in
     17) suite=trixie ;;
     18) suite=sid ;;
+    19) suite=sid extra_suite=experimental ;;
     *) echo "no Debian suite known for PostgreSQL $major" >&2; exit 2 ;;
 esac
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 source "$src/test/lib.sh"
 sf_chroot_paths "$major"
-packages="postgresql-$major,postgresql-server-dev-$major,build-essential,perl,libipc-run-perl,faketime,libfaketime"
+base_packages="build-essential,perl,libipc-run-perl,faketime,libfaketime"
+pg_packages="postgresql-$major postgresql-server-dev-$major"
 
 log() { printf '==> [pg%s] %s\n' "$major" "$*" >&2; }
 
@@ -76,8 +88,36 @@ host_proxy() {
         sed -nE 's/^Acquire::http::Proxy "(.+)";$/\1/p' | head -n 1
 }
 
+# In the chroot $1 being built: add suite $extra_suite of mirror $2 with
+# the pin described at the top, then install PostgreSQL's packages (through
+# proxy $3, if any), with /proc mounted (their maintainer scripts need it).
+add_extra_suite() {
+    local tmp=$1 mirror=$2 proxy=$3
+    printf 'deb %s %s main\n' "$mirror" "$extra_suite" \
+        >"$tmp/etc/apt/sources.list.d/$extra_suite.list"
+    cat >"$tmp/etc/apt/preferences.d/snowflake-pg$major" <<EOF
+# test/chroot-check.sh: PostgreSQL $major's packages from $extra_suite, at the
+# priority of $suite's; the higher version wins.
+Package: src:postgresql-$major
+Pin: release a=$extra_suite
+Pin-Priority: 500
+EOF
+    echo 'Acquire::Check-Valid-Until "false";' >"$tmp/etc/apt/apt.conf.d/99snowflake-test"
+    mount -t proc proc "$tmp/proc"
+    mounted=("$tmp/proc")
+    chroot "$tmp" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
+        ${proxy:+http_proxy="$proxy"} sh -c "apt-get update -qq &&
+            apt-get install -y -qq --no-install-recommends $pg_packages" >>"$tmp.log" 2>&1 || {
+        tail -n 30 "$tmp.log" >&2
+        echo "installing $pg_packages from $suite and $extra_suite failed" >&2
+        exit 1
+    }
+    sf_unmount_all
+    mounted=()
+}
+
 build_chroot() {
-    local mirror proxy tmp
+    local mirror proxy tmp include
     mirror=${SNOWFLAKE_MIRROR:-$(host_mirror)} || true
     if [ -z "$mirror" ]; then
         echo "no Debian mirror found in /etc/apt; set SNOWFLAKE_MIRROR" >&2
@@ -90,14 +130,18 @@ build_chroot() {
     tmp=$CHROOT.partial
     rm -rf "$tmp"
     mkdir -p "$tmp"
-    log "building a Debian $suite chroot in $CHROOT from $mirror"
+    # Without an extra suite, debootstrap installs PostgreSQL too.
+    include=$base_packages
+    [ -n "$extra_suite" ] || include="$include,${pg_packages// /,}"
+    log "building a Debian $suite${extra_suite:+ + $extra_suite} chroot in $CHROOT from $mirror"
     if ! env ${proxy:+http_proxy="$proxy"} debootstrap --variant=minbase \
-        --include="$packages" "$suite" "$tmp" "$mirror" >"$tmp.log" 2>&1; then
+        --include="$include" "$suite" "$tmp" "$mirror" >"$tmp.log" 2>&1; then
         tail -n 30 "$tmp.log" >&2
         [ -f "$tmp/debootstrap/debootstrap.log" ] && tail -n 30 "$tmp/debootstrap/debootstrap.log" >&2
         echo "debootstrap of $suite failed" >&2
         exit 1
     fi
+    [ -z "$extra_suite" ] || add_extra_suite "$tmp" "$mirror" "$proxy"
     [ -x "$tmp$CHROOT_PGC" ] || { echo "the $suite chroot has no $CHROOT_PGC" >&2; exit 1; }
     mv "$tmp" "$CHROOT"
     rm -f "$tmp.log"
@@ -105,6 +149,9 @@ build_chroot() {
 
 sf_chroot_lock
 
+# What this script mounts, unmounted at exit (sf_unmount_all).
+mounted=()
+trap sf_unmount_all EXIT
 [ -x "$CHROOT$CHROOT_PGC" ] || build_chroot
 if [ "$mode" = "--prepare" ]; then
     log "chroot ready: $CHROOT"
@@ -112,7 +159,6 @@ if [ "$mode" = "--prepare" ]; then
 fi
 
 work=$(mktemp -d "$CHROOT/build.XXXXXX")
-mounted=()
 cleanup() {
     sf_unmount_all
     rm -rf "$work"
@@ -143,7 +189,8 @@ inner=/${work#"$CHROOT"/}
 log "running every suite in $CHROOT$inner"
 chroot "$CHROOT" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
     PG_MAJOR="$major" ${PG_TEST_PORT_DIR:+PG_TEST_PORT_DIR="$PG_TEST_PORT_DIR"} \
-    ${SNOWFLAKE_DEB:+SNOWFLAKE_DEB=1} \
+    ${SNOWFLAKE_DEB:+SNOWFLAKE_DEB=1} ${SNOWFLAKE_IMAGE:+SNOWFLAKE_IMAGE=1} \
+    ${SNOWFLAKE_NO_PRELOAD_PASS:+SNOWFLAKE_NO_PRELOAD_PASS="$SNOWFLAKE_NO_PRELOAD_PASS"} \
     SF_FRAMEWORKS="${SF_FRAMEWORKS:-0}" \
     ${PROVE_TESTS:+PROVE_TESTS="$PROVE_TESTS"} \
     bash "$inner/test/check.sh"

@@ -49,6 +49,10 @@ if [ "$mode" != "--installed" ]; then
            exit 1 ;;
     esac
 
+    # pg_buildext builds for the versions postgresql-common supports (the
+    # distribution's default major): ask for this major's package instead,
+    # which on a newer major than the default (19 on sid) is the only way.
+    export PG_SUPPORTED_VERSIONS=$PG_MAJOR
     log "building $pkg $deb_version with pg_buildext"
     mkdir "$work/src"
     cp -a "$SNOWFLAKE_ROOT/." "$work/src/"

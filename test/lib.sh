@@ -23,6 +23,16 @@ sf_apt_install() {
         apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
+# Whether apt knows Debian package $1 (installed or not), updating its
+# lists first if it does not; through sudo unless root.
+sf_in_archive() {
+    local sudo=()
+    apt-cache show "$1" >/dev/null 2>&1 && return 0
+    [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+    "${sudo[@]}" apt-get update -qq
+    apt-cache show "$1" >/dev/null 2>&1
+}
+
 # The Debian chroot of PostgreSQL major $1 that test/chroot-check.sh builds:
 # sets CHROOTS (where the chroots live: $CHROOT_DIR, default
 # /var/tmp/snowflake-chroots), CHROOT (this one's root) and CHROOT_PGC (its

@@ -67,9 +67,16 @@ sf_install_packages() {
         # inside "nodejs") is used as it is.
         command -v node >/dev/null 2>&1 || wanted+=(nodejs)
         command -v npm >/dev/null 2>&1 || wanted+=(npm)
-        # The partitioning test (042_partitioning.pl) runs pg_partman, the
-        # pooler test (045_pgbouncer.pl) PgBouncer.
-        wanted+=("postgresql-$PG_MAJOR-partman" pgbouncer)
+        # The partitioning test (042_partitioning.pl) runs pg_partman (a
+        # major it has no package for yet, 19 at first, gets none, and the
+        # test skips, saying so), the pooler test (045_pgbouncer.pl)
+        # PgBouncer.
+        wanted+=(pgbouncer)
+        if sf_in_archive "postgresql-$PG_MAJOR-partman"; then
+            wanted+=("postgresql-$PG_MAJOR-partman")
+        else
+            log "no package postgresql-$PG_MAJOR-partman in the archive: 042_partitioning.pl skips"
+        fi
         # The framework recipes (046_frameworks.pl, docs/adoption/), unless
         # SF_FRAMEWORKS=0: SQLAlchemy and Django with psycopg2, Active
         # Record with pg, a JDK with pgjdbc and Hibernate (which needs

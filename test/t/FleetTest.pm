@@ -174,10 +174,17 @@ WHERE attrelid = 'pg_catalog.pg_stat_subscription_stats'::regclass
 
 # Apply errors, initial synchronisation errors and (18+) conflicts of every
 # subscription of $node, summed: "0" when replication had no problem.
+# PostgreSQL 19 counts synchronisation errors of tables and of sequences
+# apart (sync_error_count became sync_table_error_count, and
+# sync_seq_error_count is new).  major(): 19rc1 compares below 19.
 sub subscription_problems
 {
 	my ($node) = @_;
-	my $sum = join ' + ', 'apply_error_count', 'sync_error_count',
+	my @sync =
+	  $node->pg_version->major >= 19
+	  ? qw(sync_table_error_count sync_seq_error_count)
+	  : qw(sync_error_count);
+	my $sum = join ' + ', 'apply_error_count', @sync,
 	  conflict_columns($node);
 	return $node->safe_psql('postgres',
 		"SELECT coalesce(sum($sum), 0) FROM pg_catalog.pg_stat_subscription_stats"

@@ -116,11 +116,14 @@ sub show_setting
 #                        (see start_with_shim)
 #   start => 0           do not start it (the caller starts it, to see a
 #                        refused start, or after a skip check)
+#   install_path => $dir a PostgreSQL installation other than the one in
+#                        PATH (PostgreSQL::Test::Cluster's install_path)
 sub start_snowflake_node
 {
 	my ($name, %opts) = @_;
 	my %known = map { $_ => 1 }
-	  qw(node_id layout settings include preload init from_backup with clock start);
+	  qw(node_id layout settings include preload init from_backup with clock start
+	  install_path);
 	my @unknown = grep { !$known{$_} } sort keys %opts;
 	die "start_snowflake_node: unknown option(s) @unknown" if @unknown;
 	my $with = $opts{with} // '';
@@ -131,7 +134,8 @@ sub start_snowflake_node
 		done_testing();
 		exit;
 	}
-	my $node = PostgreSQL::Test::Cluster->new($name);
+	my $node = PostgreSQL::Test::Cluster->new($name,
+		$opts{install_path} ? (install_path => $opts{install_path}) : ());
 	my $conf = '';
 	if ($opts{from_backup})
 	{
