@@ -10,6 +10,13 @@
 #
 #   PROVE_TESTS='test/t/010_crash.pl'   run only some TAP tests
 #   SNOWFLAKE_DEB=1   then test the Debian package too (test/deb-check.sh)
+#   SNOWFLAKE_CITUS_TARBALL=FILE   Citus's release source, which
+#       test/citus.sh builds (once, cached) and installs for
+#       test/t/048_citus.pl on PostgreSQL 16 and later; default
+#       ../shared/vendor/citus-14.0.1.tar.gz beside the repository, used
+#       when it is there
+#   SNOWFLAKE_REQUIRE_CITUS=1   048_citus.pl must run, not skip for want of
+#       Citus (test/chroot-check.sh sets it for the major CI runs Citus on)
 #
 #   test/check.sh --all-majors   (root, CI) every suite on the PostgreSQL
 #       installed here (15 on Debian 12), then the Patroni failover test
@@ -27,6 +34,16 @@ WERROR=${WERROR:-1}
 ASSERTS=${ASSERTS:-1}
 SF_TEST_DEPS=1
 sf_setup
+
+# Citus, for test/t/048_citus.pl when it is chosen: built from its release
+# source when one is at hand (test/citus.sh, cached), never with snowflake.
+# Without it the file skips, which is accepted below unless
+# SNOWFLAKE_REQUIRE_CITUS is set.
+citus_tarball=${SNOWFLAKE_CITUS_TARBALL:-$SNOWFLAKE_ROOT/../shared/vendor/citus-14.0.1.tar.gz}
+if [ "$PG_MAJOR" -ge 16 ] && [ -e "$citus_tarball" ] &&
+    grep -q '048_citus' <<<"${PROVE_TESTS:-test/t/048_citus.pl}"; then
+    bash "$SNOWFLAKE_ROOT/test/citus.sh" "$citus_tarball"
+fi
 
 # Show what the failed suites left (the regression diffs, the tail of each
 # TAP file's log), say $1, remove the output file $out and exit 1.
@@ -47,6 +64,7 @@ out=$(mktemp /tmp/snowflake-check.XXXXXX.log)
 chmod a+r "$out"
 status=0
 "${RUN_AS[@]}" env PATH="$PG_BINDIR:$PATH" ${PROVE_TESTS:+PROVE_TESTS="$PROVE_TESTS"} \
+    ${SNOWFLAKE_REQUIRE_CITUS:+SNOWFLAKE_REQUIRE_CITUS="$SNOWFLAKE_REQUIRE_CITUS"} \
     make -C "$RUN_DIR" installcheck PG_CONFIG="$PG_CONFIG" 2>&1 | tee "$out" || status=$?
 
 if [ "$status" -ne 0 ]; then
@@ -74,7 +92,15 @@ while read -r need; do
         tap_skipped=$((tap_skipped + 1))
     fi
 done < <(sed -nE 's/^test\/t\/.*\.pl \.+ skipped: .*need PostgreSQL ([0-9]+) or later.*/\1/p' "$out")
-echo "==> TAP test files passed: $tap_files of $tap_expected ($tap_skipped skipped: they need a later PostgreSQL than $PG_MAJOR)"
+# And 048_citus.pl because Citus is not installed, unless it is required.
+citus_skipped=0
+if [ -z "${SNOWFLAKE_REQUIRE_CITUS:-}" ]; then
+    citus_skipped=$(grep -cE '^test/t/048_citus\.pl \.+ skipped: Citus is not installed' "$out" || true)
+elif grep -qE '^test/t/048_citus\.pl \.+ skipped' "$out"; then
+    echo "FAILED: test/t/048_citus.pl skipped, but SNOWFLAKE_REQUIRE_CITUS says Citus must be tested here" >&2
+fi
+tap_skipped=$((tap_skipped + citus_skipped))
+echo "==> TAP test files passed: $tap_files of $tap_expected ($tap_skipped skipped: they need a later PostgreSQL than $PG_MAJOR, or Citus: $citus_skipped)"
 tap_expected=$((tap_expected - tap_skipped))
 rm -f "$out"
 if [ "$tap_files" -ne "$tap_expected" ]; then

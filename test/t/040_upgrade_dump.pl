@@ -24,7 +24,7 @@ my $node = start_snowflake_node('upgrade', node_id => 12);
 # ---------------------------------------------------------------------------
 my $default_version = $node->safe_psql('postgres',
 	"SELECT default_version FROM pg_available_extensions WHERE name = 'snowflake'");
-is($default_version, '1.1', 'the default version is 1.1');
+is($default_version, '1.2', 'the default version is 1.2');
 
 # PGXN's META.json announces the same version.
 my $meta = decode_json(slurp_file("$FindBin::RealBin/../../META.json"));
