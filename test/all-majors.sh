@@ -7,7 +7,9 @@
 #   3. every suite on PostgreSQL 17 (Debian trixie) and 18 (Debian sid) in
 #      chroots (test/chroot-check.sh), built while step 1 runs and reused
 #      by later runs; there test/check.sh also runs TAP files without the
-#      preload, and the step fails unless it reports they passed.
+#      preload, and the step fails unless it reports they passed.  On 17
+#      (SNOWFLAKE_CITUS_MAJORS) the Citus test must run, not skip: Citus is
+#      built from ../shared/vendor once per chroot (test/citus.sh).
 #
 # Each step's output is shown as it runs; at the end a summary.  Fails if
 # any step failed or did not report that every one of its suites ran.
