@@ -3,10 +3,158 @@
 -- complain if script is sourced in psql, rather than via ALTER EXTENSION
 \echo Use "ALTER EXTENSION snowflake UPDATE TO '1.2'" to load this file. \quit
 
--- A fresh CREATE EXTENSION snowflake runs snowflake--1.0.sql, then
--- snowflake--1.0--1.1.sql, then this script (there is no install script of
--- a later version: see the header of snowflake--1.0--1.1.sql).  Qualify
--- every name (pg_catalog., @extschema@.): a database owner may run it.
+-- As snowflake--1.0--1.1.sql says: a fresh CREATE EXTENSION snowflake runs
+-- snowflake--1.0.sql, snowflake--1.0--1.1.sql and then this script; every
+-- name is qualified (pg_catalog., @extschema@.), since a database owner may
+-- run it (the extension is trusted); nothing is dropped.
+
+-- Node id claims across a Citus cluster (1.2).  On Citus every node mints
+-- with its own node id (the coordinator for rows routed through it, each
+-- worker for statements it runs), and each node's snowflake_node_claims is
+-- a table of its own: a claim recorded on one node is not seen by another.
+-- So where the citus extension is installed in this database, a claim first
+-- asks every node of the cluster (run_command_on_all_nodes, through Citus's
+-- own connections) for its node id, epoch, layout and the claims it holds,
+-- and is refused when another server mints with this server's node id or
+-- has claimed it (23505, as the guard refuses a claim), or mints with
+-- another epoch or layout (55000): decoders and snowflake_min_id() run on
+-- the workers, so every node must read IDs alike.  The node ids and layouts
+-- are postmaster settings, fixed for each server's life, so two claims made
+-- at the same time each see the other's server.  Without Citus the claim is
+-- what it was.  Nothing here is on the path of snowflake_nextval().
+--
+-- Who may claim: a claim records this server's own node id and system
+-- identifier, nothing a caller chooses but the name.  The function runs as
+-- its owner (SECURITY DEFINER, with a fixed search_path), so that the role
+-- that created the extension may be granted it without being granted the
+-- claims table; below, that role (when it is not a superuser: the owner of
+-- a trusted install on a managed cluster) receives EXECUTE, and SELECT and
+-- DELETE on the table, to read the claims and remove a wrong one.
+CREATE OR REPLACE FUNCTION @extschema@.snowflake_claim_node(server_name pg_catalog.text DEFAULT NULL)
+RETURNS pg_catalog.int4
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    nsp name;
+    me record;
+    sysid bigint;
+    myname text;
+    probe text;
+    other record;
+    them jsonb;
+    theirs text;
+BEGIN
+    SELECT n.nspname INTO nsp
+      FROM pg_catalog.pg_extension e
+      JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
+     WHERE e.extname = 'snowflake';
+    -- snowflake_stats() raises 55000 when the library is not preloaded.
+    -- The epoch in UTC, to the millisecond, whatever the session's TimeZone.
+    EXECUTE format($q$SELECT node_id,
+                             to_char(epoch AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.MS') || '+00' AS epoch,
+                             timestamp_bits || '/' || node_bits || '/' || sequence_bits AS layout
+                        FROM %I.snowflake_stats()$q$, nsp) INTO me;
+    IF me.node_id IS NULL THEN
+        RAISE EXCEPTION USING
+            ERRCODE = 'object_not_in_prerequisite_state',
+            MESSAGE = 'parameter "snowflake.node_id" is not set',
+            HINT = 'Set "snowflake.node_id" in postgresql.conf and restart the server before claiming a node id.';
+    END IF;
+    SELECT c.system_identifier INTO sysid FROM pg_catalog.pg_control_system() c;
+    myname := coalesce(server_name, nullif(pg_catalog.current_setting('cluster_name'), ''), sysid::text);
+
+    IF EXISTS (SELECT FROM pg_catalog.pg_extension WHERE extname = 'citus') THEN
+        -- What every node of the Citus cluster (this one included) mints
+        -- with, and a claim of this node id by another server if it holds
+        -- one.  The same extension schema on every node: Citus creates the
+        -- extension on the workers as it is on the coordinator.
+        probe := format($q$SELECT pg_catalog.json_build_object(
+                'sysid', c.system_identifier::pg_catalog.text,
+                'name', coalesce(nullif(pg_catalog.current_setting('cluster_name'), ''), c.system_identifier::pg_catalog.text),
+                'node_id', s.node_id,
+                'epoch', pg_catalog.to_char(s.epoch AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.MS') || '+00',
+                'layout', s.timestamp_bits || '/' || s.node_bits || '/' || s.sequence_bits,
+                'claim', (SELECT pg_catalog.json_build_object('sysid', k.system_identifier::pg_catalog.text,
+                                                              'name', k.server_name,
+                                                              'at', k.claimed_at::pg_catalog.text)
+                            FROM %1$I.snowflake_node_claims k
+                           WHERE k.node_id = %2$s AND k.system_identifier <> %3$s
+                           LIMIT 1))
+              FROM %1$I.snowflake_stats() s, pg_catalog.pg_control_system() c$q$,
+            nsp, me.node_id, sysid);
+        FOR other IN EXECUTE
+            'SELECT r.success, r.result, n.nodename || '':'' || n.nodeport AS addr
+               FROM pg_catalog.run_command_on_all_nodes($1) r
+               LEFT JOIN pg_catalog.pg_dist_node n ON n.nodeid = r.nodeid
+              ORDER BY r.nodeid' USING probe
+        LOOP
+            IF NOT other.success THEN
+                RAISE EXCEPTION USING
+                    ERRCODE = 'object_not_in_prerequisite_state',
+                    MESSAGE = format('cannot read the snowflake settings of Citus node %s', other.addr),
+                    DETAIL = format('The node answered: %s', other.result),
+                    HINT = 'Every node of the Citus cluster must be reachable and run snowflake (preloaded, with its node id) before a node id is claimed.';
+            END IF;
+            them := other.result::jsonb;
+            CONTINUE WHEN them->>'sysid' = sysid::text;
+            IF them->'claim' IS NOT NULL AND them->'claim' <> 'null'::jsonb THEN
+                RAISE EXCEPTION USING
+                    ERRCODE = 'unique_violation',
+                    MESSAGE = format('snowflake node id %s is claimed by two servers', me.node_id),
+                    DETAIL = format('Server "%s" (system identifier %s) claimed it at %s, as Citus node %s records; server "%s" (system identifier %s) claims it too.',
+                                    them->'claim'->>'name', them->'claim'->>'sysid', them->'claim'->>'at',
+                                    other.addr, myname, sysid),
+                    HINT = 'Give every server that mints IDs its own "snowflake.node_id", and remove the wrong claim once no server mints with it.';
+            END IF;
+            IF (them->>'node_id')::pg_catalog.int4 = me.node_id THEN
+                RAISE EXCEPTION USING
+                    ERRCODE = 'unique_violation',
+                    MESSAGE = format('snowflake node id %s is claimed by two servers', me.node_id),
+                    DETAIL = format('Server "%s" (system identifier %s), Citus node %s, mints with it; server "%s" (system identifier %s) claims it too.',
+                                    them->>'name', them->>'sysid', other.addr, myname, sysid),
+                    HINT = 'Give every server that mints IDs its own "snowflake.node_id", and remove the wrong claim once no server mints with it.';
+            END IF;
+            IF them->>'epoch' <> me.epoch OR them->>'layout' <> me.layout THEN
+                theirs := format('epoch %s and layout %s', them->>'epoch', them->>'layout');
+                RAISE EXCEPTION USING
+                    ERRCODE = 'object_not_in_prerequisite_state',
+                    MESSAGE = 'snowflake epoch or layout differs between the servers of the Citus cluster',
+                    DETAIL = format('Server "%s" (system identifier %s), Citus node %s, mints with %s; server "%s" (system identifier %s) with epoch %s and layout %s.',
+                                    them->>'name', them->>'sysid', other.addr, theirs,
+                                    myname, sysid, me.epoch, me.layout),
+                    HINT = 'Give every node of the Citus cluster the same "snowflake.epoch", "snowflake.timestamp_bits", "snowflake.node_bits" and "snowflake.sequence_bits": decoders and snowflake_min_id() run on any node.';
+            END IF;
+        END LOOP;
+    END IF;
+
+    EXECUTE format('INSERT INTO %I.snowflake_node_claims (node_id, system_identifier, server_name) VALUES ($1, $2, $3)', nsp)
+        USING me.node_id, sysid, myname;
+    RETURN me.node_id;
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.snowflake_claim_node(pg_catalog.text) IS
+'record in snowflake_node_claims that this server (its system identifier) mints with its node id; fails if another server claimed it, or on Citus if another node mints with it or with another epoch or layout (superuser and the extension''s owner)';
+
+-- The role that created the extension, unless a superuser: EXECUTE on the
+-- claim, SELECT and DELETE on the claims.  Granted while the script runs,
+-- these are the extension's initial privileges (pg_init_privs), which
+-- pg_dump leaves to CREATE EXTENSION.
+DO $grant$
+DECLARE
+    owner name;
+BEGIN
+    SELECT r.rolname INTO owner
+      FROM pg_catalog.pg_extension e
+      JOIN pg_catalog.pg_roles r ON r.oid = e.extowner
+     WHERE e.extname = 'snowflake' AND NOT r.rolsuper;
+    IF owner IS NOT NULL THEN
+        EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION @extschema@.snowflake_claim_node(pg_catalog.text) TO %I', owner);
+        EXECUTE pg_catalog.format('GRANT SELECT, DELETE ON @extschema@.snowflake_node_claims TO %I', owner);
+    END IF;
+END
+$grant$;
 
 -- The last key this session minted (1.2), for code that cannot use
 -- RETURNING, like lastval() for sequences.  VOLATILE and PARALLEL UNSAFE as

@@ -18,6 +18,13 @@
 #   SNOWFLAKE_IMAGE=1 (root, PostgreSQL 18 and later) build the extension
 #                     image (image/build.sh) first, and run
 #                     044_extension_dir.pl against its unpacked layers
+#   SNOWFLAKE_CITUS_TARBALL=FILE   Citus's release source, which
+#       test/citus.sh builds (once, cached) and installs for
+#       test/t/048_citus.pl on PostgreSQL 16 and later; default
+#       ../shared/vendor/citus-14.0.1.tar.gz beside the repository, used
+#       when it is there
+#   SNOWFLAKE_REQUIRE_CITUS=1   048_citus.pl must run, not skip for want of
+#       Citus (test/chroot-check.sh sets it for the major CI runs Citus on)
 #
 #   test/check.sh --all-majors   (root, CI) every suite on the PostgreSQL
 #       installed here (15 on Debian 12), then the Patroni failover test
@@ -42,6 +49,15 @@ if [ "${SF_FRAMEWORKS:-1}" = 0 ] && [ -z "${PROVE_TESTS:-}" ]; then
     PROVE_TESTS=$(cd "$RUN_DIR" && ls -d test/t/*.pl |
         grep -vxF -f <(printf '%s\n' $FRAMEWORK_TESTS) | tr '\n' ' ')
     echo "==> not running $FRAMEWORK_TESTS (SF_FRAMEWORKS=0: the frameworks are not installed)"
+fi
+# Citus, for test/t/048_citus.pl when it is chosen: built from its release
+# source when one is at hand (test/citus.sh, cached), never with snowflake.
+# Without it the file skips, which is accepted below unless
+# SNOWFLAKE_REQUIRE_CITUS is set.
+citus_tarball=${SNOWFLAKE_CITUS_TARBALL:-$SNOWFLAKE_ROOT/../shared/vendor/citus-14.0.1.tar.gz}
+if [ "$PG_MAJOR" -ge 16 ] && [ -e "$citus_tarball" ] &&
+    grep -q '048_citus' <<<"${PROVE_TESTS:-test/t/048_citus.pl}"; then
+    bash "$SNOWFLAKE_ROOT/test/citus.sh" "$citus_tarball"
 fi
 
 # Show what the failed suites left (the regression diffs, the tail of each
@@ -76,6 +92,7 @@ chmod a+r "$out"
 status=0
 "${RUN_AS[@]}" env PATH="$PG_BINDIR:$PATH" ${PROVE_TESTS:+PROVE_TESTS="$PROVE_TESTS"} \
     ${SNOWFLAKE_EXTENSION_DIR:+SNOWFLAKE_EXTENSION_DIR="$SNOWFLAKE_EXTENSION_DIR"} \
+    ${SNOWFLAKE_REQUIRE_CITUS:+SNOWFLAKE_REQUIRE_CITUS="$SNOWFLAKE_REQUIRE_CITUS"} \
     make -C "$RUN_DIR" installcheck PG_CONFIG="$PG_CONFIG" 2>&1 | tee "$out" || status=$?
 
 if [ "$status" -ne 0 ]; then
@@ -111,7 +128,14 @@ while read -r need; do
         tap_skipped=$((tap_skipped + 1))
     fi
 done < <(sed -nE 's/^test\/t\/.*\.pl \.+ skipped: .*need PostgreSQL ([0-9]+) or later.*/\1/p' "$out")
-echo "==> TAP test files passed: $tap_files of $tap_expected ($tap_skipped skipped: they need a later PostgreSQL than $PG_MAJOR)"
+# And 048_citus.pl because Citus is not installed, unless it is required.
+citus_skipped=0
+if [ -z "${SNOWFLAKE_REQUIRE_CITUS:-}" ]; then
+    citus_skipped=$(grep -cE '^test/t/048_citus\.pl \.+ skipped: Citus is not installed' "$out" || true)
+elif grep -qE '^test/t/048_citus\.pl \.+ skipped' "$out"; then
+    echo "FAILED: test/t/048_citus.pl skipped, but SNOWFLAKE_REQUIRE_CITUS says Citus must be tested here" >&2
+fi
+tap_skipped=$((tap_skipped + citus_skipped))
 missing_skips=()
 while read -r file pkg; do
     [ -n "$pkg" ] || continue
@@ -124,6 +148,7 @@ while read -r file pkg; do
         echo "FAILED: $file skipped for want of $pkg, but apt knows $pkg (or not postgresql-$PG_MAJOR)" >&2
     fi
 done < <(sed -nE 's/^(test\/t\/[^ ]*\.pl) \.+ skipped: .*no package ([a-z0-9.+-]+) in the archive.*/\1 \2/p' "$out")
+echo "==> TAP test files passed: $tap_files of $tap_expected ($tap_skipped skipped: they need a later PostgreSQL than $PG_MAJOR, or Citus: $citus_skipped)"
 tap_expected=$((tap_expected - tap_skipped))
 rm -f "$out"
 if [ "$tap_files" -ne "$tap_expected" ]; then

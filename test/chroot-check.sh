@@ -27,6 +27,13 @@
 #                     their packages come to 205 MB on trixie and 530 MB on
 #                     sid, against 107 MB on the host, which has a JDK; see
 #                     CONTRIBUTING.md, CI)
+#   SNOWFLAKE_CITUS_MAJORS  the majors whose run must test Citus
+#                     (test/t/048_citus.pl), default "17": Citus's release
+#                     source (SNOWFLAKE_CITUS_TARBALL, default
+#                     ../shared/vendor/citus-14.0.1.tar.gz beside the
+#                     repository) goes into the run's tree, test/check.sh
+#                     builds it once in the chroot (test/citus.sh, cached
+#                     there) and SNOWFLAKE_REQUIRE_CITUS=1 makes a skip fail
 #
 # Each run copies the tree into a directory of its own inside the chroot and
 # runs test/check.sh there, so its checks (every suite ran) apply as they do
@@ -186,11 +193,23 @@ fi
 tar -C "$src" --exclude=./.git --exclude='./tmp_check*' --exclude=./results \
     --exclude=./output_iso -cf - . | tar -C "$work" -xf -
 inner=/${work#"$CHROOT"/}
+citus=()
+if grep -qw "$major" <<<"${SNOWFLAKE_CITUS_MAJORS:-17}"; then
+    citus_tarball=${SNOWFLAKE_CITUS_TARBALL:-$src/../shared/vendor/citus-14.0.1.tar.gz}
+    citus=(SNOWFLAKE_REQUIRE_CITUS=1)
+    if [ -e "$citus_tarball" ]; then
+        mkdir -p "$work/.citus"
+        cp "$citus_tarball" "$work/.citus/"
+        citus+=(SNOWFLAKE_CITUS_TARBALL="$inner/.citus/$(basename "$citus_tarball")")
+    else
+        log "no Citus source at $citus_tarball: test/t/048_citus.pl will fail"
+    fi
+fi
 log "running every suite in $CHROOT$inner"
 chroot "$CHROOT" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
     PG_MAJOR="$major" ${PG_TEST_PORT_DIR:+PG_TEST_PORT_DIR="$PG_TEST_PORT_DIR"} \
     ${SNOWFLAKE_DEB:+SNOWFLAKE_DEB=1} ${SNOWFLAKE_IMAGE:+SNOWFLAKE_IMAGE=1} \
     ${SNOWFLAKE_NO_PRELOAD_PASS:+SNOWFLAKE_NO_PRELOAD_PASS="$SNOWFLAKE_NO_PRELOAD_PASS"} \
     SF_FRAMEWORKS="${SF_FRAMEWORKS:-0}" \
-    ${PROVE_TESTS:+PROVE_TESTS="$PROVE_TESTS"} \
+    ${PROVE_TESTS:+PROVE_TESTS="$PROVE_TESTS"} "${citus[@]}" \
     bash "$inner/test/check.sh"

@@ -18,6 +18,9 @@
 #  - Repair as docs/fleets.md describes: site_b gets node id 2, removes its
 #    wrong claim and claims again; the hub skips the refused transaction.
 #    Replication resumes, site_a's claim of node id 1 stays.
+#  - The role that created the extension, not a superuser (the owner of a
+#    trusted install), may claim, read and remove claims (1.2); another
+#    role may not.
 
 use strict;
 use warnings;
@@ -163,6 +166,30 @@ is($hub->safe_psql('postgres', $claims_sql), '1:site_a 2:site_b',
 is($hub->safe_psql('postgres',
 		"SELECT count(*) FROM events WHERE src = 'site_b'"),
 	'100', 'and site_b\'s rows arrive (those minted with node id 1 among them)');
+
+# --- the extension's owner claims without superuser (1.2) ---
+
+$site_a->safe_psql(
+	'postgres', q{
+CREATE ROLE shop_owner LOGIN;
+CREATE ROLE clerk LOGIN;
+CREATE DATABASE shop OWNER shop_owner;});
+my %as_owner = (connstr => $site_a->connstr('shop') . ' user=shop_owner');
+my %as_clerk = (connstr => $site_a->connstr('shop') . ' user=clerk');
+$site_a->safe_psql('shop', 'CREATE EXTENSION snowflake', %as_owner);
+is( $site_a->safe_psql(
+		'shop', q{
+SELECT snowflake_claim_node('shop');
+SELECT node_id, system_identifier, server_name FROM snowflake_node_claims;},
+		%as_owner),
+	"1\n1|$sysid{site_a}|shop",
+	'the role that created the extension, not a superuser, claims the node id and reads the claim');
+my (undef, undef, $clerk_err) = $site_a->psql('shop', 'SELECT snowflake_claim_node()', %as_clerk);
+like($clerk_err, qr/ERROR:  permission denied for function snowflake_claim_node/,
+	'another role may not claim');
+is($site_a->safe_psql('shop',
+		'DELETE FROM snowflake_node_claims WHERE node_id = 1 RETURNING server_name', %as_owner),
+	'shop', 'the owner may remove a claim');
 
 $_->stop foreach $hub, $site_a, $site_b, $site_c;
 done_testing();

@@ -1,0 +1,342 @@
+# Copyright: see LICENSE
+#
+# 048_citus.pl
+#	snowflake on a Citus cluster: a coordinator (node id 1) and two
+#	workers (node ids 2 and 3) on loopback, shared_preload_libraries =
+#	'citus,snowflake' (Citus must come first).
+#
+#  - CREATE EXTENSION snowflake on the coordinator reaches the workers
+#    through citus_add_node, and a later DROP and CREATE are propagated.
+#  - Node id claims (snowflake_claim_node) span the cluster: each node
+#    claims its own id; a fourth server given worker1's node id is refused
+#    (and worker1's claim again is refused too), both named; a server with
+#    another epoch is refused, both named.
+#  - Keys of a distributed table (distributed by the key) and of a
+#    reference table, from concurrent pgbench inserts through the
+#    coordinator and through each worker, COPY, INSERT ... SELECT from a
+#    local and from a distributed source: no key twice, and the node field
+#    is the node that evaluated the default, as docs/deployment/distributed.md
+#    says: the coordinator for rows routed through it, the worker for rows
+#    sent to it, for INSERT ... SELECT from a distributed source the worker
+#    holding the source row's shard, from a local source the node running
+#    the statement.
+#  - UPDATE ... SET key = snowflake_nextval() is refused (0A000); the CTE
+#    form works, and mints on the workers holding the rows.
+#  - Decoders and snowflake_min_id() run on the workers (EXPLAIN VERBOSE).
+#
+# Citus is not part of snowflake: test/citus.sh builds it from its release
+# source and test/check.sh calls it.  Without Citus the file skips and says
+# why; test/check.sh accepts that skip except where SNOWFLAKE_REQUIRE_CITUS
+# is set (test/chroot-check.sh sets it for the major CI runs Citus on), and
+# this file then fails instead of skipping.
+
+use strict;
+use warnings;
+
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowflakeTest;
+use Test::More;
+
+my $probe = PostgreSQL::Test::Cluster->new('probe');
+my $major = $probe->pg_version->major;
+my $citus_control = $probe->config_data('--sharedir') . '/extension/citus.control';
+my $why;
+if ($major < 16)
+{
+	$why = 'Citus 14 runs on PostgreSQL 16 to 18: need PostgreSQL 16 or later';
+}
+elsif (!-e $citus_control)
+{
+	$why =
+	  "Citus is not installed for PostgreSQL $major ($citus_control is missing; "
+	  . 'test/citus.sh builds it from its release source, and test/check.sh runs it when '
+	  . 'SNOWFLAKE_CITUS_TARBALL or ../shared/vendor/citus-14.0.1.tar.gz beside the repository names one)';
+}
+if (defined $why)
+{
+	if ($ENV{SNOWFLAKE_REQUIRE_CITUS})
+	{
+		fail("Citus is required here (SNOWFLAKE_REQUIRE_CITUS): $why");
+		done_testing();
+		exit;
+	}
+	plan skip_all => $why;
+}
+
+# A Citus node: snowflake preloaded after Citus, TCP on loopback (Citus
+# connects to the nodes it knows by host and port).
+sub citus_node
+{
+	my ($name, $node_id, %settings) = @_;
+	my $node = start_snowflake_node(
+		$name,
+		node_id => $node_id,
+		preload => 0,
+		settings => {
+			shared_preload_libraries => 'citus,snowflake',
+			listen_addresses => '127.0.0.1',
+			cluster_name => $name,
+			%settings
+		});
+	$node->safe_psql('postgres', 'CREATE EXTENSION citus');
+	return $node;
+}
+
+my $coord = citus_node('coord', 1);
+my $worker1 = citus_node('worker1', 2);
+my $worker2 = citus_node('worker2', 3);
+my @nodes = ($coord, $worker1, $worker2);
+my %node_id = (coord => 1, worker1 => 2, worker2 => 3);
+# The Citus address of each node, and the node id of the node at a port.
+my %addr = map { $_->name => '127.0.0.1:' . $_->port } @nodes;
+my $port_to_node_id =
+  'CASE nodeport '
+  . join(' ', map { 'WHEN ' . $_->port . " THEN $node_id{$_->name}" } @nodes)
+  . ' END';
+
+# For the rows of $table matching $where, with a column k that is the
+# distribution column of $source: how many there are, how many keys were
+# minted by another node than the one holding k's shard of $source, and
+# the node ids that minted them.
+sub rows_off_their_shard
+{
+	my ($node, $source, $table, $where) = @_;
+	my @rows = map { [ split /\|/ ] } split /\n/, $node->safe_psql('postgres',
+		"SELECT k, snowflake_node_id(id) FROM $table WHERE $where");
+	my %ks = map { $_->[0] => 1 } @rows;
+	my %holder = split /[|\n]/, $node->safe_psql(
+		'postgres', qq{
+SELECT k, $port_to_node_id
+  FROM unnest(ARRAY[${\ join(',', sort keys %ks) }]::integer[]) k,
+       LATERAL (SELECT nodeport FROM citus_shards
+                 WHERE table_name = '$source'::regclass
+                   AND shardid = get_shard_id_for_distribution_column('$source', k)) s});
+	my $off = grep { !defined $holder{ $_->[0] } || $holder{ $_->[0] } != $_->[1] } @rows;
+	my %minted = map { $_->[1] => 1 } @rows;
+	return scalar(@rows) . " rows, $off minted elsewhere, minted on nodes "
+	  . join(' ', sort keys %minted);
+}
+
+# The extension, created on the coordinator before the workers join.
+$coord->safe_psql(
+	'postgres', qq{
+SELECT citus_set_coordinator_host('127.0.0.1', ${\ $coord->port});
+CREATE EXTENSION snowflake;});
+foreach my $w ($worker1, $worker2)
+{
+	$coord->safe_psql('postgres',
+		"SELECT citus_add_node('127.0.0.1', " . $w->port . ')');
+}
+my $default_version = $coord->safe_psql('postgres',
+	"SELECT default_version FROM pg_available_extensions WHERE name = 'snowflake'");
+my $version_sql = "SELECT coalesce((SELECT extversion FROM pg_extension WHERE extname = 'snowflake'), 'none')";
+is( join(' ', map { $_->safe_psql('postgres', $version_sql) } $worker1, $worker2),
+	"$default_version $default_version",
+	'citus_add_node creates the extension on each worker');
+$coord->safe_psql('postgres', 'DROP EXTENSION snowflake');
+is(join(' ', map { $_->safe_psql('postgres', $version_sql) } $worker1, $worker2),
+	'none none', 'DROP EXTENSION on the coordinator drops it on the workers');
+$coord->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+is( join(' ', map { $_->safe_psql('postgres', $version_sql) } $worker1, $worker2),
+	"$default_version $default_version",
+	'and CREATE EXTENSION creates it there again');
+
+# --- node id claims across the cluster ---
+
+is(join(' ', map { $_->safe_psql('postgres', 'SELECT snowflake_claim_node()') } @nodes),
+	'1 2 3', 'each node claims its own node id');
+is($worker1->safe_psql('postgres', 'SELECT snowflake_claim_node()'),
+	'2', 'a claim again by the same node stands');
+my %sysid = map {
+	($_->name => $_->safe_psql('postgres',
+			'SELECT system_identifier FROM pg_control_system()'))
+} @nodes;
+
+# A fourth server given worker1's node id joins the cluster.
+my $twin = citus_node('twin', 2);
+$coord->safe_psql('postgres',
+	"SELECT citus_add_node('127.0.0.1', " . $twin->port . ')');
+my $twin_sysid = $twin->safe_psql('postgres',
+	'SELECT system_identifier FROM pg_control_system()');
+my $twin_addr = '127.0.0.1:' . $twin->port;
+my $hint =
+  'HINT:  Give every server that mints IDs its own "snowflake.node_id", and remove the wrong claim once no server mints with it.';
+(my $twin_report = error_report($twin, 'SELECT snowflake_claim_node()')) =~
+  s/claimed it at [-0-9:.+ ]+, as/claimed it at TIME, as/;
+is( $twin_report,
+	"23505: snowflake node id 2 is claimed by two servers\n"
+	  . "DETAIL:  Server \"worker1\" (system identifier $sysid{worker1}) claimed it at TIME, as Citus node $addr{worker1} records; server \"twin\" (system identifier $twin_sysid) claims it too.\n"
+	  . $hint,
+	'a server claiming a node id another Citus node claimed is refused, naming both');
+is( error_report($worker1, 'SELECT snowflake_claim_node()'),
+	"23505: snowflake node id 2 is claimed by two servers\n"
+	  . "DETAIL:  Server \"twin\" (system identifier $twin_sysid), Citus node $twin_addr, mints with it; server \"worker1\" (system identifier $sysid{worker1}) claims it too.\n"
+	  . $hint,
+	'and the first claimer, claiming again, is refused naming the newcomer');
+is($twin->safe_psql('postgres', 'SELECT count(*) FROM snowflake_node_claims'),
+	'0', 'the refused server holds no claim');
+$coord->safe_psql('postgres',
+	"SELECT citus_remove_node('127.0.0.1', " . $twin->port . ')');
+$twin->stop;
+
+# A server with node id 4 and another epoch.
+my $stranger = citus_node('stranger', 4, 'snowflake.epoch' => '2025-01-01 00:00:00+00');
+$coord->safe_psql('postgres',
+	"SELECT citus_add_node('127.0.0.1', " . $stranger->port . ')');
+my $stranger_sysid = $stranger->safe_psql('postgres',
+	'SELECT system_identifier FROM pg_control_system()');
+is( error_report($stranger, 'SELECT snowflake_claim_node()'),
+	"55000: snowflake epoch or layout differs between the servers of the Citus cluster\n"
+	  . "DETAIL:  Server \"coord\" (system identifier $sysid{coord}), Citus node $addr{coord}, mints with epoch 2024-01-01 00:00:00.000+00 and layout 41/10/12; server \"stranger\" (system identifier $stranger_sysid) with epoch 2025-01-01 00:00:00.000+00 and layout 41/10/12.\n"
+	  . 'HINT:  Give every node of the Citus cluster the same "snowflake.epoch", "snowflake.timestamp_bits", "snowflake.node_bits" and "snowflake.sequence_bits": decoders and snowflake_min_id() run on any node.',
+	'a server with another epoch is refused, naming both');
+$coord->safe_psql('postgres',
+	"SELECT citus_remove_node('127.0.0.1', " . $stranger->port . ')');
+$stranger->stop;
+
+# --- tables ---
+
+$coord->safe_psql(
+	'postgres', q{
+CREATE TABLE orders (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), src text NOT NULL, k integer);
+SELECT create_distributed_table('orders', 'id');
+CREATE TABLE items (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), src text NOT NULL);
+SELECT create_reference_table('items');
+CREATE TABLE source_rows (k integer PRIMARY KEY);
+SELECT create_distributed_table('source_rows', 'k');
+INSERT INTO source_rows SELECT generate_series(1, 300);
+CREATE TABLE local_rows (k integer);
+INSERT INTO local_rows SELECT generate_series(1, 100);});
+$worker1->safe_psql('postgres',
+	'CREATE TABLE local_rows (k integer); INSERT INTO local_rows SELECT generate_series(1, 100);');
+
+# --- concurrent inserts through every node ---
+
+my $dir = PostgreSQL::Test::Utils::tempdir();
+my @runs;
+foreach my $node (@nodes)
+{
+	my $clients = $node == $coord ? 4 : 2;
+	my $script = "$dir/" . $node->name . '.sql';
+	open my $fh, '>', $script or die "could not write $script: $!";
+	print $fh "INSERT INTO orders (src) VALUES ('pgbench " . $node->name . "');\n"
+	  . "INSERT INTO items (src) VALUES ('pgbench " . $node->name . "');\n";
+	close $fh;
+	my ($out, $err) = ('', '');
+	my $h = IPC::Run::start(
+		[
+			'pgbench', '-n', '-c', $clients, '-j', $clients, '-t', '200',
+			'-f', $script, '-h', $node->host, '-p', $node->port, 'postgres'
+		],
+		'>', \$out, '2>', \$err,
+		IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
+	push @runs, [ $node->name, $h, \$out, \$err ];
+}
+foreach my $run (@runs)
+{
+	my ($name, $h, $out, $err) = @$run;
+	ok($h->finish, "pgbench through $name ran without error") or diag($$err);
+}
+
+# The node field of the rows each node inserted.
+my $by_src_sql = sub {
+	my ($table, $where) = @_;
+	$where //= 'true';
+	return qq{
+SELECT string_agg(src || ':' || nodes, ' ' ORDER BY src)
+  FROM (SELECT src, string_agg(DISTINCT snowflake_node_id(id)::text, ',') AS nodes
+          FROM $table WHERE $where GROUP BY src) s};
+};
+is( $coord->safe_psql('postgres', $by_src_sql->('orders')),
+	'pgbench coord:1 pgbench worker1:2 pgbench worker2:3',
+	'distributed table: keys minted by the node each insert went to');
+is( $coord->safe_psql('postgres', $by_src_sql->('items')),
+	'pgbench coord:1 pgbench worker1:2 pgbench worker2:3',
+	'reference table: the same');
+is( join(' ', map { $_->safe_psql('postgres', 'SELECT count(*) FROM items') } @nodes),
+	'1600 1600 1600',
+	'every node reads all 1,600 rows of the reference table');
+
+# --- COPY ---
+
+foreach my $node ($coord, $worker2)
+{
+	$node->safe_psql('postgres',
+		"COPY orders (src) FROM STDIN;\n"
+		  . join('', map { 'copy ' . $node->name . "\n" } 1 .. 100)
+		  . "\\.\n");
+}
+
+# --- INSERT ... SELECT ---
+
+# From a distributed source, run on the coordinator: each row is minted by
+# the worker that holds the source row's shard.
+$coord->safe_psql('postgres',
+	"INSERT INTO orders (src, k) SELECT 'select distributed', k FROM source_rows");
+is( rows_off_their_shard($coord, 'source_rows', 'orders', "src = 'select distributed'"),
+	'300 rows, 0 minted elsewhere, minted on nodes 2 3',
+	'INSERT ... SELECT from a distributed source: each key minted on the worker holding its source shard'
+);
+# From a local table: minted by the node that runs the statement.
+$coord->safe_psql('postgres',
+	"INSERT INTO orders (src) SELECT 'select local coord' FROM local_rows");
+$worker1->safe_psql('postgres',
+	"INSERT INTO orders (src) SELECT 'select local worker1' FROM local_rows");
+is( $coord->safe_psql(
+		'postgres', $by_src_sql->('orders', "src NOT LIKE 'pgbench%'")),
+	'copy coord:1 copy worker2:3 select distributed:2,3 select local coord:1 select local worker1:2',
+	'COPY mints on the node that receives it; INSERT ... SELECT from a local table on the node running it'
+);
+
+# --- UPDATE ---
+
+is( error_report($coord,
+		"UPDATE orders SET id = snowflake_nextval() WHERE src = 'copy coord'"),
+	'0A000: functions used in UPDATE queries on distributed tables must not be VOLATILE',
+	'UPDATE ... SET id = snowflake_nextval() is refused on a distributed table');
+$coord->safe_psql(
+	'postgres', q{
+CREATE TABLE legacy (k integer PRIMARY KEY, id bigint);
+SELECT create_distributed_table('legacy', 'k');
+INSERT INTO legacy (k) SELECT generate_series(1, 100);});
+is( error_report($coord, 'UPDATE legacy SET id = snowflake_nextval()'),
+	'0A000: functions used in UPDATE queries on distributed tables must not be VOLATILE',
+	'also for a column that is not the distribution column');
+$coord->safe_psql(
+	'postgres', q{
+WITH new_ids AS (SELECT k, snowflake_nextval() AS id FROM legacy WHERE id IS NULL)
+UPDATE legacy l SET id = n.id FROM new_ids n WHERE l.k = n.k;});
+is( rows_off_their_shard($coord, 'legacy', 'legacy', 'id IS NOT NULL'),
+	'100 rows, 0 minted elsewhere, minted on nodes 2 3',
+	'the CTE form sets every key, minted on the worker holding the row');
+
+# --- no key twice ---
+
+is( $coord->safe_psql(
+		'postgres', q{
+SELECT count(*), count(DISTINCT id)
+  FROM (SELECT id FROM orders UNION ALL SELECT id FROM items
+        UNION ALL SELECT id FROM legacy) t}),
+	'4000|4000',
+	'4,000 keys minted through three nodes (2,300 in orders, 1,600 in items, 100 in legacy), each once');
+
+# --- decoders on the workers ---
+
+my $plan = $coord->safe_psql(
+	'postgres', q{
+EXPLAIN (VERBOSE, COSTS OFF)
+SELECT snowflake_node_id(id), count(*) FROM orders
+ WHERE id >= snowflake_min_id(now() - interval '1 hour') GROUP BY 1});
+like(
+	$plan,
+	qr/Query: SELECT public\.snowflake_node_id\(id\) AS snowflake_node_id, count\(\*\) AS count FROM public\.orders_\d+ orders WHERE \(id OPERATOR\(pg_catalog\.>=\) public\.snowflake_min_id\(/,
+	'snowflake_node_id() and snowflake_min_id() are sent to the workers in the shard queries');
+is( $worker2->safe_psql(
+		'postgres', q{
+SELECT count(*) FROM orders WHERE id >= snowflake_min_id(now() - interval '1 hour')}),
+	'2300', 'and a worker runs them over the whole table');
+
+$_->stop foreach @nodes;
+done_testing();
