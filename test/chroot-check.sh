@@ -160,7 +160,32 @@ sf_chroot_lock
 mounted=()
 trap sf_unmount_all EXIT
 [ -x "$CHROOT$CHROOT_PGC" ] || build_chroot
+
+# The chroot is a throwaway test system whose suite may come from a dated
+# snapshot of the archive (as the host's may): let apt accept Release files
+# past their Valid-Until date there, so that the suites' own package
+# installs (test/setup.sh) work.  The host's apt configuration is untouched.
+echo 'Acquire::Check-Valid-Until "false";' >"$CHROOT/etc/apt/apt.conf.d/99snowflake-test"
+
+# The majors whose run must test Citus, and its release source.
+citus_wanted=0
+citus_tarball=${SNOWFLAKE_CITUS_TARBALL:-$src/../shared/vendor/citus-14.0.1.tar.gz}
+grep -qw "$major" <<<"${SNOWFLAKE_CITUS_MAJORS:-17}" && citus_wanted=1
+
 if [ "$mode" = "--prepare" ]; then
+    # Citus's build (minutes, cached in the chroot) is done here too, so
+    # that test/check.sh --all-majors does it while the native stage runs;
+    # a failure is only reported: the run's own test/citus.sh tries again.
+    if [ "$citus_wanted" -eq 1 ] && [ -e "$citus_tarball" ]; then
+        prep=$(mktemp -d "$CHROOT/citus-prepare.XXXXXX")
+        cp "$src/test/lib.sh" "$src/test/citus.sh" "$citus_tarball" "$prep/"
+        sf_chroot_mounts
+        chroot "$CHROOT" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+            PG_CONFIG="$CHROOT_PGC" \
+            bash "/${prep#"$CHROOT"/}/citus.sh" "/${prep#"$CHROOT"/}/$(basename "$citus_tarball")" ||
+            log "building Citus failed here; the run will try again"
+        rm -rf "$prep"
+    fi
     log "chroot ready: $CHROOT"
     exit 0
 fi
@@ -171,12 +196,6 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
-
-# The chroot is a throwaway test system whose suite may come from a dated
-# snapshot of the archive (as the host's may): let apt accept Release files
-# past their Valid-Until date there, so that the suites' own package
-# installs (test/setup.sh) work.  The host's apt configuration is untouched.
-echo 'Acquire::Check-Valid-Until "false";' >"$CHROOT/etc/apt/apt.conf.d/99snowflake-test"
 
 sf_chroot_mounts
 if [ -n "${PG_TEST_PORT_DIR:-}" ]; then
@@ -194,8 +213,7 @@ tar -C "$src" --exclude=./.git --exclude='./tmp_check*' --exclude=./results \
     --exclude=./output_iso -cf - . | tar -C "$work" -xf -
 inner=/${work#"$CHROOT"/}
 citus=()
-if grep -qw "$major" <<<"${SNOWFLAKE_CITUS_MAJORS:-17}"; then
-    citus_tarball=${SNOWFLAKE_CITUS_TARBALL:-$src/../shared/vendor/citus-14.0.1.tar.gz}
+if [ "$citus_wanted" -eq 1 ]; then
     citus=(SNOWFLAKE_REQUIRE_CITUS=1)
     if [ -e "$citus_tarball" ]; then
         mkdir -p "$work/.citus"
