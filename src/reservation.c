@@ -48,10 +48,38 @@ sf_check_lineage(SnowflakeShared *s)
 {
 	uint64		system_id = GetSystemIdentifier();
 	TimeLineID	tli = GetWALInsertionTimeLine();
+	int			node = snowflake_node_field(s, tli);
 
 	if (s->lineage_checked)
 		return;
 	s->lineage_checked = true;
+
+	/*
+	 * The node field of this life's IDs, fixed before the first of them:
+	 * the timeline cannot change while the server issues IDs (only the end
+	 * of a recovery starts a new one, and nothing is issued during
+	 * recovery).  Another node field than the last IDs' starts in the next
+	 * millisecond, so that no ID of the life is smaller than an earlier one.
+	 */
+	if (node >= 0)
+	{
+		int			sb = s->layout.sequence_bits;
+
+		SpinLockAcquire(&s->mutex);
+		s->node_part = (int64) node << sb;
+		if (node != s->recorded_node && s->last >= 0 &&
+			(s->last >> sb) < snowflake_max_ms(&s->layout))
+			s->last = (((s->last >> sb) + 1) << sb) - 1;
+		SpinLockRelease(&s->mutex);
+		if (s->node_id_span > 1)
+			ereport(LOG,
+					(errmsg("snowflake IDs carry node id %d on timeline %u",
+							node, tli),
+					 errdetail("With \"%s\" = %d and \"%s\" = %d, each timeline takes the next node id in turn.",
+							   "snowflake.node_id", s->node_id,
+							   "snowflake.node_id_span", s->node_id_span)));
+		s->recorded_node = node;
+	}
 	if (s->recorded_system_id != system_id)
 	{
 		if (!s->floor_pending)

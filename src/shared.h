@@ -70,7 +70,7 @@
  * whenever the struct changes: a library replaced while a server runs
  * without the preload must not read a segment its predecessor created.
  */
-#define SNOWFLAKE_SHARED_MAGIC	0x534E4631	/* "SNF1" */
+#define SNOWFLAKE_SHARED_MAGIC	0x534E4632	/* "SNF2" */
 
 /* Size of the DSM registry segment: fixed, room to spare. */
 #define SNOWFLAKE_DSM_SIZE	8192
@@ -118,7 +118,7 @@ typedef struct SnowflakeShared
 	/* Fixed once configured (see the locking rules above). */
 	SnowflakeLayout layout;
 	int			node_id;		/* -1 when not set */
-	int64		node_part;		/* node_id << sequence_bits, or 0 */
+	int			node_id_span;	/* node ids taken in turn, one per timeline */
 	SnowflakeRefusal refusal;
 	char		refusal_detail[2 * SNOWFLAKE_DETAIL_LEN];
 	int			refusal_errno;	/* errno of a state file failure */
@@ -132,9 +132,19 @@ typedef struct SnowflakeShared
 	int			tranche_id;
 	LWLock		lock_data;
 
+	/*
+	 * The node field of this life's IDs shifted into place: set under lock
+	 * at the life's first reservation write (the lineage check), before any
+	 * ID of the life is issued, and published to callers by the spinlock
+	 * with that reservation; read without a lock by a caller that has been
+	 * issued an ID.  node_id << sequence_bits until then.
+	 */
+	int64		node_part;
+
 	/* Protected by lock: the lineage and the floor (see reservation.c). */
 	uint64		recorded_system_id; /* as in the state file, 0 if unknown */
 	uint32		recorded_tli;	/* as in the state file, 0 if unknown */
+	int			recorded_node;	/* node field as in the state file */
 	bool		lineage_checked;	/* compared at this life's first write */
 	bool		floor_pending;	/* the next write applies the floor */
 	char		floor_reason[SNOWFLAKE_REASON_LEN]; /* why, for the log */
@@ -183,6 +193,8 @@ extern SNOWFLAKE_INTERNAL LWLock *snowflake_lock;
 extern SNOWFLAKE_INTERNAL void snowflake_shared_init(void);
 extern SNOWFLAKE_INTERNAL SnowflakeShared *snowflake_attach(void);
 extern SNOWFLAKE_INTERNAL SnowflakeShared *snowflake_require_shared(void);
+extern SNOWFLAKE_INTERNAL int snowflake_node_field(const SnowflakeShared *s,
+												 uint32 tli);
 extern SNOWFLAKE_INTERNAL int64 snowflake_history_lead(SnowflakeShared *s,
 													int64 now_unix_ms);
 extern SNOWFLAKE_INTERNAL void snowflake_state_image(SnowflakeStateFile *f,

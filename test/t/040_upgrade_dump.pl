@@ -24,7 +24,7 @@ my $node = start_snowflake_node('upgrade', node_id => 12);
 # ---------------------------------------------------------------------------
 my $default_version = $node->safe_psql('postgres',
 	"SELECT default_version FROM pg_available_extensions WHERE name = 'snowflake'");
-is($default_version, '1.1', 'the default version is 1.1');
+is($default_version, '1.2', 'the default version is 1.2');
 
 # PGXN's META.json announces the same version.
 my $meta = decode_json(slurp_file("$FindBin::RealBin/../../META.json"));
@@ -88,8 +88,9 @@ is($ret, 0, "ALTER EXTENSION snowflake UPDATE succeeds under the user's objects"
 is($node->safe_psql('updated', $users_sql), '12|1|ready 12|ready true|ready',
 	"the user's views, functions and their chain survive the update and still return their row");
 is($node->safe_psql('updated', $stats_columns_sql),
-	"$columns_10, background_writes bigint, caller_writes bigint, caller_wait_ms double precision",
-	"the view keeps 1.0's columns in their order and appends 1.1's");
+	"$columns_10, background_writes bigint, caller_writes bigint, caller_wait_ms double precision, "
+	  . 'node_id_in_use integer, node_id_span integer',
+	"the view keeps 1.0's columns in their order and appends 1.1's and 1.2's");
 is($node->safe_psql('updated', $stats_function_sql), $function_10,
 	'snowflake_stats() keeps the columns of 1.0');
 $node->safe_psql('fresh', 'CREATE EXTENSION snowflake');
