@@ -614,13 +614,55 @@ sf_attach_segment(void)
 
 	if (!s->configured)
 	{
+		SnowflakeLifeFile life;
+
 		LWLockAcquire(&s->lock_data, LW_EXCLUSIVE);
-		if (!s->configured)
+		if (!s->configured && snowflake_life_read(&life) &&
+			life.postmaster_pid == PostmasterPid &&
+			life.start_time == PgStartTime)
+		{
+			/*
+			 * A crash re-initialisation dropped the registry: the values
+			 * of this server's life stay in force (a change waits for a
+			 * restart), and the configuration is compared with them below.
+			 */
+			SnowflakeLayout recorded;
+
+			recorded.epoch_ms = life.epoch_ms;
+			recorded.timestamp_bits = life.timestamp_bits;
+			recorded.node_bits = life.node_bits;
+			recorded.sequence_bits = life.sequence_bits;
+			sf_configure(s, &recorded, life.node_id, life.node_id_span);
+			pg_write_barrier();
+			s->configured = true;
+		}
+		else if (!s->configured)
 		{
 			if (!valid)
 			{
 				LWLockRelease(&s->lock_data);
 				snowflake_report_settings(ERROR, bad_name, detail);
+			}
+			memset(&life, 0, sizeof(life));
+			life.postmaster_pid = PostmasterPid;
+			life.start_time = PgStartTime;
+			life.epoch_ms = layout.epoch_ms;
+			life.timestamp_bits = layout.timestamp_bits;
+			life.node_bits = layout.node_bits;
+			life.sequence_bits = layout.sequence_bits;
+			life.node_id = node_id;
+			life.node_id_span = span;
+			if (!snowflake_life_write(&life))
+			{
+				int			save_errno = errno;
+
+				LWLockRelease(&s->lock_data);
+				errno = save_errno;
+				ereport(ERROR,
+						(errcode_for_file_access(),
+						 errmsg("could not write file \"%s\": %m",
+								SNOWFLAKE_LIFE_FILE),
+						 errdetail("The snowflake node id and layout are kept there for the life of the server.")));
 			}
 			sf_configure(s, &layout, node_id, span);
 			pg_write_barrier();

@@ -14,7 +14,9 @@
  *	  function, configured from the server configuration by the first one
  *	  under "lock", and loaded from the state file by the first one that
  *	  needs the generator (shared.c, snowflake_attach).  A crash
- *	  re-initialisation drops the registry; the next use creates it again.
+ *	  re-initialisation drops the registry; the next use creates it again,
+ *	  with the node id, span and layout of the server's life, kept in the
+ *	  file "snowflake.settings" by the process that first configured it.
  *	  Nothing in the struct may be a pointer into memory that differs
  *	  between processes: the segment and this library may be mapped at
  *	  other addresses in each of them.

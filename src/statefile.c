@@ -246,6 +246,58 @@ snowflake_state_write(const SnowflakeStateFile *f, SfWriteFailure *failure)
 }
 
 /*
+ * snowflake_life_read
+ *		Read the values of the server's life (statefile.h) into *f: false if
+ *		there is no such file or it is unreadable or corrupt (the caller
+ *		then fixes the configured values and writes the file again).
+ */
+bool
+snowflake_life_read(SnowflakeLifeFile *f)
+{
+	int			fd;
+	ssize_t		n;
+
+	fd = OpenTransientFile(SNOWFLAKE_LIFE_FILE, O_RDONLY | PG_BINARY);
+	if (fd < 0)
+		return false;
+	n = read(fd, f, sizeof(*f));
+	CloseTransientFile(fd);
+	return n == sizeof(*f) && f->magic == SNOWFLAKE_LIFE_MAGIC &&
+		f->crc == sf_crc(f, offsetof(SnowflakeLifeFile, crc));
+}
+
+/*
+ * snowflake_life_write
+ *		Replace the file of the server's life with *f (sealed here): written
+ *		aside and renamed, so that a crash never leaves half of it.  False,
+ *		with errno set, on failure.
+ */
+bool
+snowflake_life_write(SnowflakeLifeFile *f)
+{
+	int			fd;
+	int			save_errno;
+
+	f->magic = SNOWFLAKE_LIFE_MAGIC;
+	f->crc = sf_crc(f, offsetof(SnowflakeLifeFile, crc));
+	fd = BasicOpenFile(SNOWFLAKE_LIFE_TMP_FILE,
+					   O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
+	if (fd < 0)
+		return false;
+	errno = 0;
+	if (write(fd, f, sizeof(*f)) != sizeof(*f))
+	{
+		save_errno = errno ? errno : ENOSPC;
+		close(fd);
+		errno = save_errno;
+		return false;
+	}
+	if (close(fd) != 0)
+		return false;
+	return rename(SNOWFLAKE_LIFE_TMP_FILE, SNOWFLAKE_LIFE_FILE) == 0;
+}
+
+/*
  * snowflake_report_write_failure
  *		Report a failed state file write at elevel, with the operating
  *		system's reason and an optional detail.
