@@ -32,6 +32,7 @@
 #include "access/xlog.h"
 #include "miscadmin.h"
 
+#include "config.h"
 #include "reservation.h"
 #include "shared.h"
 #include "statefile.h"
@@ -130,6 +131,8 @@ snowflake_extend_reservation(int64 needed_ms, int64 now_ms, SfExtendMode mode,
 	int64		reserved;
 	int64		target;
 	int64		now_unix = now_ms + s->layout.epoch_ms;
+	int64		drift = snowflake_max_drift_ms;
+	int64		bound;
 	int64		lead;
 	bool		floor;
 
@@ -139,6 +142,20 @@ snowflake_extend_reservation(int64 needed_ms, int64 now_ms, SfExtendMode mode,
 		return true;
 
 	sf_check_lineage(s);
+
+	/*
+	 * One bound for every process: the lead IDs may have is this process's
+	 * max_drift_ms from now on, whatever a backend still running under an
+	 * older value allows itself.  Lowering it is safe at once, and the
+	 * recorded lead keeps the old value until it has elapsed since then
+	 * (snowflake_history_lead); raising it waits for the write that records
+	 * the new lead.
+	 */
+	SpinLockAcquire(&s->mutex);
+	if (drift < s->lead_bound_ms)
+		s->lead_bound_ms = drift;
+	bound = s->lead_bound_ms;
+	SpinLockRelease(&s->mutex);
 	lead = snowflake_history_lead(s, now_unix);
 	floor = s->floor_pending;
 	if (floor)
@@ -158,7 +175,7 @@ snowflake_extend_reservation(int64 needed_ms, int64 now_ms, SfExtendMode mode,
 	reserved = s->reserved_ms;
 	SpinLockRelease(&s->mutex);
 
-	if (reserved < needed_ms || floor)
+	if (reserved < needed_ms || floor || drift > bound)
 	{
 		/* The write also clears the file's floor obligation. */
 		target = Min(Max(Max(needed_ms, now_ms) + SNOWFLAKE_RESERVE_AHEAD_MS,
@@ -180,6 +197,7 @@ snowflake_extend_reservation(int64 needed_ms, int64 now_ms, SfExtendMode mode,
 		SpinLockAcquire(&s->mutex);
 		s->reserved_ms = target;
 		s->durable_ms = target;
+		s->lead_bound_ms = drift;
 		s->counters.reservation_writes++;
 		if (mode == SF_EXTEND_BACKGROUND)
 			s->counters.background_writes++;

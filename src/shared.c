@@ -332,6 +332,7 @@ sf_record_floor(SnowflakeShared *s, SnowflakeStateFile *f, const char *reason)
 				  "could not write file \"" SNOWFLAKE_STATE_TMP_FILE "\"");
 		return;
 	}
+	s->lead_bound_ms = s->max_lead_ms;
 	ereport(LOG,
 			(errmsg("snowflake IDs will resume past the clock plus %lld ms, because %s",
 					(long long) s->max_lead_ms, reason),
@@ -380,6 +381,7 @@ sf_load_state(SnowflakeShared *s)
 	s->recorded_node = f.node_id;
 	s->max_lead_ms = f.max_lead_ms;
 	s->lead_lowered_ms = f.lead_lowered_ms;
+	s->lead_bound_ms = f.max_lead_ms;
 	s->floor_pending = (f.flags & SNOWFLAKE_STATE_FLOOR) != 0;
 	if (s->floor_pending)
 		strlcpy(s->floor_reason, "the state file records a floor not yet applied",

@@ -175,6 +175,12 @@ typedef struct SnowflakeShared
 								 * a restart resumes above it */
 	int64		durable_ms;		/* the reservation in the file (above
 								 * reserved_ms after a clean shutdown) */
+	int64		lead_bound_ms;	/* every process issues IDs at most this far
+								 * ahead of the clock, whatever its own
+								 * max_drift_ms: never above the largest
+								 * lead the state file records (raised only
+								 * after a write recording it, lowered at
+								 * once; see reservation.c) */
 	int64		clock_ms;		/* latest wall clock reading, ms since epoch */
 	int64		clock_high_ms;	/* the highest reading before the clock last
 								 * went backwards */
