@@ -577,7 +577,10 @@ sf_status(const SnowflakeShared *s)
  * The node id this life's IDs carry (see reservation.c, sf_check_lineage):
  * fixed at its first reservation write; before that, outside recovery, the
  * one the current timeline gives; -1 when not known (in recovery: a
- * promotion starts another timeline) or the node id is not set.
+ * promotion starts another timeline) or the node id is not set.  Read
+ * without the LWLock, which a state file write may hold for long (a stuck
+ * disk): both fields are set once per life, before any ID, and a reading
+ * that races with that write shows the same value either way.
  */
 static int
 sf_node_in_use(SnowflakeShared *s)
@@ -586,10 +589,8 @@ sf_node_in_use(SnowflakeShared *s)
 
 	if (s->node_id < 0)
 		return -1;
-	LWLockAcquire(snowflake_lock, LW_SHARED);
 	if (s->lineage_checked)
 		node = s->recorded_node;
-	LWLockRelease(snowflake_lock);
 	if (node < 0 && !RecoveryInProgress())
 		node = snowflake_node_field(s, GetWALInsertionTimeLine());
 	return node;
