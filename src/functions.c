@@ -579,8 +579,9 @@ sf_status(const SnowflakeShared *s)
  * one the current timeline gives; -1 when not known (in recovery: a
  * promotion starts another timeline) or the node id is not set.  Read
  * without the LWLock, which a state file write may hold for long (a stuck
- * disk): both fields are set once per life, before any ID, and a reading
- * that races with that write shows the same value either way.
+ * disk): recorded_node is set once per life, before any ID, and published
+ * by lineage_checked with a barrier; a reading that races with it shows
+ * the value of the current timeline either way.
  */
 static int
 sf_node_in_use(SnowflakeShared *s)
@@ -590,7 +591,10 @@ sf_node_in_use(SnowflakeShared *s)
 	if (s->node_id < 0)
 		return -1;
 	if (s->lineage_checked)
+	{
+		pg_read_barrier();
 		node = s->recorded_node;
+	}
 	if (node < 0 && !RecoveryInProgress())
 		node = snowflake_node_field(s, GetWALInsertionTimeLine());
 	return node;

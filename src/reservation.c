@@ -53,7 +53,6 @@ sf_check_lineage(SnowflakeShared *s)
 
 	if (s->lineage_checked)
 		return;
-	s->lineage_checked = true;
 
 	/*
 	 * The node field of this life's IDs, fixed before the first of them:
@@ -99,6 +98,9 @@ sf_check_lineage(SnowflakeShared *s)
 	}
 	s->recorded_system_id = system_id;
 	s->recorded_tli = tli;
+	/* snowflake_stats reads recorded_node once this is set, without a lock. */
+	pg_write_barrier();
+	s->lineage_checked = true;
 }
 
 /*
