@@ -218,6 +218,7 @@ if (no_preload())
 {
 	# Without the preload the settings are read at the first use instead.
 	$bad->start;
+	$bad->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 	like((sql_error($bad, 'SELECT snowflake_nextval()'))[1],
 		qr/invalid value for parameter "snowflake.node_id_span": "3"/,
 		'no preload: node id 1022 with span 3 is refused at the first use');
