@@ -84,7 +84,7 @@ is($node->psql('postgres', 'CREATE EXTENSION snowflake'),
 
 is( $node->safe_psql(
 		'postgres', "SELECT extversion FROM pg_extension WHERE extname = 'snowflake'"),
-	'1.1',
+	'1.2',
 	'the extension is installed');
 
 # ---------------------------------------------------------------------------

@@ -8,7 +8,7 @@
 #	anything through search_path: an unprivileged user plants look-alike
 #	functions and operators in the target schema first, each of which would
 #	make the user a superuser if the script ever ran it.  Finally an update
-#	from 1.0 must leave the same objects as a fresh 1.1.
+#	from 1.0 must leave the same objects as a fresh install.
 
 use strict;
 use warnings;
@@ -107,7 +107,7 @@ foreach my $db ('app', 'app10')
 	$node->safe_psql($db, $plant, extra_params => [ '-U', 'mallory' ]);
 }
 
-# A fresh 1.1, created by alice with the planted schema first in her path.
+# A fresh 1.2, created by alice with the planted schema first in her path.
 my ($ret, $stdout, $stderr) = $node->psql(
 	'app', 'SET search_path = public, pg_catalog; CREATE EXTENSION snowflake',
 	extra_params => [ '-U', 'alice' ]);
@@ -117,17 +117,17 @@ is( $node->safe_psql(
 		'app', q{SELECT extversion, extrelocatable,
 			pg_catalog.pg_get_userbyid(extowner)
 			FROM pg_catalog.pg_extension WHERE extname = 'snowflake'}),
-	"1.1|f|alice",
-	'the extension is 1.1, owned by alice');
+	"1.2|f|alice",
+	'the extension is 1.2, owned by alice');
 
 # 1.0, created by alice as well (the control file is trusted for every
-# version), then updated to 1.1 by her.
+# version), then updated to 1.2 (through 1.1) by her.
 ($ret, $stdout, $stderr) = $node->psql(
 	'app10',
 	"SET search_path = public, pg_catalog; CREATE EXTENSION snowflake VERSION '1.0'; "
-	  . "ALTER EXTENSION snowflake UPDATE TO '1.1'",
+	  . "ALTER EXTENSION snowflake UPDATE TO '1.2'",
 	extra_params => [ '-U', 'alice' ]);
-is($ret, 0, 'a database owner creates 1.0 and updates it to 1.1')
+is($ret, 0, 'a database owner creates 1.0 and updates it to 1.2')
   or diag($stderr);
 
 foreach my $db ('app', 'app10')
@@ -156,11 +156,11 @@ WHERE d.refclassid = 'pg_catalog.pg_extension'::regclass AND d.deptype = 'e'
 ORDER BY 1};
 my $fresh = $node->safe_psql('app', $objects);
 my $updated = $node->safe_psql('app10', $objects);
-is($updated, $fresh, 'an update from 1.0 leaves the objects of a fresh 1.1');
+is($updated, $fresh, 'an update from 1.0 leaves the objects of a fresh 1.2');
 like($fresh, qr/snowflake_nextval_batch/, 'the object list is not empty');
 is($node->safe_psql('app10', q{SELECT extversion, extrelocatable
 		FROM pg_catalog.pg_extension WHERE extname = 'snowflake'}),
-	'1.1|f', 'the updated extension is 1.1 and not relocatable');
+	'1.2|f', 'the updated extension is 1.2 and not relocatable');
 
 # alice uses every generator and decoder, and reads the counters.
 my $use = $node->safe_psql(
