@@ -3,10 +3,31 @@
 -- complain if script is sourced in psql, rather than via ALTER EXTENSION
 \echo Use "ALTER EXTENSION snowflake UPDATE TO '1.2'" to load this file. \quit
 
--- As snowflake--1.0--1.1.sql says: a fresh CREATE EXTENSION snowflake runs
--- snowflake--1.0.sql, snowflake--1.0--1.1.sql and then this script; every
--- name is qualified (pg_catalog., @extschema@.), since a database owner may
--- run it (the extension is trusted); nothing is dropped.
+-- Each SQL object is written once: there is no snowflake--1.2.sql.  A fresh
+-- CREATE EXTENSION snowflake runs snowflake--1.0.sql, snowflake--1.0--1.1.sql
+-- and then this script (see the head of snowflake--1.0--1.1.sql for the
+-- rules every update script follows: qualify every name, add objects or
+-- CREATE OR REPLACE them, never drop one that users' objects may depend on).
+
+-- snowflake.node_id_span (1.2): a server and its standbys take node ids
+-- node_id .. node_id + node_id_span - 1 in turn, one per timeline.  The stats
+-- row gains the node id this server's IDs carry now and the span, appended
+-- after stats_reset as the 1.1 script describes.
+
+ALTER TYPE @extschema@.snowflake_stats_row
+    ADD ATTRIBUTE node_id_in_use pg_catalog.int4,
+    ADD ATTRIBUTE node_id_span pg_catalog.int4;
+
+CREATE OR REPLACE VIEW @extschema@.snowflake_stats AS
+SELECT s.status, s.node_id, s.epoch, s.timestamp_bits, s.node_bits, s.sequence_bits,
+       s.last_timestamp, s.lead_ms, s.ids_issued, s.borrowed_ms,
+       s.clock_regressions, s.max_clock_regression_ms, s.waits, s.wait_ms,
+       s.refused, s.reserved_until, s.reservation_writes, s.stats_reset,
+       -- 1.1
+       s.background_writes, s.caller_writes, s.caller_wait_ms,
+       -- 1.2
+       s.node_id_in_use, s.node_id_span
+  FROM @extschema@.snowflake_stats_all() s;
 
 -- Node id claims across a Citus cluster (1.2).  On Citus every node mints
 -- with its own node id (the coordinator for rows routed through it, each
@@ -30,6 +51,11 @@
 -- claims table; below, that role (when it is not a superuser: the owner of
 -- a trusted install on a managed cluster) receives EXECUTE, and SELECT and
 -- DELETE on the table, to read the claims and remove a wrong one.
+-- With snowflake.node_id_span of N (1.2), a claim covers every node id of
+-- the span, node_id .. node_id + N - 1, all or none: the standbys of the
+-- server that claims share its system identifier and mint with the other
+-- node ids of the span once promoted.  On Citus, the spans of two servers
+-- must not overlap.
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_claim_node(server_name pg_catalog.text DEFAULT NULL)
 RETURNS pg_catalog.int4
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
@@ -43,18 +69,18 @@ DECLARE
     probe text;
     other record;
     them jsonb;
-    theirs text;
+    shared_id integer;
 BEGIN
     SELECT n.nspname INTO nsp
       FROM pg_catalog.pg_extension e
       JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
      WHERE e.extname = 'snowflake';
-    -- snowflake_stats() raises 55000 when the library is not preloaded.
+    -- snowflake_stats_all() raises 55000 when the library is not preloaded.
     -- The epoch in UTC, to the millisecond, whatever the session's TimeZone.
-    EXECUTE format($q$SELECT node_id,
+    EXECUTE format($q$SELECT node_id, node_id + node_id_span - 1 AS last_id,
                              to_char(epoch AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.MS') || '+00' AS epoch,
                              timestamp_bits || '/' || node_bits || '/' || sequence_bits AS layout
-                        FROM %I.snowflake_stats()$q$, nsp) INTO me;
+                        FROM %I.snowflake_stats_all()$q$, nsp) INTO me;
     IF me.node_id IS NULL THEN
         RAISE EXCEPTION USING
             ERRCODE = 'object_not_in_prerequisite_state',
@@ -66,23 +92,27 @@ BEGIN
 
     IF EXISTS (SELECT FROM pg_catalog.pg_extension WHERE extname = 'citus') THEN
         -- What every node of the Citus cluster (this one included) mints
-        -- with, and a claim of this node id by another server if it holds
-        -- one.  The same extension schema on every node: Citus creates the
-        -- extension on the workers as it is on the coordinator.
+        -- with (its node ids, from node_id to last_id), and a claim of one
+        -- of this server's node ids by another server if it holds one.  The
+        -- same extension schema on every node: Citus creates the extension
+        -- on the workers as it is on the coordinator.
         probe := format($q$SELECT pg_catalog.json_build_object(
                 'sysid', c.system_identifier::pg_catalog.text,
                 'name', coalesce(nullif(pg_catalog.current_setting('cluster_name'), ''), c.system_identifier::pg_catalog.text),
                 'node_id', s.node_id,
+                'last_id', s.node_id + s.node_id_span - 1,
                 'epoch', pg_catalog.to_char(s.epoch AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.MS') || '+00',
                 'layout', s.timestamp_bits || '/' || s.node_bits || '/' || s.sequence_bits,
-                'claim', (SELECT pg_catalog.json_build_object('sysid', k.system_identifier::pg_catalog.text,
+                'claim', (SELECT pg_catalog.json_build_object('node_id', k.node_id,
+                                                              'sysid', k.system_identifier::pg_catalog.text,
                                                               'name', k.server_name,
                                                               'at', k.claimed_at::pg_catalog.text)
                             FROM %1$I.snowflake_node_claims k
-                           WHERE k.node_id = %2$s AND k.system_identifier <> %3$s
+                           WHERE k.node_id BETWEEN %2$s AND %3$s AND k.system_identifier <> %4$s
+                           ORDER BY k.node_id
                            LIMIT 1))
-              FROM %1$I.snowflake_stats() s, pg_catalog.pg_control_system() c$q$,
-            nsp, me.node_id, sysid);
+              FROM %1$I.snowflake_stats_all() s, pg_catalog.pg_control_system() c$q$,
+            nsp, me.node_id, me.last_id, sysid);
         FOR other IN EXECUTE
             'SELECT r.success, r.result, n.nodename || '':'' || n.nodeport AS addr
                FROM pg_catalog.run_command_on_all_nodes($1) r
@@ -101,41 +131,44 @@ BEGIN
             IF them->'claim' IS NOT NULL AND them->'claim' <> 'null'::jsonb THEN
                 RAISE EXCEPTION USING
                     ERRCODE = 'unique_violation',
-                    MESSAGE = format('snowflake node id %s is claimed by two servers', me.node_id),
+                    MESSAGE = format('snowflake node id %s is claimed by two servers', them->'claim'->>'node_id'),
                     DETAIL = format('Server "%s" (system identifier %s) claimed it at %s, as Citus node %s records; server "%s" (system identifier %s) claims it too.',
                                     them->'claim'->>'name', them->'claim'->>'sysid', them->'claim'->>'at',
                                     other.addr, myname, sysid),
                     HINT = 'Give every server that mints IDs its own "snowflake.node_id", and remove the wrong claim once no server mints with it.';
             END IF;
-            IF (them->>'node_id')::pg_catalog.int4 = me.node_id THEN
+            -- The two ranges of node ids overlap: name the first shared one.
+            shared_id := greatest((them->>'node_id')::pg_catalog.int4, me.node_id);
+            IF shared_id <= least((them->>'last_id')::pg_catalog.int4, me.last_id) THEN
                 RAISE EXCEPTION USING
                     ERRCODE = 'unique_violation',
-                    MESSAGE = format('snowflake node id %s is claimed by two servers', me.node_id),
+                    MESSAGE = format('snowflake node id %s is claimed by two servers', shared_id),
                     DETAIL = format('Server "%s" (system identifier %s), Citus node %s, mints with it; server "%s" (system identifier %s) claims it too.',
                                     them->>'name', them->>'sysid', other.addr, myname, sysid),
                     HINT = 'Give every server that mints IDs its own "snowflake.node_id", and remove the wrong claim once no server mints with it.';
             END IF;
             IF them->>'epoch' <> me.epoch OR them->>'layout' <> me.layout THEN
-                theirs := format('epoch %s and layout %s', them->>'epoch', them->>'layout');
                 RAISE EXCEPTION USING
                     ERRCODE = 'object_not_in_prerequisite_state',
                     MESSAGE = 'snowflake epoch or layout differs between the servers of the Citus cluster',
-                    DETAIL = format('Server "%s" (system identifier %s), Citus node %s, mints with %s; server "%s" (system identifier %s) with epoch %s and layout %s.',
-                                    them->>'name', them->>'sysid', other.addr, theirs,
+                    DETAIL = format('Server "%s" (system identifier %s), Citus node %s, mints with epoch %s and layout %s; server "%s" (system identifier %s) with epoch %s and layout %s.',
+                                    them->>'name', them->>'sysid', other.addr, them->>'epoch', them->>'layout',
                                     myname, sysid, me.epoch, me.layout),
                     HINT = 'Give every node of the Citus cluster the same "snowflake.epoch", "snowflake.timestamp_bits", "snowflake.node_bits" and "snowflake.sequence_bits": decoders and snowflake_min_id() run on any node.';
             END IF;
         END LOOP;
     END IF;
 
-    EXECUTE format('INSERT INTO %I.snowflake_node_claims (node_id, system_identifier, server_name) VALUES ($1, $2, $3)', nsp)
-        USING me.node_id, sysid, myname;
+    FOR i IN me.node_id .. me.last_id LOOP
+        EXECUTE format('INSERT INTO %I.snowflake_node_claims (node_id, system_identifier, server_name) VALUES ($1, $2, $3)', nsp)
+            USING i, sysid, myname;
+    END LOOP;
     RETURN me.node_id;
 END
 $$;
 
 COMMENT ON FUNCTION @extschema@.snowflake_claim_node(pg_catalog.text) IS
-'record in snowflake_node_claims that this server (its system identifier) mints with its node id; fails if another server claimed it, or on Citus if another node mints with it or with another epoch or layout (superuser and the extension''s owner)';
+'record in snowflake_node_claims that this server (its system identifier) mints with its node id, and with the next ones of snowflake.node_id_span; fails if another server claimed one of them, or on Citus if another node mints with one of them or with another epoch or layout (superuser and the extension''s owner)';
 
 -- The role that created the extension, unless a superuser: EXECUTE on the
 -- claim, SELECT and DELETE on the claims.  Granted while the script runs,

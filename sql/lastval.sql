@@ -2,7 +2,7 @@
 -- lastval: snowflake_lastval() (1.2), the last ID snowflake_nextval() or
 -- snowflake_nextval_batch() handed to this session.  Each regression file
 -- runs in a session of its own, so this one starts without a last value.
--- Other sessions and concurrency: test/t/030_lastval.pl.
+-- Other sessions and concurrency: test/t/033_lastval.pl.
 --
 
 -- Before the session has one: 55000, as lastval() before any nextval().

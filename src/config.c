@@ -55,6 +55,7 @@ bool		snowflake_background_writer = true;
 
 /* Postmaster-context settings, defined when preloaded: they decide uniqueness. */
 static int	sf_node_id = -1;
+static int	sf_node_id_span = 1;
 static char *sf_epoch = NULL;
 static int	sf_timestamp_bits = SNOWFLAKE_DEFAULT_TIMESTAMP_BITS;
 static int	sf_node_bits = SNOWFLAKE_DEFAULT_NODE_BITS;
@@ -70,6 +71,7 @@ static SnowflakeLayout sf_layout;
 typedef struct SfRawSettings
 {
 	char	   *node_id;
+	char	   *node_id_span;
 	char	   *epoch;
 	char	   *timestamp_bits;
 	char	   *node_bits;
@@ -182,6 +184,7 @@ static void
 sf_define_layout_settings(SfRawSettings *raw)
 {
 	raw->node_id = sf_raw_setting("snowflake.node_id");
+	raw->node_id_span = sf_raw_setting("snowflake.node_id_span");
 	raw->epoch = sf_raw_setting("snowflake.epoch");
 	raw->timestamp_bits = sf_raw_setting("snowflake.timestamp_bits");
 	raw->node_bits = sf_raw_setting("snowflake.node_bits");
@@ -192,6 +195,13 @@ sf_define_layout_settings(SfRawSettings *raw)
 							"Each server minting IDs needs its own value, between 0 and 2^snowflake.node_bits - 1. -1 means not set: generation is refused.",
 							&sf_node_id,
 							-1, -1, INT_MAX,
+							PGC_POSTMASTER, 0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("snowflake.node_id_span",
+							"Sets how many node ids, from snowflake.node_id on, this server and its standbys take turns with, one per timeline.",
+							"IDs carry node field snowflake.node_id + (timeline - 1) % snowflake.node_id_span: at 2 or more, a promoted standby never mints with the node field of the primary it replaced, even while that one still runs.",
+							&sf_node_id_span,
+							1, 1, INT_MAX,
 							PGC_POSTMASTER, 0,
 							NULL, NULL, NULL);
 	DefineCustomStringVariable("snowflake.epoch",
@@ -240,6 +250,8 @@ sf_validate_layout_settings(const SfRawSettings *raw)
 
 	sf_require_applied("snowflake.node_id", raw->node_id,
 					   sf_int_applied(raw->node_id, sf_node_id));
+	sf_require_applied("snowflake.node_id_span", raw->node_id_span,
+					   sf_int_applied(raw->node_id_span, sf_node_id_span));
 	sf_require_applied("snowflake.epoch", raw->epoch,
 					   raw->epoch == NULL || strcmp(raw->epoch, sf_epoch) == 0);
 	sf_require_applied("snowflake.timestamp_bits", raw->timestamp_bits,
@@ -268,6 +280,15 @@ sf_validate_layout_settings(const SfRawSettings *raw)
 						"snowflake.node_id", sf_node_id),
 				 errdetail("%s", detail),
 				 errhint("Choose a node id that fits the node field, or widen \"%s\".",
+						 "snowflake.node_bits")));
+	if (!snowflake_node_span_check(&sf_layout, sf_node_id, sf_node_id_span, detail))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"%s\": %d",
+						"snowflake.node_id_span", sf_node_id_span),
+				 errdetail("%s", detail),
+				 errhint("Lower \"%s\" or \"%s\", or widen \"%s\".",
+						 "snowflake.node_id_span", "snowflake.node_id",
 						 "snowflake.node_bits")));
 
 	/*
@@ -303,13 +324,15 @@ snowflake_config_init(void)
 
 /*
  * snowflake_config_server
- *		The layout and node id (-1 when not set) validated at preload.
+ *		The layout, node id (-1 when not set) and node id span validated at
+ *		preload.
  */
 void
-snowflake_config_server(SnowflakeLayout *layout, int *node_id)
+snowflake_config_server(SnowflakeLayout *layout, int *node_id, int *span)
 {
 	*layout = sf_layout;
 	*node_id = sf_node_id;
+	*span = sf_node_id_span;
 }
 
 /*
@@ -533,7 +556,8 @@ snowflake_file_layout(SnowflakeLayout *layout, const char **bad_name,
 
 /*
  * snowflake_file_settings
- *		The layout and node id (-1 when not set) of the server configuration
+ *		The layout, node id (-1 when not set) and node id span of the server
+ *		configuration
  *		(postgresql.conf, its includes, ALTER SYSTEM, the command line), for a
  *		server where the library is not preloaded.
  *
@@ -545,15 +569,16 @@ snowflake_file_layout(SnowflakeLayout *layout, const char **bad_name,
  * whatever the rest.
  */
 bool
-snowflake_file_settings(SnowflakeLayout *layout, int *node_id,
+snowflake_file_settings(SnowflakeLayout *layout, int *node_id, int *span,
 						const char **bad_name, char *detail, bool *not_server)
 {
-	const char *names[SF_NUM_LAYOUT_SETTINGS + 1];
+	const char *names[SF_NUM_LAYOUT_SETTINGS + 2];
 	const char *text;
 
 	names[0] = "snowflake.node_id";
 	for (int i = 0; i < SF_NUM_LAYOUT_SETTINGS; i++)
 		names[i + 1] = sf_layout_settings[i];
+	names[SF_NUM_LAYOUT_SETTINGS + 1] = "snowflake.node_id_span";
 
 	*not_server = false;
 	for (int i = 0; i < (int) lengthof(names); i++)
@@ -565,7 +590,8 @@ snowflake_file_settings(SnowflakeLayout *layout, int *node_id,
 			*bad_name = names[i];
 			*not_server = true;
 			snprintf(detail, SNOWFLAKE_DETAIL_LEN, "%s",
-					 i == 0 ? SF_NOT_SERVER_DETAIL("node id") :
+					 i == 0 || i == SF_NUM_LAYOUT_SETTINGS + 1 ?
+					 SF_NOT_SERVER_DETAIL("node id") :
 					 SF_NOT_SERVER_DETAIL("layout"));
 			return false;
 		}
@@ -585,6 +611,19 @@ snowflake_file_settings(SnowflakeLayout *layout, int *node_id,
 		return false;
 	}
 	else if (*node_id != -1 && !snowflake_node_check(layout, *node_id, detail))
+		return false;
+
+	*bad_name = names[SF_NUM_LAYOUT_SETTINGS + 1];
+	text = GetConfigOption(*bad_name, true, false);
+	if (text == NULL || text[0] == '\0')
+		*span = 1;
+	else if (!snowflake_parse_int(text, span))
+	{
+		snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+				 "The value must be a plain decimal integer.");
+		return false;
+	}
+	if (!snowflake_node_span_check(layout, *node_id, *span, detail))
 		return false;
 	*bad_name = NULL;
 	return true;

@@ -46,7 +46,7 @@ extern SNOWFLAKE_INTERNAL bool snowflake_background_writer;
 
 extern SNOWFLAKE_INTERNAL void snowflake_config_init(void);
 extern SNOWFLAKE_INTERNAL void snowflake_config_server(SnowflakeLayout *layout,
-													int *node_id);
+													int *node_id, int *span);
 extern SNOWFLAKE_INTERNAL bool snowflake_parse_epoch(const char *text, int64 *epoch_ms,
 												  char *detail);
 extern SNOWFLAKE_INTERNAL void snowflake_format_ms(int64 unix_ms, char *buf, size_t len);
@@ -54,7 +54,7 @@ extern SNOWFLAKE_INTERNAL bool snowflake_file_layout(SnowflakeLayout *layout,
 												  const char **bad_name,
 												  char *detail);
 extern SNOWFLAKE_INTERNAL bool snowflake_file_settings(SnowflakeLayout *layout,
-													int *node_id,
+													int *node_id, int *span,
 													const char **bad_name,
 													char *detail,
 													bool *not_server);

@@ -664,6 +664,33 @@ sf_status(const SnowflakeShared *s)
 }
 
 /*
+ * The node id this life's IDs carry (see reservation.c, sf_check_lineage):
+ * fixed at its first reservation write; before that, outside recovery, the
+ * one the current timeline gives; -1 when not known (in recovery: a
+ * promotion starts another timeline) or the node id is not set.  Read
+ * without the LWLock, which a state file write may hold for long (a stuck
+ * disk): recorded_node is set once per life, before any ID, and published
+ * by lineage_checked with a barrier; a reading that races with it shows
+ * the value of the current timeline either way.
+ */
+static int
+sf_node_in_use(SnowflakeShared *s)
+{
+	int			node = -1;
+
+	if (s->node_id < 0)
+		return -1;
+	if (s->lineage_checked)
+	{
+		pg_read_barrier();
+		node = s->recorded_node;
+	}
+	if (node < 0 && !RecoveryInProgress())
+		node = snowflake_node_field(s, GetWALInsertionTimeLine());
+	return node;
+}
+
+/*
  * snowflake_stats()
  *		One row describing the generator and its counters.
  */
@@ -672,8 +699,8 @@ snowflake_stats(PG_FUNCTION_ARGS)
 {
 	SnowflakeShared *s = snowflake_require_shared();
 	TupleDesc	tupdesc;
-	Datum		values[21];
-	bool		nulls[21];
+	Datum		values[23];
+	bool		nulls[23];
 	int			i = 0;
 	SnowflakeStatsSnapshot snap;
 	const SnowflakeCounters *c = &snap.counters;
@@ -681,9 +708,12 @@ snowflake_stats(PG_FUNCTION_ARGS)
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	/* 1.0's definition has 18 columns, 1.1's the writers' three more. */
-	if (tupdesc->natts != 18 && tupdesc->natts != 21)
-		elog(ERROR, "snowflake_stats() has %d columns, expected 18 or 21",
+	/*
+	 * 1.0's definition has 18 columns, 1.1's the writers' three more, 1.2's
+	 * the node id in use and the span two more.
+	 */
+	if (tupdesc->natts != 18 && tupdesc->natts != 21 && tupdesc->natts != 23)
+		elog(ERROR, "snowflake_stats() has %d columns, expected 18, 21 or 23",
 			 tupdesc->natts);
 	tupdesc = BlessTupleDesc(tupdesc);
 	memset(nulls, 0, sizeof(nulls));
@@ -724,13 +754,23 @@ snowflake_stats(PG_FUNCTION_ARGS)
 	else
 		nulls[i++] = true;
 	values[i++] = Int64GetDatum(c->reservation_writes);
-	if (tupdesc->natts == 21)
+	if (tupdesc->natts >= 21)
 	{
 		values[i++] = Int64GetDatum(c->background_writes);
 		values[i++] = Int64GetDatum(c->caller_writes);
 		values[i++] = Float8GetDatum((double) c->caller_wait_us / 1000.0);
 	}
 	values[i++] = TimestampTzGetDatum(c->reset_time);
+	if (tupdesc->natts >= 23)
+	{
+		int			node = sf_node_in_use(s);
+
+		if (node >= 0)
+			values[i++] = Int32GetDatum(node);
+		else
+			nulls[i++] = true;
+		values[i++] = Int32GetDatum(s->node_id_span);
+	}
 	Assert(i == tupdesc->natts);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));

@@ -208,6 +208,8 @@ typedef struct SfAttempt
 	int64		last;			/* the generator's value before */
 	int64		reserved;		/* the reservation */
 	int64		clock_seen;		/* the latest clock reading before */
+	int64		limit;			/* the lead allowed: the caller's drift, at
+								 * most the server's bound */
 } SfAttempt;
 
 /*
@@ -239,7 +241,8 @@ sf_try_issue(SnowflakeShared *s, int64 now, int64 count, int64 drift,
 	if (now > a->clock_seen)
 		s->clock_ms = now;
 	a->reserved = s->reserved_ms;
-	issued = a->end_ms <= now + drift && a->end_ms <= a->reserved;
+	a->limit = Min(drift, s->lead_bound_ms);
+	issued = a->end_ms <= now + a->limit && a->end_ms <= a->reserved;
 	if (likely(issued))
 	{
 		s->last = (int64) (a->first + count - 1);
@@ -511,6 +514,17 @@ sf_generate_slow(int64 count)
 		 * comes first: the lead it sets is what the call must wait for.
 		 */
 		if (unlikely(s->floor_pending))
+		{
+			sf_extend_needed(s, a.end_ms, now, slept ? waited : -1);
+			continue;
+		}
+
+		/*
+		 * This process allows a larger lead than the server's bound (a
+		 * reload raised max_drift_ms, or this backend still runs under a
+		 * value a reload lowered): record the larger lead first.
+		 */
+		if (a.limit < drift && a.end_ms > now + a.limit)
 		{
 			sf_extend_needed(s, a.end_ms, now, slept ? waited : -1);
 			continue;

@@ -124,6 +124,36 @@ snowflake_node_check(const SnowflakeLayout *layout, int node_id,
 }
 
 /*
+ * snowflake_node_span_check
+ *		Check that the node ids a server takes turns with, node_id ..
+ *		node_id + span - 1, all fit the node field (node_id -1, not set:
+ *		that the span does).
+ */
+bool
+snowflake_node_span_check(const SnowflakeLayout *layout, int node_id, int span,
+						  char *detail)
+{
+	int64		first = Max(node_id, 0);
+
+	if (span < 1)
+	{
+		snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+				 "snowflake.node_id_span is %d, but it must be at least 1.",
+				 span);
+		return false;
+	}
+	if (first + span - 1 > snowflake_max_node(layout))
+	{
+		snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+				 "With snowflake.node_id = %d and snowflake.node_id_span = %d the server mints with node ids up to %lld, but with snowflake.node_bits = %d the largest is %lld.",
+				 node_id, span, (long long) (first + span - 1),
+				 layout->node_bits, (long long) snowflake_max_node(layout));
+		return false;
+	}
+	return true;
+}
+
+/*
  * snowflake_parse_int
  *		Parse a plain decimal integer, optionally signed and surrounded by
  *		spaces.  The layout settings accept nothing else (no units, no

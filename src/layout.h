@@ -166,6 +166,9 @@ extern SNOWFLAKE_INTERNAL bool snowflake_pack(const SnowflakeLayout *layout,
 						   char *detail);
 extern SNOWFLAKE_INTERNAL bool snowflake_layout_check(const SnowflakeLayout *layout,
 								   char *detail);
+extern SNOWFLAKE_INTERNAL bool snowflake_node_span_check(const SnowflakeLayout *layout,
+														int node_id, int span,
+														char *detail);
 extern SNOWFLAKE_INTERNAL bool snowflake_node_check(const SnowflakeLayout *layout, int node_id,
 								 char *detail);
 extern SNOWFLAKE_INTERNAL bool snowflake_parse_int(const char *text, int *value);

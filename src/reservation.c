@@ -32,6 +32,7 @@
 #include "access/xlog.h"
 #include "miscadmin.h"
 
+#include "config.h"
 #include "reservation.h"
 #include "shared.h"
 #include "statefile.h"
@@ -48,10 +49,37 @@ sf_check_lineage(SnowflakeShared *s)
 {
 	uint64		system_id = GetSystemIdentifier();
 	TimeLineID	tli = GetWALInsertionTimeLine();
+	int			node = snowflake_node_field(s, tli);
 
 	if (s->lineage_checked)
 		return;
-	s->lineage_checked = true;
+
+	/*
+	 * The node field of this life's IDs, fixed before the first of them:
+	 * the timeline cannot change while the server issues IDs (only the end
+	 * of a recovery starts a new one, and nothing is issued during
+	 * recovery).  Another node field than the last IDs' starts in the next
+	 * millisecond, so that no ID of the life is smaller than an earlier one.
+	 */
+	if (node >= 0)
+	{
+		int			sb = s->layout.sequence_bits;
+
+		SpinLockAcquire(&s->mutex);
+		s->node_part = (int64) node << sb;
+		if (node != s->recorded_node && s->last >= 0 &&
+			(s->last >> sb) < snowflake_max_ms(&s->layout))
+			s->last = (((s->last >> sb) + 1) << sb) - 1;
+		SpinLockRelease(&s->mutex);
+		if (s->node_id_span > 1)
+			ereport(LOG,
+					(errmsg("snowflake IDs carry node id %d on timeline %u",
+							node, tli),
+					 errdetail("With \"%s\" = %d and \"%s\" = %d, each timeline takes the next node id in turn.",
+							   "snowflake.node_id", s->node_id,
+							   "snowflake.node_id_span", s->node_id_span)));
+		s->recorded_node = node;
+	}
 	if (s->recorded_system_id != system_id)
 	{
 		if (!s->floor_pending)
@@ -70,6 +98,9 @@ sf_check_lineage(SnowflakeShared *s)
 	}
 	s->recorded_system_id = system_id;
 	s->recorded_tli = tli;
+	/* snowflake_stats reads recorded_node once this is set, without a lock. */
+	pg_write_barrier();
+	s->lineage_checked = true;
 }
 
 /*
@@ -102,6 +133,8 @@ snowflake_extend_reservation(int64 needed_ms, int64 now_ms, SfExtendMode mode,
 	int64		reserved;
 	int64		target;
 	int64		now_unix = now_ms + s->layout.epoch_ms;
+	int64		drift = snowflake_max_drift_ms;
+	int64		bound;
 	int64		lead;
 	bool		floor;
 
@@ -111,6 +144,20 @@ snowflake_extend_reservation(int64 needed_ms, int64 now_ms, SfExtendMode mode,
 		return true;
 
 	sf_check_lineage(s);
+
+	/*
+	 * One bound for every process: the lead IDs may have is this process's
+	 * max_drift_ms from now on, whatever a backend still running under an
+	 * older value allows itself.  Lowering it is safe at once, and the
+	 * recorded lead keeps the old value until it has elapsed since then
+	 * (snowflake_history_lead); raising it waits for the write that records
+	 * the new lead.
+	 */
+	SpinLockAcquire(&s->mutex);
+	if (drift < s->lead_bound_ms)
+		s->lead_bound_ms = drift;
+	bound = s->lead_bound_ms;
+	SpinLockRelease(&s->mutex);
 	lead = snowflake_history_lead(s, now_unix);
 	floor = s->floor_pending;
 	if (floor)
@@ -130,7 +177,7 @@ snowflake_extend_reservation(int64 needed_ms, int64 now_ms, SfExtendMode mode,
 	reserved = s->reserved_ms;
 	SpinLockRelease(&s->mutex);
 
-	if (reserved < needed_ms || floor)
+	if (reserved < needed_ms || floor || drift > bound)
 	{
 		/* The write also clears the file's floor obligation. */
 		target = Min(Max(Max(needed_ms, now_ms) + SNOWFLAKE_RESERVE_AHEAD_MS,
@@ -152,6 +199,7 @@ snowflake_extend_reservation(int64 needed_ms, int64 now_ms, SfExtendMode mode,
 		SpinLockAcquire(&s->mutex);
 		s->reserved_ms = target;
 		s->durable_ms = target;
+		s->lead_bound_ms = drift;
 		s->counters.reservation_writes++;
 		if (mode == SF_EXTEND_BACKGROUND)
 			s->counters.background_writes++;

@@ -115,6 +115,22 @@ snowflake_history_lead(SnowflakeShared *s, int64 now_unix_ms)
 }
 
 /*
+ * snowflake_node_field
+ *		The node field IDs carry on timeline tli (0: unknown, taken as 1):
+ *		snowflake.node_id + (tli - 1) % snowflake.node_id_span, or -1 while
+ *		the node id is not set.
+ */
+int
+snowflake_node_field(const SnowflakeShared *s, uint32 tli)
+{
+	if (s->node_id < 0)
+		return -1;
+	if (tli == 0)
+		tli = 1;
+	return s->node_id + (int) ((tli - 1) % (uint32) s->node_id_span);
+}
+
+/*
  * Fill a state file image: the layout and node id of the server, the given
  * reservation, last ID and floor obligation, the lineage in shared memory.
  */
@@ -129,7 +145,7 @@ snowflake_state_image(SnowflakeStateFile *f, const SnowflakeShared *s,
 	f->timestamp_bits = s->layout.timestamp_bits;
 	f->node_bits = s->layout.node_bits;
 	f->sequence_bits = s->layout.sequence_bits;
-	f->node_id = s->node_id;
+	f->node_id = s->recorded_node;
 	f->reserved_ms = reserved_ms;
 	f->last = last;
 	f->flags = floor ? SNOWFLAKE_STATE_FLOOR : 0;
@@ -160,13 +176,19 @@ static void
 sf_resume(SnowflakeShared *s, const SnowflakeStateFile *f)
 {
 	int64		max_packed;
+	int			node = snowflake_node_field(s, f->timeline);
 
-	if (f->node_id != s->node_id)
+	/*
+	 * The node field the recorded timeline gives with the configured
+	 * settings; another timeline's (a promotion) is checked at the first
+	 * write, with the lineage (reservation.c).
+	 */
+	if (f->node_id != node)
 		ereport(LOG,
 				(errmsg("parameter \"%s\" changed from %d to %d",
-						"snowflake.node_id", f->node_id, s->node_id),
+						"snowflake.node_id", f->node_id, node),
 				 errdetail("IDs minted from now on carry node id %d, from the next millisecond on.",
-						   s->node_id)));
+						   node)));
 
 	/*
 	 * Resume strictly above what the file proves.  After a clean shutdown
@@ -177,7 +199,7 @@ sf_resume(SnowflakeShared *s, const SnowflakeStateFile *f)
 	 */
 	max_packed = (int64) ((UINT64CONST(1) <<
 						   (s->layout.timestamp_bits + s->layout.sequence_bits)) - 1);
-	if (f->last >= 0 && f->node_id == s->node_id)
+	if (f->last >= 0 && f->node_id == node)
 	{
 		s->last = Min(f->last, max_packed);
 		s->reserved_ms = (s->last >> s->layout.sequence_bits) - 1;
@@ -310,6 +332,7 @@ sf_record_floor(SnowflakeShared *s, SnowflakeStateFile *f, const char *reason)
 				  "could not write file \"" SNOWFLAKE_STATE_TMP_FILE "\"");
 		return;
 	}
+	s->lead_bound_ms = s->max_lead_ms;
 	ereport(LOG,
 			(errmsg("snowflake IDs will resume past the clock plus %lld ms, because %s",
 					(long long) s->max_lead_ms, reason),
@@ -355,8 +378,10 @@ sf_load_state(SnowflakeShared *s)
 
 	s->recorded_tli = f.timeline;
 	s->recorded_system_id = f.system_id;
+	s->recorded_node = f.node_id;
 	s->max_lead_ms = f.max_lead_ms;
 	s->lead_lowered_ms = f.lead_lowered_ms;
+	s->lead_bound_ms = f.max_lead_ms;
 	s->floor_pending = (f.flags & SNOWFLAKE_STATE_FLOOR) != 0;
 	if (s->floor_pending)
 		strlcpy(s->floor_reason, "the state file records a floor not yet applied",
@@ -398,13 +423,16 @@ sf_init_shared(SnowflakeShared *s)
 	s->magic = SNOWFLAKE_SHARED_MAGIC;
 }
 
-/* Fix the layout and node id of a SnowflakeShared. */
+/* Fix the layout, node id and node id span of a SnowflakeShared. */
 static void
-sf_configure(SnowflakeShared *s, const SnowflakeLayout *layout, int node_id)
+sf_configure(SnowflakeShared *s, const SnowflakeLayout *layout, int node_id,
+			 int span)
 {
 	s->layout = *layout;
 	s->node_id = node_id;
+	s->node_id_span = span;
 	s->node_part = node_id >= 0 ? ((int64) node_id << layout->sequence_bits) : 0;
+	s->recorded_node = node_id;
 }
 
 /*
@@ -420,11 +448,12 @@ sf_shmem_startup(void)
 	SnowflakeShared *s;
 	SnowflakeLayout layout;
 	int			node_id;
+	int			span;
 
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
 
-	snowflake_config_server(&layout, &node_id);
+	snowflake_config_server(&layout, &node_id, &span);
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	s = ShmemInitStruct(SNOWFLAKE_NAME, sf_shmem_size(), &found);
 	snowflake_shared = s;
@@ -433,7 +462,7 @@ sf_shmem_startup(void)
 	{
 		sf_init_shared(s);
 		s->preloaded = true;
-		sf_configure(s, &layout, node_id);
+		sf_configure(s, &layout, node_id, span);
 		s->configured = true;
 		sf_load(s);
 	}
@@ -481,15 +510,20 @@ sf_dsm_init(void *ptr)
 	LWLockInitialize(&s->lock_data, s->tranche_id);
 }
 
-/* The layout and node id, as a message fragment. */
+/* The layout, node id and span, as a message fragment. */
 static void
 sf_describe_settings(char *buf, size_t len, const SnowflakeLayout *layout,
-					 int node_id)
+					 int node_id, int span)
 {
 	char		epoch[64];
+	char		nodes[64];
 
 	snowflake_format_ms(layout->epoch_ms, epoch, sizeof(epoch));
-	snprintf(buf, len, "node id %d, epoch %s and layout %d/%d/%d", node_id,
+	if (span == 1)
+		snprintf(nodes, sizeof(nodes), "node id %d", node_id);
+	else
+		snprintf(nodes, sizeof(nodes), "node id %d with span %d", node_id, span);
+	snprintf(buf, len, "%s, epoch %s and layout %d/%d/%d", nodes,
 			 epoch, layout->timestamp_bits, layout->node_bits,
 			 layout->sequence_bits);
 }
@@ -502,14 +536,15 @@ sf_describe_settings(char *buf, size_t len, const SnowflakeLayout *layout,
  */
 static void
 sf_warn_settings(const SnowflakeShared *s, bool valid,
-				 const SnowflakeLayout *layout, int node_id,
+				 const SnowflakeLayout *layout, int node_id, int span,
 				 const char *bad_name, const char *detail)
 {
 	if (!valid)
 	{
 		char		in_force[2 * SNOWFLAKE_DETAIL_LEN];
 
-		sf_describe_settings(in_force, sizeof(in_force), &s->layout, s->node_id);
+		sf_describe_settings(in_force, sizeof(in_force), &s->layout, s->node_id,
+							 s->node_id_span);
 		snowflake_report_settings(WARNING, bad_name, detail);
 		ereport(WARNING,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -517,7 +552,7 @@ sf_warn_settings(const SnowflakeShared *s, bool valid,
 				 errdetail("In force: %s.", in_force),
 				 errhint("Correct the server configuration; a change of these settings takes effect at the next restart.")));
 	}
-	else if (node_id != s->node_id ||
+	else if (node_id != s->node_id || span != s->node_id_span ||
 			 layout->epoch_ms != s->layout.epoch_ms ||
 			 layout->timestamp_bits != s->layout.timestamp_bits ||
 			 layout->node_bits != s->layout.node_bits ||
@@ -526,8 +561,10 @@ sf_warn_settings(const SnowflakeShared *s, bool valid,
 		char		in_force[2 * SNOWFLAKE_DETAIL_LEN];
 		char		configured[2 * SNOWFLAKE_DETAIL_LEN];
 
-		sf_describe_settings(in_force, sizeof(in_force), &s->layout, s->node_id);
-		sf_describe_settings(configured, sizeof(configured), layout, node_id);
+		sf_describe_settings(in_force, sizeof(in_force), &s->layout, s->node_id,
+							 s->node_id_span);
+		sf_describe_settings(configured, sizeof(configured), layout, node_id,
+							 span);
 		ereport(WARNING,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("snowflake settings changed since its shared state was created"),
@@ -556,13 +593,14 @@ sf_attach_segment(void)
 	SnowflakeShared *s;
 	SnowflakeLayout layout;
 	int			node_id;
+	int			span;
 	const char *bad_name;
 	char		detail[SNOWFLAKE_DETAIL_LEN];
 	bool		not_server;
 	bool		valid;
 	bool		found;
 
-	valid = snowflake_file_settings(&layout, &node_id, &bad_name, detail,
+	valid = snowflake_file_settings(&layout, &node_id, &span, &bad_name, detail,
 									&not_server);
 	if (!valid && not_server)
 		snowflake_report_settings(ERROR, bad_name, detail);
@@ -578,15 +616,57 @@ sf_attach_segment(void)
 
 	if (!s->configured)
 	{
+		SnowflakeLifeFile life;
+
 		LWLockAcquire(&s->lock_data, LW_EXCLUSIVE);
-		if (!s->configured)
+		if (!s->configured && snowflake_life_read(&life) &&
+			life.postmaster_pid == PostmasterPid &&
+			life.start_time == PgStartTime)
+		{
+			/*
+			 * A crash re-initialisation dropped the registry: the values
+			 * of this server's life stay in force (a change waits for a
+			 * restart), and the configuration is compared with them below.
+			 */
+			SnowflakeLayout recorded;
+
+			recorded.epoch_ms = life.epoch_ms;
+			recorded.timestamp_bits = life.timestamp_bits;
+			recorded.node_bits = life.node_bits;
+			recorded.sequence_bits = life.sequence_bits;
+			sf_configure(s, &recorded, life.node_id, life.node_id_span);
+			pg_write_barrier();
+			s->configured = true;
+		}
+		else if (!s->configured)
 		{
 			if (!valid)
 			{
 				LWLockRelease(&s->lock_data);
 				snowflake_report_settings(ERROR, bad_name, detail);
 			}
-			sf_configure(s, &layout, node_id);
+			memset(&life, 0, sizeof(life));
+			life.postmaster_pid = PostmasterPid;
+			life.start_time = PgStartTime;
+			life.epoch_ms = layout.epoch_ms;
+			life.timestamp_bits = layout.timestamp_bits;
+			life.node_bits = layout.node_bits;
+			life.sequence_bits = layout.sequence_bits;
+			life.node_id = node_id;
+			life.node_id_span = span;
+			if (!snowflake_life_write(&life))
+			{
+				int			save_errno = errno;
+
+				LWLockRelease(&s->lock_data);
+				errno = save_errno;
+				ereport(ERROR,
+						(errcode_for_file_access(),
+						 errmsg("could not write file \"%s\": %m",
+								SNOWFLAKE_LIFE_FILE),
+						 errdetail("The snowflake node id and layout are kept there for the life of the server.")));
+			}
+			sf_configure(s, &layout, node_id, span);
 			pg_write_barrier();
 			s->configured = true;
 			LWLockRelease(&s->lock_data);
@@ -596,7 +676,7 @@ sf_attach_segment(void)
 	}
 	pg_read_barrier();
 
-	sf_warn_settings(s, valid, &layout, node_id, bad_name, detail);
+	sf_warn_settings(s, valid, &layout, node_id, span, bad_name, detail);
 	return s;
 }
 #endif							/* SNOWFLAKE_HAVE_DSM_REGISTRY */

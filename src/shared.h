@@ -14,7 +14,9 @@
  *	  function, configured from the server configuration by the first one
  *	  under "lock", and loaded from the state file by the first one that
  *	  needs the generator (shared.c, snowflake_attach).  A crash
- *	  re-initialisation drops the registry; the next use creates it again.
+ *	  re-initialisation drops the registry; the next use creates it again,
+ *	  with the node id, span and layout of the server's life, kept in the
+ *	  file "snowflake.settings" by the process that first configured it.
  *	  Nothing in the struct may be a pointer into memory that differs
  *	  between processes: the segment and this library may be mapped at
  *	  other addresses in each of them.
@@ -70,7 +72,7 @@
  * whenever the struct changes: a library replaced while a server runs
  * without the preload must not read a segment its predecessor created.
  */
-#define SNOWFLAKE_SHARED_MAGIC	0x534E4631	/* "SNF1" */
+#define SNOWFLAKE_SHARED_MAGIC	0x534E4632	/* "SNF2" */
 
 /* Size of the DSM registry segment: fixed, room to spare. */
 #define SNOWFLAKE_DSM_SIZE	8192
@@ -118,7 +120,7 @@ typedef struct SnowflakeShared
 	/* Fixed once configured (see the locking rules above). */
 	SnowflakeLayout layout;
 	int			node_id;		/* -1 when not set */
-	int64		node_part;		/* node_id << sequence_bits, or 0 */
+	int			node_id_span;	/* node ids taken in turn, one per timeline */
 	SnowflakeRefusal refusal;
 	char		refusal_detail[2 * SNOWFLAKE_DETAIL_LEN];
 	int			refusal_errno;	/* errno of a state file failure */
@@ -132,9 +134,19 @@ typedef struct SnowflakeShared
 	int			tranche_id;
 	LWLock		lock_data;
 
+	/*
+	 * The node field of this life's IDs shifted into place: set under lock
+	 * at the life's first reservation write (the lineage check), before any
+	 * ID of the life is issued, and published to callers by the spinlock
+	 * with that reservation; read without a lock by a caller that has been
+	 * issued an ID.  node_id << sequence_bits until then.
+	 */
+	int64		node_part;
+
 	/* Protected by lock: the lineage and the floor (see reservation.c). */
 	uint64		recorded_system_id; /* as in the state file, 0 if unknown */
 	uint32		recorded_tli;	/* as in the state file, 0 if unknown */
+	int			recorded_node;	/* node field as in the state file */
 	bool		lineage_checked;	/* compared at this life's first write */
 	bool		floor_pending;	/* the next write applies the floor */
 	char		floor_reason[SNOWFLAKE_REASON_LEN]; /* why, for the log */
@@ -163,6 +175,12 @@ typedef struct SnowflakeShared
 								 * a restart resumes above it */
 	int64		durable_ms;		/* the reservation in the file (above
 								 * reserved_ms after a clean shutdown) */
+	int64		lead_bound_ms;	/* every process issues IDs at most this far
+								 * ahead of the clock, whatever its own
+								 * max_drift_ms: never above the largest
+								 * lead the state file records (raised only
+								 * after a write recording it, lowered at
+								 * once; see reservation.c) */
 	int64		clock_ms;		/* latest wall clock reading, ms since epoch */
 	int64		clock_high_ms;	/* the highest reading before the clock last
 								 * went backwards */
@@ -183,6 +201,8 @@ extern SNOWFLAKE_INTERNAL LWLock *snowflake_lock;
 extern SNOWFLAKE_INTERNAL void snowflake_shared_init(void);
 extern SNOWFLAKE_INTERNAL SnowflakeShared *snowflake_attach(void);
 extern SNOWFLAKE_INTERNAL SnowflakeShared *snowflake_require_shared(void);
+extern SNOWFLAKE_INTERNAL int snowflake_node_field(const SnowflakeShared *s,
+												 uint32 tli);
 extern SNOWFLAKE_INTERNAL int64 snowflake_history_lead(SnowflakeShared *s,
 													int64 now_unix_ms);
 extern SNOWFLAKE_INTERNAL void snowflake_state_image(SnowflakeStateFile *f,

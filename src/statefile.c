@@ -13,7 +13,7 @@
  * reservation.c (the reservation, the floor and an adoption).
  *
  * The file is written whole to a temporary file, fsynced, renamed over the
- * old one, and the directory is fsynced.  This file takes no lock: callers
+ * old one, and the directory is fsynced, also with fsync = off (sf_fsync).  This file takes no lock: callers
  * serialise writes with the "snowflake" LWLock.  Nothing on the write path
  * raises an error: failures are returned to the caller, which decides
  * whether to raise (a write before any ID is handed out) or only to log (a
@@ -182,6 +182,24 @@ sf_write_failed(SfWriteFailure *failure, SfWriteStep step, int fd)
 }
 
 /*
+ * sf_fsync
+ *		fsync fd, whatever the fsync setting.  pg_fsync() returns at once
+ *		with fsync = off, but the reservation is a promise about IDs handed
+ *		out already (to clients, queues, other databases), not about this
+ *		server's data: a power loss with the reservation lost would bring
+ *		those IDs back after a restart with the clock behind.  The file is
+ *		written at most a few times a second, so it is always made durable;
+ *		with fsync on, pg_fsync() honours wal_sync_method's write-through.
+ */
+static int
+sf_fsync(int fd)
+{
+	if (enableFsync)
+		return pg_fsync(fd);
+	return fsync(fd);
+}
+
+/*
  * snowflake_state_write
  *		Durably replace the state file with the given image: write a
  *		temporary file, fsync it, rename it over the state file, fsync the
@@ -211,7 +229,7 @@ snowflake_state_write(const SnowflakeStateFile *f, SfWriteFailure *failure)
 			errno = ENOSPC;
 		return sf_write_failed(failure, SF_WRITE_WRITE, fd);
 	}
-	if (pg_fsync(fd) != 0)
+	if (sf_fsync(fd) != 0)
 		return sf_write_failed(failure, SF_WRITE_FSYNC, fd);
 	if (close(fd) != 0)
 		return sf_write_failed(failure, SF_WRITE_CLOSE, -1);
@@ -220,11 +238,63 @@ snowflake_state_write(const SnowflakeStateFile *f, SfWriteFailure *failure)
 
 	/* Make the rename itself durable. */
 	fd = BasicOpenFile(".", O_RDONLY | PG_BINARY);
-	if (fd < 0 || pg_fsync(fd) != 0)
+	if (fd < 0 || sf_fsync(fd) != 0)
 		return sf_write_failed(failure, SF_WRITE_FSYNC_DIR, fd);
 	close(fd);
 	pgstat_report_wait_end();
 	return true;
+}
+
+/*
+ * snowflake_life_read
+ *		Read the values of the server's life (statefile.h) into *f: false if
+ *		there is no such file or it is unreadable or corrupt (the caller
+ *		then fixes the configured values and writes the file again).
+ */
+bool
+snowflake_life_read(SnowflakeLifeFile *f)
+{
+	int			fd;
+	ssize_t		n;
+
+	fd = OpenTransientFile(SNOWFLAKE_LIFE_FILE, O_RDONLY | PG_BINARY);
+	if (fd < 0)
+		return false;
+	n = read(fd, f, sizeof(*f));
+	CloseTransientFile(fd);
+	return n == sizeof(*f) && f->magic == SNOWFLAKE_LIFE_MAGIC &&
+		f->crc == sf_crc(f, offsetof(SnowflakeLifeFile, crc));
+}
+
+/*
+ * snowflake_life_write
+ *		Replace the file of the server's life with *f (sealed here): written
+ *		aside and renamed, so that a crash never leaves half of it.  False,
+ *		with errno set, on failure.
+ */
+bool
+snowflake_life_write(SnowflakeLifeFile *f)
+{
+	int			fd;
+	int			save_errno;
+
+	f->magic = SNOWFLAKE_LIFE_MAGIC;
+	f->crc = sf_crc(f, offsetof(SnowflakeLifeFile, crc));
+	fd = BasicOpenFile(SNOWFLAKE_LIFE_TMP_FILE,
+					   O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
+	if (fd < 0)
+		return false;
+	errno = 0;
+	if (write(fd, f, sizeof(*f)) != sizeof(*f))
+	{
+		save_errno = errno ? errno : ENOSPC;
+		close(fd);
+		errno = save_errno;
+		return false;
+	}
+	if (close(fd) != 0)
+		return false;
+	return rename(SNOWFLAKE_LIFE_TMP_FILE, SNOWFLAKE_LIFE_FILE) == 0;
 }
 
 /*

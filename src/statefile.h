@@ -72,6 +72,33 @@ typedef struct SfWriteFailure
 	int			err;
 } SfWriteFailure;
 
+/*
+ * Without the preload (PostgreSQL 17 and later): the node id, span and
+ * layout fixed for the life of the server (its postmaster), kept across a
+ * crash re-initialisation, which drops the DSM registry (shared.c).  Not
+ * fsynced: a power loss ends the postmaster's life too.
+ */
+#define SNOWFLAKE_LIFE_FILE		"snowflake.settings"
+#define SNOWFLAKE_LIFE_TMP_FILE	"snowflake.settings.tmp"
+#define SNOWFLAKE_LIFE_MAGIC	0x534E464C	/* "SNFL" */
+
+typedef struct SnowflakeLifeFile
+{
+	uint32		magic;
+	int32		postmaster_pid; /* the postmaster these values belong to */
+	int64		start_time;		/* and its start (PgStartTime) */
+	int64		epoch_ms;
+	int32		timestamp_bits;
+	int32		node_bits;
+	int32		sequence_bits;
+	int32		node_id;
+	int32		node_id_span;
+	pg_crc32c	crc;			/* over everything above */
+} SnowflakeLifeFile;
+
+extern SNOWFLAKE_INTERNAL bool snowflake_life_read(SnowflakeLifeFile *f);
+extern SNOWFLAKE_INTERNAL bool snowflake_life_write(SnowflakeLifeFile *f);
+
 extern SNOWFLAKE_INTERNAL void snowflake_state_seal(SnowflakeStateFile *f);
 extern SNOWFLAKE_INTERNAL int snowflake_state_read(SnowflakeStateFile *f, int *err,
 												char *detail, size_t len);

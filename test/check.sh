@@ -176,7 +176,9 @@ NO_PRELOAD_TESTS="test/t/004_js_safe_layout.pl test/t/005_concurrent_pgbench.pl
     test/t/015_state_file_faults.pl test/t/016_stats.pl
     test/t/017_edge_errors.pl test/t/019_clock_before_epoch.pl
     test/t/024_spread_sequence.pl test/t/025_lineage.pl
-    test/t/027_early_write.pl test/t/030_lastval.pl test/t/040_upgrade_dump.pl"
+    test/t/027_early_write.pl test/t/030_split_brain.pl
+    test/t/031_fsync_off.pl test/t/032_drift_one_bound.pl
+    test/t/033_lastval.pl test/t/040_upgrade_dump.pl"
 summary="pg_regress, isolation, $tap_files TAP files"
 if [ "$PG_MAJOR" -ge 17 ] && [ "${SNOWFLAKE_NO_PRELOAD_PASS:-1}" = 0 ]; then
     echo "==> the no-preload pass is left out here (SNOWFLAKE_NO_PRELOAD_PASS=0)"

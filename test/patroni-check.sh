@@ -13,10 +13,14 @@
 # from transactions the failover lost) was returned twice, and every ID is
 # above every ID returned before its request was sent (so every ID issued
 # by a new leader is above every ID returned before it).  Run with one node
-# id shared by all members and with one node id per member.
+# id shared by all members, with one shared by all members and
+# snowflake.node_id_span = 2 (each timeline mints with the next node id in
+# turn: the stored IDs must carry node ids 7 and 8, nothing else), and with
+# one node id per member.
 #
-#   test/patroni-check.sh                  both node id modes (CI)
-#   test/patroni-check.sh per-member       one mode: per-member or shared
+#   test/patroni-check.sh                  every node id mode (CI)
+#   test/patroni-check.sh per-member       one mode: per-member, shared or
+#                                          shared-span
 #   test/patroni-check.sh --demo           per-member, printing what happens
 #                                          and pausing briefly between steps
 #
@@ -28,13 +32,13 @@
 # every process started here is stopped by its PID at the end.
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 
-modes=(shared per-member)
+modes=(shared shared-span per-member)
 demo=0
 case "${1:-}" in
     '') ;;
-    shared | per-member) modes=("$1") ;;
+    shared | shared-span | per-member) modes=("$1") ;;
     --demo) modes=(per-member); demo=1 ;;
-    *) echo "usage: test/patroni-check.sh [shared|per-member|--demo]" >&2; exit 2 ;;
+    *) echo "usage: test/patroni-check.sh [shared|shared-span|per-member|--demo]" >&2; exit 2 ;;
 esac
 limit=${PATRONI_CHECK_TIMEOUT:-600}
 started_at=$(date +%s)
@@ -254,10 +258,12 @@ run_mode() {
     pids+=($!)
     wait_for "etcd" 30 curl -sf --max-time 2 "http://127.0.0.1:$etcd_client/health"
 
-    # The node id: cluster-wide in the DCS (shared), or in each member's
-    # own parameters (per-member).
+    # The node id: cluster-wide in the DCS (shared, and shared-span with a
+    # span of 2 there too), or in each member's own parameters (per-member).
     local shared_line="" node_line=""
     [ "$mode" = shared ] && shared_line="        snowflake.node_id: 7"
+    [ "$mode" = shared-span ] &&
+        shared_line=$'        snowflake.node_id: 7\n        snowflake.node_id_span: 2'
     for m in 1 2 3; do
         [ "$mode" = per-member ] && node_line="    snowflake.node_id: $m"
         "${AS_PG[@]}" mkdir -p "$work/m$m"
@@ -327,7 +333,7 @@ EOF
     psql_m 1 "CREATE EXTENSION snowflake; CREATE TABLE ids (id bigint PRIMARY KEY)" >/dev/null
     for m in 1 2 3; do
         local want=$m
-        [ "$mode" = shared ] && want=7
+        [ "$mode" != per-member ] && want=7
         wait_for "m$m to run with snowflake.node_id $want" 60 node_id_is "$m" "$want"
     done
     pause
@@ -405,6 +411,13 @@ EOF
         local nodes
         nodes=$(psql_m "$old" "SELECT count(DISTINCT snowflake_node_id(id)) FROM ids")
         [ "$nodes" -ge 2 ] || fail "per-member: the stored IDs carry $nodes node ids"
+    fi
+    if [ "$mode" = shared-span ]; then
+        # Three terms on three timelines: node ids 7, 8 and 7 again.
+        local nodes
+        nodes=$(psql_m "$old" "SELECT string_agg(DISTINCT snowflake_node_id(id)::text, ',') FROM ids")
+        [ "$nodes" = 7,8 ] || fail "shared-span: the stored IDs carry node ids $nodes, not 7,8"
+        say "shared-span: the stored IDs carry node ids $nodes"
     fi
     stop_all
     say "$mode: passed"

@@ -40,6 +40,7 @@ is( $node->safe_psql(
 		'snowflake.max_wait_ms:user:ms',
 		'snowflake.node_bits:postmaster:',
 		'snowflake.node_id:postmaster:',
+		'snowflake.node_id_span:postmaster:',
 		'snowflake.sequence_bits:postmaster:',
 		'snowflake.spread_sequence:sighup:',
 		'snowflake.timestamp_bits:postmaster:',
@@ -52,6 +53,7 @@ is( $node->safe_psql(
 # ---------------------------------------------------------------------------
 foreach my $setting (
 	[ 'snowflake.node_id', '12' ],
+	[ 'snowflake.node_id_span', '2' ],
 	[ 'snowflake.epoch', "'2020-01-01'" ],
 	[ 'snowflake.timestamp_bits', '40' ],
 	[ 'snowflake.node_bits', '11' ],

@@ -17,7 +17,8 @@
 #    past the reservation on disk at that moment;
 #  - a backend killed while holding the write: after the crash restart the
 #    leftover temporary file is gone and new IDs are above all old ones.
-# fsync is on: with fsync = off, PostgreSQL's pg_fsync() never calls fsync.
+# fsync is on, so that "anyfsync" slows the WAL and data files' fsyncs too
+# (the state file is fsynced with fsync = off as well: 031_fsync_off.pl).
 # The background writer is off: these are the writes callers make when the
 # reservation is used up (the fallback), and which process writes must not
 # depend on the writer's timer.  The writer's own faults and crashes are in

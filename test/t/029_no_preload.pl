@@ -17,7 +17,8 @@
 #    knob set in a session before the library is loaded is discarded;
 #  - they are fixed when the shared state is created: a changed or broken
 #    configuration file gives a WARNING and the values in force stay until
-#    a restart, which applies them;
+#    a restart, which applies them, also across a crash re-initialisation
+#    (which creates the shared state again);
 #  - the background writer is started by the first call, shows in
 #    pg_stat_activity, keeps callers from writing at everyday rates, comes
 #    back after it is terminated; killed with SIGKILL, the crash restart
@@ -178,6 +179,26 @@ like(
 	$stderr,
 	qr/WARNING:  55000: snowflake settings changed since its shared state was created\nDETAIL:  In force: node id 12, epoch 2024-01-01 00:00:00\.000\+00 and layout 41\/10\/12\. Configured: node id 13, epoch 2024-01-01 00:00:00\.000\+00 and layout 41\/10\/12\.\nHINT:  A change of the node id, epoch or layout takes effect at the next restart of the server\./,
 	'the session is warned, with the values in force and configured');
+
+# A crash re-initialisation drops the DSM registry, not the values of the
+# server's life: the reloaded node id still waits for a restart.
+my $victim = $node->background_psql('postgres');
+my $victim_pid = $victim->query_safe('SELECT pg_backend_pid()');
+my $crash_offset = -s $node->logfile;
+ok(kill('KILL', $victim_pid), 'a backend is killed with SIGKILL');
+ok( log_appears(
+		$node, qr/all server processes terminated; reinitializing/,
+		$crash_offset),
+	'the postmaster re-initialised shared memory');
+eval { $victim->quit };
+$node->poll_query_until('postgres', 'SELECT true')
+  or die 'the server did not come back';
+($sqlstate, $stderr, $stdout) = sql_error($node,
+	"SET snowflake.max_wait_ms = '60s'; SELECT snowflake_node_id(snowflake_nextval())");
+is($stdout, '12', 'after a crash re-initialisation, the node id of the server start is still used');
+like($stderr,
+	qr/WARNING:  55000: snowflake settings changed since its shared state was created\nDETAIL:  In force: node id 12, /,
+	'and the session is warned that the reloaded one waits for a restart');
 
 $node->safe_psql('postgres',
 	"ALTER SYSTEM SET snowflake.node_bits = 'ten'; SELECT pg_reload_conf()");

@@ -1,6 +1,6 @@
 # Copyright: see LICENSE
 #
-# 030_lastval.pl
+# 033_lastval.pl
 #	snowflake_lastval() (1.2) is the session's own: the last ID that
 #	snowflake_nextval() or snowflake_nextval_batch() handed to this session
 #	(of a batch, its largest), 55000 before the first, untouched by what
