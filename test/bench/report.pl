@@ -454,8 +454,9 @@ $sink = $ran{decode} ? \@old_body : [];
 out '## 1b. Decoding a table of keys, one backend';
 out;
 out '`SELECT count(EXPR) FROM bench_decode_keys`, a table of real IDs of this server (frozen), and '
-    . '`snowflake_decode()` in FROM as the README writes it: `FROM t, snowflake_decode(t.id) d` (a Function Scan '
-    . 'per row). The `.*` form is `SELECT count(d) FROM (SELECT (snowflake_decode(id)).* FROM t) d`.';
+    . '`snowflake_decode()` in FROM as the README writes it: `FROM t, snowflake_decode(t.id) d`. The library plans '
+    . 'both `snowflake_decode()` forms as the scalar decoders (src/inline.c): no row is built, no Function Scan runs. '
+    . 'The `.*` form is `SELECT count(d) FROM (SELECT (snowflake_decode(id)).* FROM t) d`.';
 out;
 out '| expression | rows per run | ns/row median | min – max | over `count(1)` | x `snowflake_timestamp()` | CPU ns/row | CPU over `count(1)` | x, CPU |';
 out '|---|---:|---:|---:|---:|---:|---:|---:|---:|';
