@@ -102,7 +102,7 @@ BEGIN
                 'node_id', s.node_id,
                 'last_id', s.node_id + s.node_id_span - 1,
                 'epoch', pg_catalog.to_char(s.epoch AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.MS') || '+00',
-                'layout', s.timestamp_bits || '/' || s.node_bits || '/' || s.sequence_bits,
+                'layout', pg_catalog.concat_ws('/', s.timestamp_bits, s.node_bits, s.sequence_bits),
                 'claim', (SELECT pg_catalog.json_build_object('node_id', k.node_id,
                                                               'sysid', k.system_identifier::pg_catalog.text,
                                                               'name', k.server_name,

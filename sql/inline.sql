@@ -94,6 +94,16 @@ FROM snowflake_decode(snowflake_compose('2024-06-01', 3, 9)) AS d(t, n, s);
 SELECT (snowflake_decode(id - 1)).ts FROM inline_keys WHERE id = 0;
 SELECT d.node_id FROM inline_keys k, snowflake_decode(k.id - 1) d WHERE k.id = 0;
 
+-- A volatile argument keeps the function scan: evaluated once per row,
+-- not once per column.
+EXPLAIN (VERBOSE, COSTS OFF)
+SELECT d.* FROM snowflake_decode(snowflake_nextval()) d;
+SELECT snowflake_compose(d.ts, d.node_id, d.sequence) = snowflake_lastval() AS one_id
+FROM snowflake_decode(snowflake_nextval()) d;
+-- As for any function PostgreSQL inlines, a column nobody reads is not
+-- computed: no error for the negative ID here.
+SELECT count(*) AS rows FROM (VALUES (-1::bigint)) v(id), snowflake_decode(v.id) d;
+
 -- A view keeps snowflake_decode in its definition; its plan has the
 -- scalars.  A prepared statement gives the same results.
 CREATE VIEW inline_view AS

@@ -18,13 +18,18 @@
  *								AS ts, ...) d, which the planner then pulls
  *								up into the query around it
  *
- * The results are the same, errors included: each scalar decoder is the
- * same C code as snowflake_decode over the same arguments (the layout
- * too), STRICT, IMMUTABLE and PARALLEL SAFE as it is.  A NULL argument
- * gives NULL fields in both; in FROM the function scan expands a NULL
- * result into a row of NULLs, as the subquery returns one.  A field with
- * no scalar decoder (node_fields of the layout variant) stays a field of
- * snowflake_decode.  EXPLAIN VERBOSE shows the scalar calls.
+ * The results are the same: each scalar decoder is the same C code as
+ * snowflake_decode over the same arguments (the layout too), STRICT,
+ * IMMUTABLE and PARALLEL SAFE as it is, raising the same errors.  A NULL
+ * argument gives NULL fields in both; in FROM the function scan expands a
+ * NULL result into a row of NULLs, as the subquery returns one.  A field
+ * with no scalar decoder (node_fields of the layout variant) stays a field
+ * of snowflake_decode.  What differs, as for any function PostgreSQL
+ * inlines: in FROM, a column the query never reads is not computed, so an
+ * invalid ID or layout raises its error only where a column is read
+ * (SELECT count(*) FROM t, snowflake_decode(t.id) d decodes nothing).  A
+ * volatile argument keeps the function scan, which evaluates it once per
+ * row.  EXPLAIN VERBOSE shows the scalar calls.
  *
  * The functions are recognised by what pg_proc says (C functions of this
  * library named snowflake_decode and so on, in one schema), looked up only
@@ -44,6 +49,7 @@
 #include "funcapi.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
 #include "optimizer/planner.h"
 #include "rewrite/rewriteManip.h"
 #include "utils/builtins.h"
@@ -253,7 +259,12 @@ sf_inline_from(RangeTblEntry *rte)
 		return;
 	rtfunc = linitial_node(RangeTblFunction, rte->functions);
 	f = (FuncExpr *) rtfunc->funcexpr;
+	/*
+	 * Each column gets its own copy of the arguments: a volatile one (say
+	 * snowflake_nextval()) would run once per column instead of once.
+	 */
 	if (rtfunc->funccolnames != NIL || !sf_decode_call((Node *) f, &call) ||
+		contain_volatile_functions((Node *) f->args) ||
 		rtfunc->funccolcount != call.tupdesc->natts ||
 		list_length(rte->eref->colnames) != call.tupdesc->natts)
 		return;

@@ -143,6 +143,14 @@ snowflake_extend_reservation(int64 needed_ms, int64 now_ms, SfExtendMode mode,
 	else if (!LWLockConditionalAcquire(snowflake_lock, LW_EXCLUSIVE))
 		return true;
 
+	/*
+	 * The clock again, once the lock is held: the wait for it may have been
+	 * long (behind a slow fsync), and the bound lowered below is stamped
+	 * with this time.
+	 */
+	now_unix = Max(now_unix, snowflake_clock_ms());
+	now_ms = now_unix - s->layout.epoch_ms;
+
 	sf_check_lineage(s);
 
 	/*
