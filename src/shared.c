@@ -628,13 +628,7 @@ sf_attach_segment(void)
 			 * of this server's life stay in force (a change waits for a
 			 * restart), and the configuration is compared with them below.
 			 */
-			SnowflakeLayout recorded;
-
-			recorded.epoch_ms = life.epoch_ms;
-			recorded.timestamp_bits = life.timestamp_bits;
-			recorded.node_bits = life.node_bits;
-			recorded.sequence_bits = life.sequence_bits;
-			sf_configure(s, &recorded, life.node_id, life.node_id_span);
+			sf_configure(s, &life.layout, life.node_id, life.node_id_span);
 			pg_write_barrier();
 			s->configured = true;
 		}
@@ -648,10 +642,7 @@ sf_attach_segment(void)
 			memset(&life, 0, sizeof(life));
 			life.postmaster_pid = PostmasterPid;
 			life.start_time = PgStartTime;
-			life.epoch_ms = layout.epoch_ms;
-			life.timestamp_bits = layout.timestamp_bits;
-			life.node_bits = layout.node_bits;
-			life.sequence_bits = layout.sequence_bits;
+			life.layout = layout;
 			life.node_id = node_id;
 			life.node_id_span = span;
 			if (!snowflake_life_write(&life))

@@ -13,11 +13,12 @@
  * reservation.c (the reservation, the floor and an adoption).
  *
  * The file is written whole to a temporary file, fsynced, renamed over the
- * old one, and the directory is fsynced, also with fsync = off (sf_fsync).  This file takes no lock: callers
- * serialise writes with the "snowflake" LWLock.  Nothing on the write path
- * raises an error: failures are returned to the caller, which decides
- * whether to raise (a write before any ID is handed out) or only to log (a
- * write ahead of need, after IDs were issued).
+ * old one, and the directory is fsynced, also with fsync = off (sf_fsync).
+ * This file takes no lock: callers serialise writes with the "snowflake"
+ * LWLock.  Nothing on the write path raises an error: failures are
+ * returned to the caller, which decides whether to raise (a write before
+ * any ID is handed out) or only to log (a write ahead of need, after IDs
+ * were issued).
  *
  *-------------------------------------------------------------------------
  */

@@ -87,10 +87,7 @@ typedef struct SnowflakeLifeFile
 	uint32		magic;
 	int32		postmaster_pid; /* the postmaster these values belong to */
 	int64		start_time;		/* and its start (PgStartTime) */
-	int64		epoch_ms;
-	int32		timestamp_bits;
-	int32		node_bits;
-	int32		sequence_bits;
+	SnowflakeLayout layout;
 	int32		node_id;
 	int32		node_id_span;
 	pg_crc32c	crc;			/* over everything above */
