@@ -85,14 +85,9 @@ sub database_for
 sub run_in
 {
 	my ($what, $dir, $env, @cmd) = @_;
-	my ($out, $err) = ('', '');
-	local @ENV{ keys %$env } = values %$env;
-	my $ok = eval {
-		IPC::Run::run(\@cmd, init => sub { chdir $dir or die $! },
-			'<', \undef, '>', \$out, '2>', \$err, IPC::Run::timeout(300));
-	};
+	my ($ok, $out, $err) = run_in_dir($dir, $env, 300, \@cmd);
 	ok($ok, "$what: @cmd")
-	  or diag("exit " . ($? >> 8) . ($@ ? ", $@" : '') . "\nstdout:\n$out\nstderr:\n$err");
+	  or diag("exit " . ($? >> 8) . "\nstdout:\n$out\nstderr:\n$err");
 	return $ok ? $out : undef;
 }
 

@@ -57,22 +57,8 @@ my %fw = (
 );
 my @order = qw(prisma knex typeorm);
 
-# Run a command in $dir, bounded in time; (ok, stdout, stderr).
-sub run_in
-{
-	my ($dir, $cmd, %env) = @_;
-	my ($out, $err) = ('', '');
-	local @ENV{ keys %env } = values %env;
-	my $ok = eval {
-		IPC::Run::run($cmd, init => sub { chdir $dir or die $! },
-			'<', \undef, '>', \$out, '2>', \$err, IPC::Run::timeout($timeout));
-	};
-	$err .= $@ if $@;
-	return ($ok, $out, $err);
-}
-
 # node and the packages are there.
-my ($ok, undef, $err) = run_in($node_dir,
+my ($ok, undef, $err) = run_in_dir($node_dir, {}, $timeout,
 	[ 'node', '-e', 'for (const m of ["pg", "knex", "typeorm", "@prisma/client", "@prisma/adapter-pg", "prisma/config"]) require.resolve(m)' ]);
 ok($ok, 'node runs and finds the recipes\' packages in test/node/node_modules (npm ci)')
   or BAIL_OUT("no node or no packages: $err");
@@ -186,13 +172,13 @@ foreach my $name (@order)
 	my $built = 1;
 	foreach my $step (@steps)
 	{
-		my ($sok, $sout, $serr) = run_in($dir, $step, %env);
+		my ($sok, $sout, $serr) = run_in_dir($dir, \%env, $timeout, $step);
 		ok($sok, "$name: " . join(" ", map { s{.*/}{}r } @$step)) or diag("$sout\n$serr"), $built = 0;
 	}
 	next unless $built;
 
 	my $module = $name eq 'knex' ? 'src/orders.js' : 'dist/orders.js';
-	my ($rok, $out, $rerr) = run_in($dir, [ 'node', "$node_dir/orm-run.mjs", $module ], %env);
+	my ($rok, $out, $rerr) = run_in_dir($dir, \%env, $timeout, [ 'node', "$node_dir/orm-run.mjs", $module ]);
 	ok($rok, "$name: the recipe ran") or diag($rerr), next;
 	my $r = decode_json($out);
 

@@ -27,7 +27,7 @@ our @EXPORT = qw(start_snowflake_node write_conf_file sql_error
   error_report stats set_clock start_faked faketime_available log_appears
   no_preload show_setting insert_ids_above promote_and_wait lead_burst
   first_above writer_pid writers_running paced_calls clock_behind_report
-  batch_too_wide_report doc_recipes);
+  batch_too_wide_report doc_recipes run_in_dir);
 
 # The no-preload pass: test/check.sh runs the TAP files that hold in both
 # modes a second time on PostgreSQL 17 and later with SNOWFLAKE_TEST_NO_PRELOAD=1,
@@ -597,5 +597,20 @@ sub doc_recipes
 	return %recipes;
 }
 
-1;
+# Run the command @$cmd in directory $dir with the variables of %$env added
+# to the environment, no input, bounded by $secs seconds: (ok, its standard
+# output, its standard error with the reason it failed).
+sub run_in_dir
+{
+	my ($dir, $env, $secs, $cmd) = @_;
+	my ($out, $err) = ('', '');
+	local @ENV{ keys %$env } = values %$env;
+	my $ok = eval {
+		IPC::Run::run($cmd, init => sub { chdir $dir or die $! },
+			'<', \undef, '>', \$out, '2>', \$err, IPC::Run::timeout($secs));
+	};
+	$err .= $@ if $@;
+	return ($ok, $out, $err);
+}
 
+1;
