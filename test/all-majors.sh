@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # test/check.sh --all-majors: what CI runs (.ci/run).  Root only.
 #
+#   0. every package any step needs on this host, in one apt-get run
+#      (test/host-deps.sh), before anything runs in parallel;
 #   1. every suite (test/check.sh) on the PostgreSQL installed on this host
 #      (PG_CONFIG, PG_MAJOR or the newest installed, as test/check.sh picks);
 #   2. the Patroni failover test (test/patroni-check.sh) on that PostgreSQL;
@@ -43,7 +45,26 @@ cleanup() {
 trap cleanup EXIT
 start=$(date +%s)
 
-# The chroots are built (or found built) in the background meanwhile.
+# Install once, then fork.  The chroot preparations run beside the native
+# stage; on a new machine each of them used to install debootstrap while
+# the native stage installed its own packages, and every apt-get but one
+# failed at once on dpkg's lock (a CI run that fails only on a machine that
+# never ran it).  So everything the host needs is installed here, in one
+# apt-get, before anything runs in parallel (test/host-deps.sh), and from
+# then on no stage may install a host package: SF_NO_HOST_APT makes
+# sf_apt_install (test/lib.sh) fail, naming the package to add to
+# test/host-deps.sh, instead of racing the others for the lock.
+echo "==> [host] installing what every stage needs (test/host-deps.sh)"
+host_t0=$(date +%s)
+if ! bash "$here/host-deps.sh"; then
+    echo "FAILED: the host's packages could not be installed" >&2
+    exit 1
+fi
+export SF_NO_HOST_APT=1
+host_seconds=$(($(date +%s) - host_t0))
+
+# The chroots are built (or found built) in the background meanwhile; only
+# after the install step above has finished (see there why).
 for m in $majors; do
     bash "$here/chroot-check.sh" "$m" --prepare >"$logs/prepare-$m.log" 2>&1 &
     preps+=($!)
@@ -100,6 +121,7 @@ preps=()
 
 echo
 echo "==> summary ($(($(date +%s) - start)) s in all)"
+printf '    %-8s %-45s %4d s\n' host "installed (test/host-deps.sh)" "$host_seconds"
 status=0
 for name in "${order[@]}"; do
     printf '    %-8s %-45s %4d s\n' "$name" "${result[$name]}" "${seconds[$name]}"

@@ -114,7 +114,7 @@ EOF
     mounted=("$tmp/proc")
     chroot "$tmp" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
         ${proxy:+http_proxy="$proxy"} sh -c "apt-get update -qq &&
-            apt-get install -y -qq --no-install-recommends $pg_packages" >>"$tmp.log" 2>&1 || {
+            apt-get -o DPkg::Lock::Timeout=900 install -y -qq --no-install-recommends $pg_packages" >>"$tmp.log" 2>&1 || {
         tail -n 30 "$tmp.log" >&2
         echo "installing $pg_packages from $suite and $extra_suite failed" >&2
         exit 1
@@ -131,7 +131,7 @@ build_chroot() {
         exit 1
     fi
     proxy=$(host_proxy || true)
-    command -v debootstrap >/dev/null || sf_apt_install debootstrap
+    command -v debootstrap >/dev/null || sf_apt_install "${SF_CHROOT_PACKAGES[@]}"
     # Built under a temporary name and renamed when complete: an interrupted
     # build is never mistaken for a usable chroot.
     tmp=$CHROOT.partial
@@ -206,6 +206,14 @@ if [ -n "${PG_TEST_PORT_DIR:-}" ]; then
         mounted=("$CHROOT$PG_TEST_PORT_DIR" "${mounted[@]}")
     fi
 fi
+
+# The client tests' npm packages are installed on the host and reach the
+# chroot with the tree: npm in the chroot has neither the host's CA bundle
+# nor its npm and proxy configuration, so its own npm ci can fail
+# (SELF_SIGNED_CERT_IN_CHAIN), and this run must not depend on a native
+# run having installed them before.
+command -v npm >/dev/null || sf_apt_install nodejs npm
+sf_install_node_modules "$src"
 
 # A copy of the tree of its own (test/check.sh cleans and rebuilds it with
 # the chroot's PostgreSQL), without the host's test output.

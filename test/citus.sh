@@ -49,7 +49,7 @@ if [ ! -e "$stage$pkglibdir/citus.so" ]; then
     # Citus's columnar storage includes zstd and lz4, and the server's own
     # headers include GSSAPI's and ICU's; built without libcurl, Citus has
     # no statistics collection to switch off.
-    sf_apt_install make gcc liblz4-dev libzstd-dev libkrb5-dev libicu-dev libssl-dev libxml2-dev
+    sf_apt_install "${SF_CITUS_PACKAGES[@]}"
     build=$(mktemp -d /tmp/snowflake-citus-build.XXXXXX)
     trap 'rm -rf "$build"' EXIT
     log "building Citus $version for PostgreSQL $major (once; cached in $stage)"

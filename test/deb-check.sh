@@ -25,7 +25,7 @@ installed_here=0
 cleanup() {
     if [ "$installed_here" -eq 1 ] && [ -z "${KEEP_PACKAGE:-}" ]; then
         log "removing $pkg"
-        "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq "$pkg" >/dev/null || true
+        sf_apt_get purge -y -qq "$pkg" >/dev/null || true
     fi
     rm -rf "$work"
 }
@@ -33,7 +33,7 @@ trap cleanup EXIT
 
 if [ "$mode" != "--installed" ]; then
     # Build tools, and what the suites need.
-    sf_apt_install debhelper dpkg-dev postgresql-server-dev-all "postgresql-$PG_MAJOR" \
+    sf_apt_install "${SF_DEB_PACKAGES[@]}" "postgresql-$PG_MAJOR" \
         "postgresql-server-dev-$PG_MAJOR" make gcc libc6-dev libipc-run-perl
     if sf_is_installed "$pkg"; then
         echo "$pkg is installed already: remove it first, or use --installed" >&2
@@ -71,7 +71,7 @@ if [ "$mode" != "--installed" ]; then
 
     log "installing $(basename "$deb")"
     installed_here=1
-    "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$deb" >/dev/null
+    sf_apt_get install -y -qq "$deb" >/dev/null
 fi
 
 # The server must load the package's files: the library, the control file

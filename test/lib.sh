@@ -8,30 +8,95 @@ sf_is_installed() {
     dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'
 }
 
+# apt-get with the given arguments, as root (through sudo otherwise),
+# waiting for apt's locks instead of failing when another apt-get holds
+# them.  The project's own calls queue on one lock file of their own
+# (flock), so two stages never race; dpkg's lock, held by a foreign
+# process such as unattended-upgrades, is waited for by apt itself
+# (DPkg::Lock::Timeout).  Both waits end after SF_APT_LOCK_TIMEOUT seconds
+# (default 900).
+sf_apt_get() {
+    local sudo=() timeout=${SF_APT_LOCK_TIMEOUT:-900}
+    [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+    "${sudo[@]}" flock -w "$timeout" /var/lib/apt/snowflake-apt.lock \
+        env DEBIAN_FRONTEND=noninteractive \
+        apt-get -o DPkg::Lock::Timeout="$timeout" "$@"
+}
+
+# apt-get update.  Its lock of the package lists has no timeout option:
+# while another process holds that lock, try again every 5 s, for at most
+# SF_APT_LOCK_TIMEOUT seconds; any other failure is final.
+sf_apt_update() {
+    local out deadline=$((SECONDS + ${SF_APT_LOCK_TIMEOUT:-900}))
+    while :; do
+        if out=$(sf_apt_get update -qq 2>&1); then
+            [ -z "$out" ] || printf '%s\n' "$out" >&2
+            return 0
+        fi
+        if ! grep -q 'Could not get lock' <<<"$out" || [ "$SECONDS" -ge "$deadline" ]; then
+            printf '%s\n' "$out" >&2
+            return 1
+        fi
+        sleep 5
+    done
+}
+
 # Install those of the named Debian packages that are not installed yet,
 # in one apt-get run (none if all are there), through sudo unless root.
+# With SF_NO_HOST_APT set (test/all-majors.sh sets it for every stage, all
+# of which may run while others do), a missing package is an error instead:
+# test/host-deps.sh installs everything beforehand, and a package it
+# forgot must be added there, not installed while other stages run.
 sf_apt_install() {
-    local missing=() p sudo=()
+    local missing=() p
     for p in "$@"; do
         sf_is_installed "$p" || missing+=("$p")
     done
     [ "${#missing[@]}" -gt 0 ] || return 0
-    [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+    if [ -n "${SF_NO_HOST_APT:-}" ]; then
+        printf 'not installed: %s; test/host-deps.sh must install it before any stage starts (SF_NO_HOST_APT)\n' \
+            "${missing[*]}" >&2
+        return 1
+    fi
     printf '==> installing %s\n' "${missing[*]}" >&2
-    "${sudo[@]}" apt-get update -qq
-    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
-        apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    sf_apt_update
+    sf_apt_get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
 # Whether apt knows Debian package $1 (installed or not), updating its
 # lists first if it does not; through sudo unless root.
 sf_in_archive() {
-    local sudo=()
     apt-cache show "$1" >/dev/null 2>&1 && return 0
-    [ "$(id -u)" -eq 0 ] || sudo=(sudo)
-    "${sudo[@]}" apt-get update -qq
+    sf_apt_update
     apt-cache show "$1" >/dev/null 2>&1
 }
+
+# The npm packages of the client tests (041, 047), exactly as
+# test/node/package-lock.json pins them, into test/node/node_modules of the
+# tree $1 (ignored by git).  npm ci writes node_modules/.package-lock.json
+# last: an install older than the lock file, or an interrupted one, is
+# redone.  No install scripts: the only ones are Prisma's, which download
+# its native engines from Prisma's own server (the tests do without them,
+# see 047_js_orms.pl).  test/chroot-check.sh runs this on the host, whose
+# npm has the host's CA and proxy configuration, and the chroot gets the
+# packages with its copy of the tree.
+sf_install_node_modules() {
+    local dir="$1/test/node"
+    if [ ! -f "$dir/node_modules/.package-lock.json" ] ||
+        [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+        printf "==> installing the JavaScript client tests' packages (npm ci)\n" >&2
+        (cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
+    fi
+}
+
+# What the stages of test/check.sh --all-majors install on the host besides
+# test/setup.sh's packages (sf_wanted_packages): test/patroni-check.sh,
+# test/deb-check.sh, test/citus.sh (on PostgreSQL 16 and later) and
+# test/chroot-check.sh.  test/host-deps.sh installs them all at once.
+SF_PATRONI_PACKAGES=(patroni etcd-server python3-etcd python3-psycopg2 curl)
+SF_DEB_PACKAGES=(debhelper dpkg-dev postgresql-server-dev-all)
+SF_CITUS_PACKAGES=(make gcc liblz4-dev libzstd-dev libkrb5-dev libicu-dev libssl-dev libxml2-dev)
+SF_CHROOT_PACKAGES=(debootstrap)
 
 # The Debian chroot of PostgreSQL major $1 that test/chroot-check.sh builds:
 # sets CHROOTS (where the chroots live: $CHROOT_DIR, default

@@ -45,7 +45,7 @@ started_at=$(date +%s)
 
 sf_pick_major
 sf_install_packages
-sf_apt_install patroni etcd-server python3-etcd python3-psycopg2 curl
+sf_apt_install "${SF_PATRONI_PACKAGES[@]}"
 sf_build_install
 
 # AS_PG runs a command as the servers' user; BG does too but execs it, so

@@ -45,7 +45,7 @@ sf_pick_major() {
         return
     fi
     if ! apt-cache show postgresql >/dev/null 2>&1; then
-        "${SUDO[@]}" apt-get update -qq
+        sf_apt_update
     fi
     PG_MAJOR=$(apt-cache depends postgresql 2>/dev/null |
         sed -nE 's/.*Depends: postgresql-([0-9]+)$/\1/p' | head -n 1)
@@ -55,9 +55,10 @@ sf_pick_major() {
     fi
 }
 
-# Install what building (and, with SF_TEST_DEPS, testing) needs.
-sf_install_packages() {
-    local wanted=(make gcc libc6-dev perl libipc-run-perl faketime libfaketime
+# The Debian packages building (and, with SF_TEST_DEPS, testing) needs,
+# into the array "wanted".
+sf_wanted_packages() {
+    wanted=(make gcc libc6-dev perl libipc-run-perl faketime libfaketime
                   "postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR"
                   "postgresql-client-$PG_MAJOR")
     if [ -n "${SF_TEST_DEPS:-}" ]; then
@@ -89,6 +90,12 @@ sf_install_packages() {
                      golang-go golang-github-lib-pq-dev)
         fi
     fi
+}
+
+# Install what building (and, with SF_TEST_DEPS, testing) needs.
+sf_install_packages() {
+    local wanted
+    sf_wanted_packages
     sf_apt_install "${wanted[@]}"
 }
 
@@ -120,21 +127,6 @@ sf_remove_stale_scripts() {
     done
 }
 
-# The npm packages of the client tests (041, 047), exactly as
-# package-lock.json pins them, into test/node/node_modules (ignored by git).
-# npm ci writes node_modules/.package-lock.json last: an install older than
-# the lock file, or an interrupted one, is redone.  No install scripts: the
-# only ones are Prisma's, which download its native engines from Prisma's
-# own server (the tests do without them, see 047_js_orms.pl).
-sf_install_node_modules() {
-    local dir="$SNOWFLAKE_ROOT/test/node"
-    if [ ! -f "$dir/node_modules/.package-lock.json" ] ||
-        [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
-        log "installing the JavaScript client tests' packages (npm ci)"
-        (cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
-    fi
-}
-
 # PostgreSQL refuses to run as root: the tests and the demo run as the
 # unprivileged "postgres" user (created by the Debian package) when we are
 # root, in a copy of the tree that user owns.  RUN_AS runs a command as that
@@ -156,7 +148,7 @@ sf_setup() {
     sf_pick_major
     sf_install_packages
     if [ -n "${SF_TEST_DEPS:-}" ]; then
-        sf_install_node_modules
+        sf_install_node_modules "$SNOWFLAKE_ROOT"
     fi
     sf_build_install
     sf_pick_runner
