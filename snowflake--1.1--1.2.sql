@@ -12,11 +12,14 @@
 -- snowflake.node_id_span (1.2): a server and its standbys take node ids
 -- node_id .. node_id + node_id_span - 1 in turn, one per timeline.  The stats
 -- row gains the node id this server's IDs carry now and the span, appended
--- after stats_reset as the 1.1 script describes.
+-- after stats_reset as the 1.1 script describes, and the time of the last
+-- reservation write of the server's life (for the Prometheus metrics of
+-- monitoring/: a timestamp, from which "seconds since" is computed).
 
 ALTER TYPE @extschema@.snowflake_stats_row
     ADD ATTRIBUTE node_id_in_use pg_catalog.int4,
-    ADD ATTRIBUTE node_id_span pg_catalog.int4;
+    ADD ATTRIBUTE node_id_span pg_catalog.int4,
+    ADD ATTRIBUTE last_reservation_write pg_catalog.timestamptz;
 
 CREATE OR REPLACE VIEW @extschema@.snowflake_stats AS
 SELECT s.status, s.node_id, s.epoch, s.timestamp_bits, s.node_bits, s.sequence_bits,
@@ -26,7 +29,7 @@ SELECT s.status, s.node_id, s.epoch, s.timestamp_bits, s.node_bits, s.sequence_b
        -- 1.1
        s.background_writes, s.caller_writes, s.caller_wait_ms,
        -- 1.2
-       s.node_id_in_use, s.node_id_span
+       s.node_id_in_use, s.node_id_span, s.last_reservation_write
   FROM @extschema@.snowflake_stats_all() s;
 
 -- Node id claims across a Citus cluster (1.2).  On Citus every node mints

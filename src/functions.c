@@ -699,8 +699,8 @@ snowflake_stats(PG_FUNCTION_ARGS)
 {
 	SnowflakeShared *s = snowflake_require_shared();
 	TupleDesc	tupdesc;
-	Datum		values[23];
-	bool		nulls[23];
+	Datum		values[24];
+	bool		nulls[24];
 	int			i = 0;
 	SnowflakeStatsSnapshot snap;
 	const SnowflakeCounters *c = &snap.counters;
@@ -710,10 +710,11 @@ snowflake_stats(PG_FUNCTION_ARGS)
 		elog(ERROR, "return type must be a row type");
 	/*
 	 * 1.0's definition has 18 columns, 1.1's the writers' three more, 1.2's
-	 * the node id in use and the span two more.
+	 * the node id in use, the span and the time of the last reservation
+	 * write three more.
 	 */
-	if (tupdesc->natts != 18 && tupdesc->natts != 21 && tupdesc->natts != 23)
-		elog(ERROR, "snowflake_stats() has %d columns, expected 18, 21 or 23",
+	if (tupdesc->natts != 18 && tupdesc->natts != 21 && tupdesc->natts != 24)
+		elog(ERROR, "snowflake_stats() has %d columns, expected 18, 21 or 24",
 			 tupdesc->natts);
 	tupdesc = BlessTupleDesc(tupdesc);
 	memset(nulls, 0, sizeof(nulls));
@@ -761,7 +762,7 @@ snowflake_stats(PG_FUNCTION_ARGS)
 		values[i++] = Float8GetDatum((double) c->caller_wait_us / 1000.0);
 	}
 	values[i++] = TimestampTzGetDatum(c->reset_time);
-	if (tupdesc->natts >= 23)
+	if (tupdesc->natts >= 24)
 	{
 		int			node = sf_node_in_use(s);
 
@@ -770,6 +771,10 @@ snowflake_stats(PG_FUNCTION_ARGS)
 		else
 			nulls[i++] = true;
 		values[i++] = Int32GetDatum(s->node_id_span);
+		if (snap.last_write_unix_ms >= 0)
+			values[i++] = TimestampTzGetDatum(sf_unix_ms_timestamp(snap.last_write_unix_ms));
+		else
+			nulls[i++] = true;
 	}
 	Assert(i == tupdesc->natts);
 

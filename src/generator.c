@@ -608,6 +608,7 @@ snowflake_stats_snapshot(SnowflakeShared *s, SnowflakeStatsSnapshot *snap)
 	SpinLockAcquire(&s->mutex);
 	snap->last = s->last;
 	snap->durable_ms = s->durable_ms;
+	snap->last_write_unix_ms = s->last_write_unix_ms;
 	snap->counters = s->counters;
 	SpinLockRelease(&s->mutex);
 }

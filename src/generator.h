@@ -16,6 +16,8 @@ typedef struct SnowflakeStatsSnapshot
 {
 	int64		last;			/* packed last issued ID, or -1 */
 	int64		durable_ms;		/* the reservation in the file, or -1 */
+	int64		last_write_unix_ms; /* Unix ms of the last reservation write
+									 * of this life, or -1 */
 	SnowflakeCounters counters;
 } SnowflakeStatsSnapshot;
 

@@ -133,6 +133,7 @@ snowflake_extend_reservation(int64 needed_ms, int64 now_ms, SfExtendMode mode,
 	int64		reserved;
 	int64		target;
 	int64		now_unix = now_ms + s->layout.epoch_ms;
+	int64		written_unix;
 	int64		drift = snowflake_max_drift_ms;
 	int64		bound;
 	int64		lead;
@@ -204,11 +205,14 @@ snowflake_extend_reservation(int64 needed_ms, int64 now_ms, SfExtendMode mode,
 			LWLockRelease(snowflake_lock);
 			return mode != SF_EXTEND_NEEDED;
 		}
+		/* When the write was done, for snowflake_stats (clock read first). */
+		written_unix = snowflake_clock_ms();
 		SpinLockAcquire(&s->mutex);
 		s->reserved_ms = target;
 		s->durable_ms = target;
 		s->lead_bound_ms = drift;
 		s->counters.reservation_writes++;
+		s->last_write_unix_ms = written_unix;
 		if (mode == SF_EXTEND_BACKGROUND)
 			s->counters.background_writes++;
 		else
@@ -245,6 +249,7 @@ snowflake_adopt_layout_state(int64 now_unix_ms, bool force)
 	SnowflakeStateFile f;
 	int64		resume_ms;
 	int64		first_id;
+	int64		written_unix;
 	SfWriteFailure failure;
 
 	LWLockAcquire(snowflake_lock, LW_EXCLUSIVE);
@@ -294,6 +299,7 @@ snowflake_adopt_layout_state(int64 now_unix_ms, bool force)
 									   "The changed layout was not adopted.");
 	}
 
+	written_unix = snowflake_clock_ms();
 	SpinLockAcquire(&s->mutex);
 	s->last = (resume_ms << s->layout.sequence_bits) - 1;
 	s->reserved_ms = resume_ms - 1;
@@ -301,6 +307,7 @@ snowflake_adopt_layout_state(int64 now_unix_ms, bool force)
 	s->resume_ms = resume_ms - 1;
 	s->counters.reservation_writes++;
 	s->counters.caller_writes++;
+	s->last_write_unix_ms = written_unix;
 	SpinLockRelease(&s->mutex);
 
 	s->refusal = s->node_id < 0 ? SNOWFLAKE_NODE_UNSET : SNOWFLAKE_READY;

@@ -414,6 +414,7 @@ sf_init_shared(SnowflakeShared *s)
 	s->last = -1;
 	s->reserved_ms = -1;
 	s->durable_ms = -1;
+	s->last_write_unix_ms = -1;
 	s->resume_ms = -1;
 	s->floor_ms = -1;
 	s->clock_ms = 0;

@@ -72,7 +72,7 @@
  * whenever the struct changes: a library replaced while a server runs
  * without the preload must not read a segment its predecessor created.
  */
-#define SNOWFLAKE_SHARED_MAGIC	0x534E4632	/* "SNF2" */
+#define SNOWFLAKE_SHARED_MAGIC	0x534E4633	/* "SNF3" */
 
 /* Size of the DSM registry segment: fixed, room to spare. */
 #define SNOWFLAKE_DSM_SIZE	8192
@@ -185,6 +185,9 @@ typedef struct SnowflakeShared
 	int64		clock_high_ms;	/* the highest reading before the clock last
 								 * went backwards */
 	SnowflakeCounters counters;
+	int64		last_write_unix_ms; /* Unix ms of this life's last reservation
+									 * write, or -1; not a counter: a reset
+									 * leaves it */
 	int64		regression_logged_ms;	/* clock_ms when a regression was last
 										 * logged */
 	/* The background writer: the one running, and when one was asked for. */
