@@ -73,6 +73,12 @@ sf_wanted_packages() {
         # test skips, saying so), the pooler test (045_pgbouncer.pl)
         # PgBouncer.
         wanted+=(pgbouncer)
+        # The monitoring test (049_prometheus.pl) runs postgres_exporter
+        # with monitoring/postgres_exporter.yml and promtool over the
+        # alert rules.  Where systemd runs, installing the exporter starts
+        # its packaged service on port 9187; the test runs its own on a
+        # free loopback port and never touches that one.
+        wanted+=(prometheus-postgres-exporter prometheus)
         if sf_in_archive "postgresql-$PG_MAJOR-partman"; then
             wanted+=("postgresql-$PG_MAJOR-partman")
         else
