@@ -367,6 +367,18 @@ sf_load_state(SnowflakeShared *s)
 	if (got < 0)
 	{
 		sf_refuse(s, SNOWFLAKE_STATE_UNUSABLE, err, detail);
+
+		/*
+		 * Said at startup too, not only by the first call: the server starts
+		 * and decodes, but issues no ID until this is put right.
+		 */
+		errno = err;
+		ereport(WARNING,
+				(err != 0 ? errcode_for_file_access() :
+				 errcode(ERRCODE_DATA_CORRUPTED),
+				 err != 0 ? errmsg("%s: %m", detail) : errmsg("%s", detail),
+				 errdetail("Calls that issue IDs fail until the file can be read at a restart; decoding works."),
+				 errhint("See the section \"Troubleshooting\" of the snowflake README before removing the file and restarting the server.")));
 		return;
 	}
 	if (got == 0)

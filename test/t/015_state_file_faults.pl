@@ -8,6 +8,8 @@
 # still start and decode, but generation fails with an error that gives the
 # operating system's reason, and nothing is issued:
 #  - garbage, or a single flipped bit, in the file: "corrupt";
+#  - for each of these, the startup log has a WARNING naming the file and
+#    what is wrong, before any call;
 #  - the file unreadable: "Permission denied";
 #  - the reservation cannot be written (its temporary file's path is taken
 #    by a directory): "Is a directory"; generation resumes by itself once
@@ -80,6 +82,20 @@ sub refused_cleanly
 	return;
 }
 
+# Start on a state file that cannot be used: the startup log says so (a
+# WARNING naming the file and what is wrong), before any call.  Without the
+# preload the shared state is loaded by the first call, which logs it then.
+sub start_and_check_warning
+{
+	my ($what, $message_re) = @_;
+	my $offset = -s $node->logfile;
+	$node->start;
+	$node->safe_psql('postgres', 'SELECT count(*) FROM snowflake_stats') if no_preload();
+	ok($node->log_contains(qr/WARNING:\s+(?:\w+: )?$message_re/, $offset),
+		"$what: the startup log says why, naming the file");
+	return;
+}
+
 # Restart with a good state file; generation must resume above every ID
 # issued so far.
 sub resumes_above
@@ -99,7 +115,8 @@ my $good = read_file($state_file);
 
 my $garbage = "this is not a snowflake state file\n";
 write_file($state_file, $garbage);
-$node->start;
+start_and_check_warning('garbage',
+	qr/file "snowflake.state" is corrupt \(wrong size\)/);
 refused_cleanly('garbage',
 	qr/ERROR:\s+XX001: file "snowflake.state" is corrupt \(wrong size\)/, 'XX001');
 $node->stop;
@@ -112,7 +129,8 @@ my $flipped = $good;
 my $at = int(length($flipped) / 2);
 substr($flipped, $at, 1) = chr(ord(substr($flipped, $at, 1)) ^ 1);
 write_file($state_file, $flipped);
-$node->start;
+start_and_check_warning('flipped bit',
+	qr/file "snowflake.state" is corrupt \(checksum mismatch\)/);
 refused_cleanly('flipped bit',
 	qr/ERROR:\s+XX001: file "snowflake.state" is corrupt \(checksum mismatch\)/,
 	'XX001');
@@ -129,7 +147,8 @@ $node->stop;
 # --- the state file unreadable ---
 
 chmod(0000, $state_file) or die "chmod failed: $!";
-$node->start;
+start_and_check_warning('unreadable',
+	qr/could not open file "snowflake.state": Permission denied/);
 refused_cleanly('unreadable',
 	qr/ERROR:\s+42501: could not open file "snowflake.state": Permission denied/,
 	'42501');
