@@ -7,7 +7,10 @@
 # no session can change it, a reload does not, a restart does.  The lead
 # bound snowflake.max_drift_ms is an operator knob changed by a reload;
 # snowflake.max_wait_ms is a per-session choice of how long a call may
-# sleep.  The prefix "snowflake." is reserved.
+# sleep.  The prefix "snowflake." is reserved.  A value PostgreSQL cannot
+# accept for one of the reload settings does not stop the server: it logs a
+# WARNING and uses the default (a reload: a LOG line, the value in force
+# stays).
 
 use strict;
 use warnings;
@@ -218,6 +221,61 @@ is($node->safe_psql('postgres', 'SELECT snowflake_node_id(snowflake_nextval()), 
 	'12|12', 'after a restart IDs carry node id 12');
 ok($node->log_contains(qr/parameter "snowflake\.node_id" changed from 11 to 12/, $log_offset),
 	'the node id change is logged');
+
+# ---------------------------------------------------------------------------
+# A value PostgreSQL cannot accept for a reload (or session) setting, in
+# postgresql.conf: the server starts, logs a WARNING naming the setting and
+# uses the default, not the value of an earlier line.  A reload with such a
+# value logs it (LOG) and keeps the value in force.
+# ---------------------------------------------------------------------------
+my %bad = (
+	'snowflake.max_drift_ms' => [ '-5', '1s',
+		qr/-5 ms is outside the valid range for parameter "snowflake\.max_drift_ms" \(0 \.\. 3600000\)/ ],
+	'snowflake.max_wait_ms' => [ '-1', '1s',
+		qr/-1 ms is outside the valid range for parameter "snowflake\.max_wait_ms" \(0 \.\. 3600000\)/ ],
+	'snowflake.background_writer' => [ 'maybe', 'on',
+		qr/parameter "snowflake\.background_writer" requires a Boolean value/ ],
+	'snowflake.spread_sequence' => [ '7', 'off',
+		qr/parameter "snowflake\.spread_sequence" requires a Boolean value/ ],
+	'snowflake.writer_idle_timeout' => [ '50ms', '1min',
+		qr/50 ms is outside the valid range for parameter "snowflake\.writer_idle_timeout" \(100 \.\. 86400000\)/ ],);
+$node->append_conf('postgresql.conf',
+	join("\n", map { "$_ = $bad{$_}[0]" } sort keys %bad));
+$log_offset = -s $node->logfile;
+$node->restart;
+foreach my $name (sort keys %bad)
+{
+	my ($value, $default, $message) = @{ $bad{$name} };
+	ok($node->log_contains(qr/WARNING:\s+$message/, $log_offset),
+		"$name = $value: the server starts and logs a WARNING");
+	is($node->safe_psql('postgres', "SHOW $name"),
+		$default, "$name = $value: the default is in force");
+}
+is($node->safe_psql('postgres', "SELECT source FROM pg_settings WHERE name = 'snowflake.max_drift_ms'"),
+	'default', 'not the value of an earlier line (max_drift_ms = 300)');
+is(writers_running($node), '1', 'background_writer = maybe: the writer runs');
+is($node->safe_psql('postgres', 'SELECT snowflake_node_id(snowflake_nextval())'),
+	'12', 'and IDs are issued');
+
+# A reload: a good value applies, a bad one after it is logged and ignored.
+$node->append_conf('postgresql.conf', 'snowflake.max_drift_ms = 500');
+$node->reload;
+ok($node->poll_query_until('postgres', 'SHOW snowflake.max_drift_ms', '500ms'),
+	'a reload applies max_drift_ms = 500');
+$node->append_conf('postgresql.conf', 'snowflake.max_drift_ms = -7');
+$log_offset = -s $node->logfile;
+$node->reload;
+ok( log_appears(
+		$node,
+		qr/LOG:\s+configuration file ".*" contains errors; unaffected changes were applied/,
+		$log_offset),
+	'a reload with max_drift_ms = -7 says the file contains errors');
+ok( $node->log_contains(
+		qr/LOG:\s+-7 ms is outside the valid range for parameter "snowflake\.max_drift_ms"/,
+		$log_offset),
+	'and names the setting');
+is($node->safe_psql('postgres', 'SHOW snowflake.max_drift_ms'),
+	'500ms', 'the value in force (500 ms) stays');
 
 $node->stop;
 done_testing();
