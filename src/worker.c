@@ -39,8 +39,14 @@
  *
  * Registered in _PG_init when the library is preloaded.  It starts once
  * recovery has finished (so never on a standby, and after a promotion), is
- * restarted by the postmaster if it exits with an error or after a crash,
- * and stops at shutdown; the postmaster then records the exact last ID.
+ * restarted by the postmaster if it exits with an error, after a crash, or
+ * after it was ended by anyone but the postmaster (pg_terminate_backend(),
+ * a kill): SIGTERM from the postmaster means shutdown, and the writer exits
+ * with code 0, not to be restarted; from any other process it exits with
+ * code 1, and the postmaster starts it again SNOWFLAKE_WRITER_RESTART_S
+ * later.  That is safe because the writer holds nothing across its exit:
+ * each write is whole under the LWLock, and a new writer starts from the
+ * shared state.  At shutdown the postmaster records the exact last ID.
  *
  * Without the preload (PostgreSQL 17 and later), a call that has issued IDs
  * and finds no writer running registers one with
@@ -67,6 +73,8 @@
  */
 #include "postgres.h"
 
+#include <signal.h>
+
 #include "miscadmin.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
@@ -90,6 +98,13 @@
 
 /* Seconds the postmaster waits before restarting a writer that failed. */
 #define SNOWFLAKE_WRITER_RESTART_S	1
+
+/*
+ * Set by the SIGTERM handler when the signal came from another process than
+ * the postmaster (pg_terminate_backend(), a kill): the writer then exits
+ * with code 1, so that the postmaster restarts it.
+ */
+static volatile sig_atomic_t sf_terminated = false;
 
 /*
  * Without the preload: how long a registered writer may take to start
@@ -357,6 +372,22 @@ sf_writer_sleep(SnowflakeShared *s, const SfWriterState *w, long timeout)
 }
 
 /*
+ * SIGTERM: a shutdown request, like SignalHandlerForShutdownRequest, that
+ * also notes whether the postmaster sent it (a shutdown) or not.
+ */
+static void
+sf_writer_sigterm(int signo, siginfo_t *info, void *context)
+{
+	int			save_errno = errno;
+
+	if (info == NULL || info->si_pid != PostmasterPid)
+		sf_terminated = true;
+	ShutdownRequestPending = true;
+	SetLatch(MyLatch);
+	errno = save_errno;
+}
+
+/*
  * snowflake_worker_main
  *		Entry point of the background writer.
  */
@@ -367,8 +398,15 @@ snowflake_worker_main(Datum main_arg)
 	SnowflakePosition pos;
 	SfWriterState w;
 
+	struct sigaction sa;
+
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
-	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = sf_writer_sigterm;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	if (sigaction(SIGTERM, &sa, NULL) < 0)
+		elog(FATAL, "could not set the SIGTERM handler: %m");
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
 
@@ -407,6 +445,16 @@ snowflake_worker_main(Datum main_arg)
 
 		sf_writer_sleep(s, &w, timeout);
 		CHECK_FOR_INTERRUPTS();
+	}
+
+	/* Ended by hand, not at shutdown: the postmaster starts it again. */
+	if (sf_terminated)
+	{
+		ereport(LOG,
+				(errmsg("terminating snowflake reservation writer due to administrator command"),
+				 errdetail("The postmaster starts it again in %d s.",
+						   SNOWFLAKE_WRITER_RESTART_S)));
+		proc_exit(1);
 	}
 	proc_exit(0);
 }

@@ -15,6 +15,9 @@
 #  - the writer's writes failing: logged once, the caller's fallback
 #    reports the error as without the writer, and recovery once it clears;
 #  - the writer stopped with SIGSTOP: calls go on, callers write;
+#  - the writer ended with pg_terminate_backend(): the postmaster starts
+#    another by itself, which keeps the reservation ahead; at shutdown the
+#    writer exits with code 0 and is not restarted;
 #  - the writer, and a backend, killed with SIGKILL while held at each step
 #    of a write (before the rename, at it, before the directory fsync):
 #    after the crash restart the writer is back and every ID is above every
@@ -281,6 +284,34 @@ foreach my $who ('writer', 'backend')
 	}
 }
 
+# --- ended with pg_terminate_backend(), the writer comes back by itself ---
+
+{
+	my $old = writer_pid($node);
+	$log_offset = -s $node->logfile;
+	is( $node->safe_psql('postgres', "SELECT pg_terminate_backend($old)"),
+		't', 'pg_terminate_backend() ends the writer');
+	ok( log_appears(
+			$node,
+			qr/LOG:  terminating snowflake reservation writer due to administrator command/,
+			$log_offset),
+		'it says why it exits');
+	my $new = writer_pid($node, $old);
+	ok(defined $new && $new != $old,
+		'the postmaster starts another writer, with no restart of the server');
+	is(writers_running($node), '1', 'one writer runs');
+	# The new writer keeps the reservation ahead, as the first did.
+	ok(wait_past_reservation($node), 'the reservation lapsed meanwhile');
+	paced_calls($node, 1, 0);
+	$before = stats($node);
+	$id = paced_calls($node, 10, 0.5);
+	ok($id > $max_id, 'IDs keep increasing');
+	$max_id = $id;
+	$after = stats($node);
+	is($after->{caller_writes}, $before->{caller_writes},
+		'the new writer keeps the reservation ahead: no caller wrote');
+}
+
 # --- a standby runs no writer; promoted, the writer applies the floor ---
 
 $node->backup('bw_backup');
@@ -290,7 +321,13 @@ $node->wait_for_catchup($standby);
 is(writers_running($standby), '0', 'a standby runs no writer');
 is(stats($standby)->{background_writes}, 0, 'nor writes anything');
 $max_id = $node->safe_psql('postgres', 'SELECT snowflake_nextval()');
+$log_offset = -s $node->logfile;
 $node->stop;
+# At shutdown the writer exits quietly, and is not restarted.
+ok( !$node->log_contains(
+		qr/"snowflake reservation writer" \(PID \d+\) exited with exit code/,
+		$log_offset),
+	'at shutdown the writer exits with code 0');
 $log_offset = -s $standby->logfile;
 $standby->promote;
 ok(defined writer_pid($standby), 'promoted, the standby runs a writer');
