@@ -62,6 +62,15 @@ start_fails(
 	qr/DETAIL:  snowflake\.timestamp_bits \(45\) \+ snowflake\.node_bits \(10\) \+ snowflake\.sequence_bits \(12\) = 67, but an ID has only 63 bits\./
 );
 
+# A wider node field alone: the default layout uses all 63 bits, so the
+# bit must come from the timestamp or sequence field (docs/fleets.md).
+start_fails(
+	'node_bits = 11 alone',
+	{ 'snowflake.node_id' => '1', 'snowflake.node_bits' => '11' },
+	qr/FATAL:  invalid snowflake layout/,
+	qr/DETAIL:  snowflake\.timestamp_bits \(41\) \+ snowflake\.node_bits \(11\) \+ snowflake\.sequence_bits \(12\) = 64, but an ID has only 63 bits\./
+);
+
 # node_id does not fit the node field.
 start_fails(
 	'node_id 8 with node_bits 3',

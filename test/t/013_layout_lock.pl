@@ -243,5 +243,26 @@ is( $node->safe_psql(
 	'with a lower node id, the next ID is larger, in a later millisecond');
 set_clock('+0');
 
+# --- a wider node field, its bit taken from the sequence or the timestamp field ---
+
+# A wider node field alone does not fit (003: node_bits = 11 with the
+# default layout stops the server); the bit comes from another field, and
+# either way snowflake_adopt_layout() accepts it without force: the new IDs
+# sort above the old ones (docs/operations.md, docs/fleets.md).
+foreach my $case (
+	[ 'from the sequence field (41/11/9)', node_bits => 11, sequence_bits => 9 ],
+	[ 'from the timestamp field (40/12/9)',
+		timestamp_bits => 40, node_bits => 12, sequence_bits => 9 ])
+{
+	my ($what, %widths) = @$case;
+	$before = $node->safe_psql('postgres', 'SELECT snowflake_nextval()');
+	restart_with(node_id => 2, epoch => '2023-01-01 00:00:00+00', %widths);
+	$node->safe_psql('postgres', 'SELECT snowflake_adopt_layout()');
+	is( $node->safe_psql(
+			'postgres', "SELECT x > $before, snowflake_node_id(x) FROM snowflake_nextval() x"),
+		't|2',
+		"a wider node field, its bit $what: adopted without force, new IDs above the old");
+}
+
 $node->stop;
 done_testing();
