@@ -225,20 +225,21 @@ ok($node->log_contains(qr/parameter "snowflake\.node_id" changed from 11 to 12/,
 # ---------------------------------------------------------------------------
 # A value PostgreSQL cannot accept for a reload (or session) setting, in
 # postgresql.conf: the server starts, logs a WARNING naming the setting and
-# uses the default, not the value of an earlier line.  A reload with such a
+# uses the default, not the value of an earlier line.  (From PostgreSQL 16
+# the range in the message carries the unit too: "(0 ms .. 3600000 ms)".)  A reload with such a
 # value logs it (LOG) and keeps the value in force.
 # ---------------------------------------------------------------------------
 my %bad = (
 	'snowflake.max_drift_ms' => [ '-5', '1s',
-		qr/-5 ms is outside the valid range for parameter "snowflake\.max_drift_ms" \(0 \.\. 3600000\)/ ],
+		qr/-5 ms is outside the valid range for parameter "snowflake\.max_drift_ms" \(0(?: ms)? \.\. 3600000(?: ms)?\)/ ],
 	'snowflake.max_wait_ms' => [ '-1', '1s',
-		qr/-1 ms is outside the valid range for parameter "snowflake\.max_wait_ms" \(0 \.\. 3600000\)/ ],
+		qr/-1 ms is outside the valid range for parameter "snowflake\.max_wait_ms" \(0(?: ms)? \.\. 3600000(?: ms)?\)/ ],
 	'snowflake.background_writer' => [ 'maybe', 'on',
 		qr/parameter "snowflake\.background_writer" requires a Boolean value/ ],
 	'snowflake.spread_sequence' => [ '7', 'off',
 		qr/parameter "snowflake\.spread_sequence" requires a Boolean value/ ],
 	'snowflake.writer_idle_timeout' => [ '50ms', '1min',
-		qr/50 ms is outside the valid range for parameter "snowflake\.writer_idle_timeout" \(100 \.\. 86400000\)/ ],);
+		qr/50 ms is outside the valid range for parameter "snowflake\.writer_idle_timeout" \(100(?: ms)? \.\. 86400000(?: ms)?\)/ ],);
 $node->append_conf('postgresql.conf',
 	join("\n", map { "$_ = $bad{$_}[0]" } sort keys %bad));
 $log_offset = -s $node->logfile;
