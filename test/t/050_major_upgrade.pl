@@ -404,7 +404,10 @@ sub path_pg_upgradecluster
 	my $last = burst($h);
 	my $before = fingerprint($h);
 	my $new_log = "/var/log/postgresql/postgresql-$new_major-$cluster.log";
+	# psql --cluster is Debian's pg_wrapper (/usr/bin), not the psql of
+	# the major under test, which comes first in PATH here.
 	my ($step) = run_step($label, 'upgrade/pg_upgradecluster.sh',
+		PATH => "/usr/bin:$ENV{PATH}",
 		PGHOST => $h->host,
 		OLD_MAJOR => $old_major,
 		NEW_MAJOR => $new_major,
@@ -421,8 +424,10 @@ sub path_pg_upgradecluster
 		port => $port, install_path => dirname($new_bin));
 	is(fingerprint($n), $before,
 		"$label: the extension's version and objects, rows, default, generated column, index, view and claims came through");
-	floor_logged($label, $new_log, 30000) if -e $new_log;
-	ok(-e $new_log, "$label: the new cluster's log is $new_log");
+	# With -m dump the new cluster's own first start has no state file;
+	# with pg_upgrade, pg_upgrade's starts of the new cluster come first
+	# (their log is removed when it succeeds).
+	floor_logged($label, $new_log, 30000) if $method eq 'dump';
 	first_after($label, $n, $last);
 	run_in_dir($work, {}, 120, [ 'pg_dropcluster', '--stop', $new_major, $cluster ]);
 	unlink $new_log;
