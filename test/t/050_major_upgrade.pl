@@ -357,11 +357,11 @@ sub path_lower_drift
 	{
 		cmp_ok($first, '<', $last,
 			"$label: the new server's first ID is BELOW the old server's last: IDs went back");
-		diag("gap: $label: " . gap_ms($new, $last, $first) . " ms (the upgrade took $took ms)");
+		diag("gap: $label: " . gap_ms($new, $last, $first) . " ms ($took ms after the old server's last ID)");
 	}
 	else
 	{
-		fail("$label: the upgrade took $took ms, too long to show the old lead of $lead ms");
+		fail("$label: the new server's first ID came $took ms after the old server's last, too late to show the old lead of $lead ms");
 	}
 	$new->stop;
 	return;
