@@ -25,6 +25,11 @@
 #       when it is there
 #   SNOWFLAKE_REQUIRE_CITUS=1   048_citus.pl must run, not skip for want of
 #       Citus (test/chroot-check.sh sets it for the major CI runs Citus on)
+#   SNOWFLAKE_UPGRADE_FROM=N    an older major that test/t/050_major_upgrade.pl
+#       upgrades from, besides its upgrades within this major: test/setup.sh
+#       installs PostgreSQL N and builds the extension for it too, when 050
+#       is chosen, and the file must run those upgrades (test/chroot-check.sh
+#       sets 18 for 19)
 #
 #   test/check.sh --all-majors   (root, CI) every suite on the PostgreSQL
 #       installed here (15 on Debian 12), then the Patroni failover test
@@ -38,6 +43,11 @@ elif [ $# -gt 0 ]; then
     exit 2
 fi
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+# The older major is installed only for the file that upgrades from it.
+if [ -n "${SNOWFLAKE_UPGRADE_FROM:-}" ] &&
+    ! grep -q '050_major_upgrade' <<<"${PROVE_TESTS:-test/t/050_major_upgrade.pl}"; then
+    unset SNOWFLAKE_UPGRADE_FROM
+fi
 WERROR=${WERROR:-1}
 ASSERTS=${ASSERTS:-1}
 SF_TEST_DEPS=1
@@ -93,6 +103,7 @@ status=0
 "${RUN_AS[@]}" env PATH="$PG_BINDIR:$PATH" ${PROVE_TESTS:+PROVE_TESTS="$PROVE_TESTS"} \
     ${SNOWFLAKE_EXTENSION_DIR:+SNOWFLAKE_EXTENSION_DIR="$SNOWFLAKE_EXTENSION_DIR"} \
     ${SNOWFLAKE_REQUIRE_CITUS:+SNOWFLAKE_REQUIRE_CITUS="$SNOWFLAKE_REQUIRE_CITUS"} \
+    ${SNOWFLAKE_OLD_BINDIR:+SNOWFLAKE_OLD_BINDIR="$SNOWFLAKE_OLD_BINDIR"} \
     make -C "$RUN_DIR" installcheck PG_CONFIG="$PG_CONFIG" 2>&1 | tee "$out" || status=$?
 
 if [ "$status" -ne 0 ]; then
@@ -108,6 +119,12 @@ if [ "$(grep -cE '^# All [0-9]+ tests passed|^ *All [0-9]+ tests passed' "$out")
 fi
 if grep -q 'TAP tests not enabled' "$out" || ! grep -q '^Result: PASS' "$out"; then
     echo "FAILED: the TAP tests did not run" >&2
+    fail=1
+fi
+# 050_major_upgrade.pl says when it did not upgrade from an older major:
+# where one was installed for it, that is a failure.
+if [ -n "${SNOWFLAKE_OLD_BINDIR:-}" ] && grep -q 'cross-major parts not run' "$out"; then
+    echo "FAILED: test/t/050_major_upgrade.pl did not upgrade from PostgreSQL $SNOWFLAKE_UPGRADE_FROM" >&2
     fail=1
 fi
 tap_files=$(grep -cE '^test/t/.*\.pl \.+ ok' "$out" || true)

@@ -27,6 +27,12 @@
 #                     their packages come to 205 MB on trixie and 530 MB on
 #                     sid, against 107 MB on the host, which has a JDK; see
 #                     CONTRIBUTING.md, CI)
+#   SNOWFLAKE_UPGRADES  the upgrades from an older major that
+#                     test/t/050_major_upgrade.pl must run, as OLD:NEW
+#                     pairs (default "18:19": the chroot of 19 is sid, which
+#                     has PostgreSQL 18 too); the run of NEW installs OLD
+#                     and builds the extension for it (test/setup.sh,
+#                     SNOWFLAKE_UPGRADE_FROM)
 #   SNOWFLAKE_CITUS_MAJORS  the majors whose run must test Citus
 #                     (test/t/048_citus.pl), default "17": Citus's release
 #                     source (SNOWFLAKE_CITUS_TARBALL, default
@@ -231,11 +237,14 @@ if [ "$citus_wanted" -eq 1 ]; then
         log "no Citus source at $citus_tarball: test/t/048_citus.pl will fail"
     fi
 fi
+# The older major this run upgrades from, if any.
+upgrade_from=$(tr ' ' '\n' <<<"${SNOWFLAKE_UPGRADES-18:19}" | sed -n "s/^\([0-9]*\):$major\$/\1/p" | head -n 1)
 log "running every suite in $CHROOT$inner"
 chroot "$CHROOT" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
     PG_MAJOR="$major" ${PG_TEST_PORT_DIR:+PG_TEST_PORT_DIR="$PG_TEST_PORT_DIR"} \
     ${SNOWFLAKE_DEB:+SNOWFLAKE_DEB=1} ${SNOWFLAKE_IMAGE:+SNOWFLAKE_IMAGE=1} \
     ${SNOWFLAKE_NO_PRELOAD_PASS:+SNOWFLAKE_NO_PRELOAD_PASS="$SNOWFLAKE_NO_PRELOAD_PASS"} \
     SF_FRAMEWORKS="${SF_FRAMEWORKS:-0}" \
+    ${upgrade_from:+SNOWFLAKE_UPGRADE_FROM="$upgrade_from"} \
     ${PROVE_TESTS:+PROVE_TESTS="$PROVE_TESTS"} "${citus[@]}" \
     bash "$inner/test/check.sh"

@@ -14,6 +14,10 @@
 #              sets it): node, npm and the client tests' npm packages,
 #              pg_partman, PgBouncer, and the frameworks of the recipes
 #              (Python, Ruby, Java and Go packages) unless SF_FRAMEWORKS=0
+#   SNOWFLAKE_UPGRADE_FROM=N  also install PostgreSQL N (server and
+#              headers) and build and install the extension for it, for
+#              the upgrades from N of test/t/050_major_upgrade.pl
+#              (test/chroot-check.sh sets 18 for 19); N must be packaged
 
 set -euo pipefail
 
@@ -61,6 +65,12 @@ sf_wanted_packages() {
     wanted=(make gcc libc6-dev perl libipc-run-perl faketime libfaketime
                   "postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR"
                   "postgresql-client-$PG_MAJOR")
+    # An older major to upgrade from: its server, and its headers to build
+    # the extension for it.
+    if [ -n "${SNOWFLAKE_UPGRADE_FROM:-}" ]; then
+        wanted+=("postgresql-$SNOWFLAKE_UPGRADE_FROM"
+                 "postgresql-server-dev-$SNOWFLAKE_UPGRADE_FROM")
+    fi
     if [ -n "${SF_TEST_DEPS:-}" ]; then
         # What only the tests need.  The client tests (041_node_client.pl,
         # 047_js_orms.pl) run node-postgres and ORMs; Prisma 7 needs node
@@ -105,25 +115,39 @@ sf_install_packages() {
     sf_apt_install "${wanted[@]}"
 }
 
-# Build and install the extension.
+# Build and install the extension into the PostgreSQL of pg_config $1.
+sf_build_install_into() {
+    local pgc=$1
+    log "building snowflake against PostgreSQL $("$pgc" --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')"
+    make -C "$SNOWFLAKE_ROOT" -s clean PG_CONFIG="$pgc"
+    make -C "$SNOWFLAKE_ROOT" -s PG_CONFIG="$pgc" WERROR="${WERROR:-}" ASSERTS="${ASSERTS:-}"
+    "${SUDO[@]}" make -C "$SNOWFLAKE_ROOT" -s install PG_CONFIG="$pgc" >/dev/null
+    sf_remove_stale_scripts "$pgc"
+}
+
+# Build and install the extension: for the older major to upgrade from
+# first (SNOWFLAKE_UPGRADE_FROM), if any, then for the one under test, whose
+# build stays in the tree.
 sf_build_install() {
     PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/$PG_MAJOR/bin/pg_config}
     PG_BINDIR=$("$PG_CONFIG" --bindir)
     export PG_CONFIG PG_BINDIR
-    log "building snowflake against PostgreSQL $PG_MAJOR"
-    make -C "$SNOWFLAKE_ROOT" -s clean PG_CONFIG="$PG_CONFIG"
-    make -C "$SNOWFLAKE_ROOT" -s PG_CONFIG="$PG_CONFIG" WERROR="${WERROR:-}" ASSERTS="${ASSERTS:-}"
-    "${SUDO[@]}" make -C "$SNOWFLAKE_ROOT" -s install PG_CONFIG="$PG_CONFIG" >/dev/null
-    sf_remove_stale_scripts
+    if [ -n "${SNOWFLAKE_UPGRADE_FROM:-}" ]; then
+        SNOWFLAKE_OLD_BINDIR=/usr/lib/postgresql/$SNOWFLAKE_UPGRADE_FROM/bin
+        export SNOWFLAKE_OLD_BINDIR
+        sf_build_install_into "$SNOWFLAKE_OLD_BINDIR/pg_config"
+    fi
+    sf_build_install_into "$PG_CONFIG"
 }
 
 # make install never removes a file: a snowflake script that an earlier
 # build installed and this tree no longer has (an unreleased version's
 # install script, which CREATE EXTENSION would prefer to the chain from
-# 1.0) would be tested instead of the tree's.  Remove such files.
+# 1.0) would be tested instead of the tree's.  Remove such files from the
+# PostgreSQL of pg_config $1 (default $PG_CONFIG).
 sf_remove_stale_scripts() {
     local dir f
-    dir="$("$PG_CONFIG" --sharedir)/extension"
+    dir="$("${1:-$PG_CONFIG}" --sharedir)/extension"
     for f in "$dir"/snowflake--*.sql; do
         [ -e "$f" ] || continue
         if [ ! -e "$SNOWFLAKE_ROOT/$(basename "$f")" ]; then
