@@ -193,6 +193,20 @@ $grant$;
 -- RETURNING, like lastval() for sequences.  VOLATILE and PARALLEL UNSAFE as
 -- lastval() is: its value is the backend's own, so a query that calls it
 -- runs in the leader alone, with every snowflake_nextval() of that query.
+--
+-- And the generators are PARALLEL RESTRICTED from 1.2 (1.0 declared them
+-- PARALLEL SAFE): snowflake_lastval() is backend-local state, and an ID a
+-- parallel worker minted would be its last value, never the leader's, so
+-- after CREATE TABLE ... AS SELECT snowflake_nextval() FROM a large table
+-- the session's last value was the one from before the statement.
+-- Restricted, as setseed() and random() are for their backend-local seed,
+-- they run in the leader only while the scan below them still runs in
+-- parallel (the leader evaluates them above the Gather).  Not UNSAFE, as
+-- nextval() is: nextval() writes the sequence's relation, which parallel
+-- mode forbids even in the leader; the generator writes only shared memory
+-- and its own state file, which the leader may.
+ALTER FUNCTION @extschema@.snowflake_nextval() PARALLEL RESTRICTED;
+ALTER FUNCTION @extschema@.snowflake_nextval_batch(pg_catalog.int4) PARALLEL RESTRICTED;
 CREATE FUNCTION @extschema@.snowflake_lastval()
 RETURNS pg_catalog.int8
 AS 'MODULE_PATHNAME', 'snowflake_lastval'
