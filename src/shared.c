@@ -26,7 +26,8 @@
  * ID at a clean shutdown.  Without the preload (PostgreSQL 17 and later),
  * the shared state is a segment of the DSM registry that the first process
  * to call a snowflake function creates (snowflake_attach): it is configured
- * once from the server configuration, and the file is read when the
+ * once from the server configuration (the values recorded in the settings
+ * file for the server's life), and the state file is read when the
  * generator is first needed (snowflake_require_shared).  Nothing runs at
  * postmaster shutdown then, so no exact last ID is recorded: the next start
  * resumes above the reservation.  And since that first use may come long
@@ -573,6 +574,88 @@ sf_warn_settings(const SnowflakeShared *s, bool valid,
 	}
 }
 
+/* This postmaster's life file with the given values. */
+static void
+sf_life_image(SnowflakeLifeFile *life, const SnowflakeLayout *layout,
+			  int node_id, int span)
+{
+	memset(life, 0, sizeof(*life));
+	life->postmaster_pid = PostmasterPid;
+	life->start_time = PgStartTime;
+	life->layout = *layout;
+	life->node_id = node_id;
+	life->node_id_span = span;
+}
+
+/*
+ * sf_life_of_this_server
+ *		The values recorded in the settings file, if it is there, readable
+ *		and this postmaster's (a crash re-initialisation dropped the
+ *		segment).  A file that is there but cannot be used (another format,
+ *		corrupt) is logged, and replaced by the caller.
+ */
+static bool
+sf_life_of_this_server(SnowflakeLifeFile *life)
+{
+	char		why[2 * SNOWFLAKE_DETAIL_LEN];
+	int			got = snowflake_life_read(life, why, sizeof(why));
+
+	if (got < 0)
+		ereport(LOG,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("ignoring snowflake settings file \"%s\"",
+						SNOWFLAKE_LIFE_FILE),
+				 errdetail("%s The node id, span and layout are taken from the server configuration, and the file is written again.",
+						   why)));
+	return got > 0 && life->postmaster_pid == PostmasterPid &&
+		life->start_time == PgStartTime;
+}
+
+/*
+ * sf_configure_segment
+ *		Fix the values of a segment not configured yet; called with its
+ *		LWLock held, which it keeps.  Returns true if they come from the
+ *		configuration (valid: whether it is, else its error is raised, the
+ *		lock released first), false if from this server's life, after a
+ *		crash re-initialisation.
+ *
+ * The configuration's values are recorded in the settings file for the
+ * rest of the server's life; a failed write raises its error (the lock
+ * released first), and nothing is fixed.
+ */
+static bool
+sf_configure_segment(SnowflakeShared *s, bool valid,
+					 const SnowflakeLayout *layout, int node_id, int span,
+					 const char *bad_name, const char *detail)
+{
+	SnowflakeLifeFile life;
+	SfWriteFailure failure;
+
+	if (sf_life_of_this_server(&life))
+	{
+		sf_configure(s, &life.layout, life.node_id, life.node_id_span);
+		pg_write_barrier();
+		s->configured = true;
+		return false;
+	}
+	if (!valid)
+	{
+		LWLockRelease(&s->lock_data);
+		snowflake_report_settings(ERROR, bad_name, detail);
+	}
+	sf_life_image(&life, layout, node_id, span);
+	if (!snowflake_life_write(&life, &failure))
+	{
+		LWLockRelease(&s->lock_data);
+		snowflake_report_write_failure(ERROR, &failure,
+									   "The snowflake node id and layout are kept there for the life of the server.");
+	}
+	sf_configure(s, layout, node_id, span);
+	pg_write_barrier();
+	s->configured = true;
+	return true;
+}
+
 /*
  * sf_attach_segment
  *		Attach (creating it if need be) the DSM registry segment, and make
@@ -583,9 +666,9 @@ sf_warn_settings(const SnowflakeShared *s, bool valid,
  * (22023) whatever the segment's state.  The first process to take the
  * LWLock on a segment not configured yet fixes the configuration's values
  * for the segment's life, or raises the configuration's error (nothing is
- * fixed then).  A process that finds the values fixed already uses them,
- * with a WARNING if the configuration now says something else (a change
- * needs a restart, as with the preload).
+ * fixed then): see sf_configure_segment.  A process that finds the values
+ * fixed already uses them, with a WARNING if the configuration now says
+ * something else (a change needs a restart, as with the preload).
  */
 static SnowflakeShared *
 sf_attach_segment(void)
@@ -616,54 +699,15 @@ sf_attach_segment(void)
 
 	if (!s->configured)
 	{
-		SnowflakeLifeFile life;
+		bool		fresh = false;
 
 		LWLockAcquire(&s->lock_data, LW_EXCLUSIVE);
-		if (!s->configured && snowflake_life_read(&life) &&
-			life.postmaster_pid == PostmasterPid &&
-			life.start_time == PgStartTime)
-		{
-			/*
-			 * A crash re-initialisation dropped the registry: the values
-			 * of this server's life stay in force (a change waits for a
-			 * restart), and the configuration is compared with them below.
-			 */
-			sf_configure(s, &life.layout, life.node_id, life.node_id_span);
-			pg_write_barrier();
-			s->configured = true;
-		}
-		else if (!s->configured)
-		{
-			if (!valid)
-			{
-				LWLockRelease(&s->lock_data);
-				snowflake_report_settings(ERROR, bad_name, detail);
-			}
-			memset(&life, 0, sizeof(life));
-			life.postmaster_pid = PostmasterPid;
-			life.start_time = PgStartTime;
-			life.layout = layout;
-			life.node_id = node_id;
-			life.node_id_span = span;
-			if (!snowflake_life_write(&life))
-			{
-				int			save_errno = errno;
-
-				LWLockRelease(&s->lock_data);
-				errno = save_errno;
-				ereport(ERROR,
-						(errcode_for_file_access(),
-						 errmsg("could not write file \"%s\": %m",
-								SNOWFLAKE_LIFE_FILE),
-						 errdetail("The snowflake node id and layout are kept there for the life of the server.")));
-			}
-			sf_configure(s, &layout, node_id, span);
-			pg_write_barrier();
-			s->configured = true;
-			LWLockRelease(&s->lock_data);
-			return s;
-		}
+		if (!s->configured)
+			fresh = sf_configure_segment(s, valid, &layout, node_id, span,
+										 bad_name, detail);
 		LWLockRelease(&s->lock_data);
+		if (fresh)
+			return s;
 	}
 	pg_read_barrier();
 
