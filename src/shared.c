@@ -27,8 +27,9 @@
  * the shared state is a segment of the DSM registry that the first process
  * to call a snowflake function creates (snowflake_attach): it is configured
  * once from the server configuration (the values recorded in the settings
- * file for the server's life), and the state file is read when the
- * generator is first needed (snowflake_require_shared).  Nothing runs at
+ * file for the server's life; a failed write of it holds back generation,
+ * never decoding), and the state file is read when the generator is first
+ * needed (snowflake_require_shared).  Nothing runs at
  * postmaster shutdown then, so no exact last ID is recorded: the next start
  * resumes above the reservation.  And since that first use may come long
  * after the server started, what the start was (a crash recovery, a
@@ -493,6 +494,19 @@ sf_load(SnowflakeShared *s)
 	s->loaded = true;
 }
 
+/* This postmaster's life file with the given values. */
+static void
+sf_life_image(SnowflakeLifeFile *life, const SnowflakeLayout *layout,
+			  int node_id, int span)
+{
+	memset(life, 0, sizeof(*life));
+	life->postmaster_pid = PostmasterPid;
+	life->start_time = PgStartTime;
+	life->layout = *layout;
+	life->node_id = node_id;
+	life->node_id_span = span;
+}
+
 #ifdef SNOWFLAKE_HAVE_DSM_REGISTRY
 
 /*
@@ -574,19 +588,6 @@ sf_warn_settings(const SnowflakeShared *s, bool valid,
 	}
 }
 
-/* This postmaster's life file with the given values. */
-static void
-sf_life_image(SnowflakeLifeFile *life, const SnowflakeLayout *layout,
-			  int node_id, int span)
-{
-	memset(life, 0, sizeof(*life));
-	life->postmaster_pid = PostmasterPid;
-	life->start_time = PgStartTime;
-	life->layout = *layout;
-	life->node_id = node_id;
-	life->node_id_span = span;
-}
-
 /*
  * sf_life_of_this_server
  *		The values recorded in the settings file, if it is there, readable
@@ -620,8 +621,10 @@ sf_life_of_this_server(SnowflakeLifeFile *life)
  *		crash re-initialisation.
  *
  * The configuration's values are recorded in the settings file for the
- * rest of the server's life; a failed write raises its error (the lock
- * released first), and nothing is fixed.
+ * rest of the server's life.  A failed write does not stop them from being
+ * fixed: decoding never depends on a write.  It is logged, and generation
+ * is refused until a call that generates writes the file
+ * (snowflake_life_settle).
  */
 static bool
 sf_configure_segment(SnowflakeShared *s, bool valid,
@@ -646,9 +649,9 @@ sf_configure_segment(SnowflakeShared *s, bool valid,
 	sf_life_image(&life, layout, node_id, span);
 	if (!snowflake_life_write(&life, &failure))
 	{
-		LWLockRelease(&s->lock_data);
-		snowflake_report_write_failure(ERROR, &failure,
-									   "The snowflake node id and layout are kept there for the life of the server.");
+		snowflake_report_write_failure(LOG, &failure,
+									   "The snowflake node id and layout in force are recorded there for the life of the server. Decoding works; generating IDs is refused until the file is written, which each call that generates tries again.");
+		s->life_pending = true;
 	}
 	sf_configure(s, layout, node_id, span);
 	pg_write_barrier();
@@ -715,6 +718,33 @@ sf_attach_segment(void)
 	return s;
 }
 #endif							/* SNOWFLAKE_HAVE_DSM_REGISTRY */
+
+/*
+ * snowflake_life_settle
+ *		Without the preload: write the settings file that the process which
+ *		fixed the values in force could not write (sf_configure_segment),
+ *		if it is still to be written.  Returns false, with *failure set, if
+ *		it cannot be: the caller refuses to generate (decoding goes on).
+ *		Takes the LWLock.
+ */
+bool
+snowflake_life_settle(SnowflakeShared *s, SfWriteFailure *failure)
+{
+	bool		written = true;
+
+	LWLockAcquire(snowflake_lock, LW_EXCLUSIVE);
+	if (s->life_pending)
+	{
+		SnowflakeLifeFile life;
+
+		sf_life_image(&life, &s->layout, s->node_id, s->node_id_span);
+		written = snowflake_life_write(&life, failure);
+		if (written)
+			s->life_pending = false;
+	}
+	LWLockRelease(snowflake_lock);
+	return written;
+}
 
 /*
  * snowflake_attach

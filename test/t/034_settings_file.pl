@@ -2,12 +2,22 @@
 #
 # 034_settings_file.pl
 #	PostgreSQL 17 and later, without the preload: the file of the server's
-#	life, "snowflake.settings", has a format of its own.
+#	life, "snowflake.settings", never stands between a query and its
+#	decoders, and it has a format of its own.
 #
 # Without the preload, the first process of a server life that calls a
 # snowflake function fixes the node id, span and layout in force and
 # records them in snowflake.settings, so that a crash re-initialisation
-# keeps them (test/t/029_no_preload.pl).
+# keeps them (test/t/029_no_preload.pl).  With the disk full (the fault
+# shim, test/faultshim.c, fails that write and the state file's):
+#  - every pure decoder works, with the server's layout and with an
+#    explicit one, in a query, through an expression index, in a partition
+#    key, in partition bounds and in an index built then; the log says why
+#    the file was not written;
+#  - generation is refused with the write's error (53100, nothing issued),
+#    and snowflake_stats says so;
+#  - once the disk has room, generation resumes without a restart, and the
+#    file records this life.
 # The file's format: magic, format version, fixed-width fields one by one
 # and a CRC-32C (checked here byte by byte).  A file that cannot be used
 # (a flipped bit, truncated, a newer format version, the unversioned
@@ -35,7 +45,7 @@ if ($node->pg_version < 17)
 	plan skip_all =>
 	  'the settings file belongs to the mode without the preload: need PostgreSQL 17 or later';
 }
-$node->start;
+SnowflakeTest::start_with_shim($node);
 
 my $settings_path = $node->data_dir . '/snowflake.settings';
 
@@ -126,18 +136,122 @@ sub settings_are
 }
 
 # ---------------------------------------------------------------------------
-# The file, field by field.
+# A first life: the file, tables whose indexes, partition keys and bounds
+# decode IDs.
 # ---------------------------------------------------------------------------
 
 $node->safe_psql(
 	'postgres', q{
 CREATE EXTENSION snowflake;
 CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), v int);
+CREATE INDEX t_ts ON t (snowflake_timestamp(id));
+CREATE TABLE p (id bigint NOT NULL) PARTITION BY LIST (snowflake_node_id(id));
+CREATE TABLE p5 PARTITION OF p FOR VALUES IN (5);
+CREATE TABLE r (id bigint NOT NULL) PARTITION BY RANGE (id);
+CREATE TABLE r_old PARTITION OF r
+  FOR VALUES FROM (snowflake_min_id('2024-01-01')) TO (snowflake_min_id('2080-01-01'));
 INSERT INTO t (v) SELECT g FROM generate_series(1, 1000) g;
+INSERT INTO p SELECT id FROM t;
+INSERT INTO r SELECT id FROM t;
 });
 my $max = $node->safe_psql('postgres', 'SELECT max(id) FROM t');
-settings_are(5, 'the settings file, field by field, checksum included');
-my $log_offset;
+settings_are(5, 'the first life: the settings file, field by field, checksum included');
+my $first_life = read_settings();
+
+# ---------------------------------------------------------------------------
+# The disk is full at the first use of the next life.
+# ---------------------------------------------------------------------------
+
+$node->stop;
+set_fault('settings_write ENOSPC', 'write ENOSPC');
+SnowflakeTest::start_with_shim($node);
+my $log_offset = -s $node->logfile;
+
+my $enospc = 'could not write file "snowflake.settings.tmp": No space left on device';
+is( $node->safe_psql(
+		'postgres', qq{
+SELECT snowflake_node_id($max), snowflake_sequence($max) >= 0,
+       snowflake_timestamp($max) = (snowflake_decode($max)).ts,
+       snowflake_min_id(snowflake_timestamp($max)) <= $max,
+       snowflake_max_id(snowflake_timestamp($max)) >= $max,
+       snowflake_compose(snowflake_timestamp($max), 5, snowflake_sequence($max)) = $max}),
+	'5|t|t|t|t|t',
+	'disk full: the decoders, bounds and compose of the server\'s layout work');
+ok( log_appears(
+		$node,
+		qr/LOG:  \Q$enospc\E\n[^\n]*DETAIL:  The snowflake node id and layout in force are recorded there for the life of the server\. Decoding works; generating IDs is refused until the file is written, which each call that generates tries again\./,
+		$log_offset),
+	'the log says the settings file could not be written, and what that means');
+is( $node->safe_psql(
+		'postgres', q{
+SELECT snowflake_node_id(snowflake_compose('2024-06-01', 3, 1, 'twitter'), 'twitter'),
+       (snowflake_decode(snowflake_compose('2024-06-01', 3, 1, 'twitter'), 'twitter')).sequence,
+       snowflake_min_id('2024-06-01', 'twitter') < snowflake_max_id('2024-06-01', 'twitter')}),
+	'3|1|t',
+	'and those of an explicit layout');
+is( $node->safe_psql(
+		'postgres', q{
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM t WHERE snowflake_timestamp(id) >= '2024-01-01'}) =~
+	  /t_ts/ ? 'index' : 'no index',
+	'index',
+	'a query on the decoded time is planned on the expression index');
+is( $node->safe_psql(
+		'postgres', q{
+SET enable_seqscan = off;
+SELECT count(*) FROM t WHERE snowflake_timestamp(id) >= '2024-01-01'}),
+	'1000',
+	'and runs');
+$node->safe_psql(
+	'postgres', q{
+INSERT INTO t (id, v) VALUES (snowflake_compose('2024-06-01', 5, 0), 0);
+INSERT INTO p VALUES (snowflake_compose('2024-06-01', 5, 0));
+INSERT INTO r VALUES (snowflake_compose('2024-06-01', 5, 0));
+CREATE TABLE r_new PARTITION OF r
+  FOR VALUES FROM (snowflake_min_id('2080-01-01')) TO (snowflake_max_id('2090-01-01'));
+CREATE INDEX t_node ON t (snowflake_node_id(id));
+});
+is( $node->safe_psql(
+		'postgres', q{
+SELECT (SELECT count(*) FROM p5), (SELECT count(*) FROM r_old),
+       (SELECT count(*) FROM t WHERE snowflake_node_id(id) = 5)}),
+	'1001|1001|1001',
+	'rows go through the expression indexes, the partition key and the bounds; a partition and an index are created');
+is_deeply(read_settings(), $first_life,
+	'the settings file is still the first life\'s');
+
+# Generation is refused, with the write's error, and issues nothing.
+my $count = $node->safe_psql('postgres', 'SELECT count(*) FROM t');
+is( error_report($node, 'SELECT snowflake_nextval()'),
+	"53100: $enospc\n"
+	  . 'DETAIL:  Without the preload, the node id and layout in force are recorded there for the life of the server before IDs are generated, so no ID was issued. Decoding is not affected.',
+	'snowflake_nextval() is refused with the write\'s error (53100)');
+my ($sqlstate) =
+  sql_error($node, 'SELECT count(*) FROM snowflake_nextval_batch(10)');
+is($sqlstate, '53100', 'so is snowflake_nextval_batch()');
+($sqlstate) = sql_error($node, 'INSERT INTO t (v) VALUES (1)');
+is($sqlstate, '53100', 'and an INSERT that needs a key');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM t'),
+	$count, 'no row was inserted');
+my $st = stats($node);
+is("$st->{status}|$st->{ids_issued}|$st->{refused}",
+	'settings file not written|0|3',
+	'snowflake_stats: the status says why, nothing issued, three calls refused');
+
+# Room for the small settings file, not yet for the state file: the next
+# call writes the settings, then fails on the reservation.
+set_fault('write ENOSPC');
+($sqlstate, my $stderr) = sql_error($node, 'SELECT snowflake_nextval()');
+is($sqlstate, '53100', 'settings writable, state file not: still refused');
+like($stderr,
+	qr/could not write file "snowflake\.state\.tmp": No space left on device/,
+	'now by the reservation\'s write');
+settings_are(5, 'but the settings file records this life');
+is(stats($node)->{status}, 'ready', 'and the status is ready again');
+
+set_fault();
+is(insert_ids_above($node, 't', $max), '1000|t',
+	'the disk has room: IDs without a restart, above every earlier one');
 
 # ---------------------------------------------------------------------------
 # A file that cannot be used is replaced at the next crash
