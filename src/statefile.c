@@ -205,7 +205,8 @@ sf_fsync(int fd)
  * sf_replace_file
  *		Replace file with len bytes of data: write tmp_file, fsync it if
  *		durable, rename it over file, and then fsync the directory if
- *		durable.  No partial file is ever visible under the real name.
+ *		durable.  No partial file is ever visible under the real name.  A
+ *		durable write (the state file) shows its wait event meanwhile.
  *
  * Returns true on success; on failure false, with the step, its errno and
  * the names in *failure for snowflake_report_write_failure().  Never raises

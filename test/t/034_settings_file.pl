@@ -239,7 +239,11 @@ is("$st->{status}|$st->{ids_issued}|$st->{refused}",
 	'snowflake_stats: the status says why, nothing issued, three calls refused');
 
 # Room for the small settings file, not yet for the state file: the next
-# call writes the settings, then fails on the reservation.
+# call writes the settings, then fails on the reservation (once the clock
+# has passed the one on disk, a bounded poll).
+ok( $node->poll_query_until('postgres',
+		'SELECT clock_timestamp() > reserved_until FROM snowflake_stats'),
+	'the clock passed the reservation');
 set_fault('write ENOSPC');
 ($sqlstate, my $stderr) = sql_error($node, 'SELECT snowflake_nextval()');
 is($sqlstate, '53100', 'settings writable, state file not: still refused');
@@ -359,7 +363,12 @@ foreach my $case (@cases)
 	$next_id++;
 }
 
-is(insert_ids_above($node, 't', $max), '1000|t',
+is( $node->safe_psql(
+		'postgres', qq{
+SET snowflake.max_wait_ms = '60s';
+WITH n AS (INSERT INTO t (v) SELECT 0 FROM generate_series(1, 1000) RETURNING id)
+SELECT count(*), min(id) > $max FROM n}),
+	'1000|t',
 	'IDs keep coming, above every earlier one');
 
 $node->stop;
