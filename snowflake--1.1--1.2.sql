@@ -52,8 +52,12 @@ SELECT s.status, s.node_id, s.epoch, s.timestamp_bits, s.node_bits, s.sequence_b
 -- its owner (SECURITY DEFINER, with a fixed search_path), so that the role
 -- that created the extension may be granted it without being granted the
 -- claims table; below, that role (when it is not a superuser: the owner of
--- a trusted install on a managed cluster) receives EXECUTE, and SELECT and
--- DELETE on the table, to read the claims and remove a wrong one.
+-- a trusted install on a managed cluster) receives EXECUTE, and SELECT on
+-- the table to read the claims.  It gets no DELETE on the table: the table
+-- also holds the claims other servers of the fleet replicated in, and they
+-- are the fleet's guard against a shared node id, which one database
+-- owner must not be able to remove.  It removes this server's own claims
+-- with snowflake_unclaim_node() (below).
 -- With snowflake.node_id_span of N (1.2), a claim covers every node id of
 -- the span, node_id .. node_id + N - 1, all or none: the standbys of the
 -- server that claims share its system identifier and mint with the other
@@ -173,10 +177,46 @@ $$;
 COMMENT ON FUNCTION @extschema@.snowflake_claim_node(pg_catalog.text) IS
 'record in snowflake_node_claims that this server (its system identifier) mints with its node id, and with the next ones of snowflake.node_id_span; fails if another server claimed one of them, or on Citus if another node mints with one of them or with another epoch or layout (superuser and the extension''s owner)';
 
+-- Removing this server's own claims (1.2): a server that retires a node
+-- id, or moved to another one, removes its claim, and the removal
+-- replicates as that of its own row only (the key is the node id and the
+-- system identifier together).  "Own" is what a claim records: this
+-- server's system identifier, shared by its standbys (which take over its
+-- node ids, the span's included), as snowflake_claim_node() records it; a
+-- claim of another server, of any node id, is never touched.  SECURITY
+-- DEFINER with a fixed search_path and every name qualified, so that the
+-- role that created the extension may be granted it (below) without DELETE
+-- on the table.  node_id NULL: every claim of this server.  Returns how
+-- many claims it removed.  Needs no library: only pg_control_system().
+CREATE FUNCTION @extschema@.snowflake_unclaim_node(node_id pg_catalog.int4 DEFAULT NULL)
+RETURNS pg_catalog.int4
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    sysid pg_catalog.int8;
+    removed pg_catalog.int4;
+BEGIN
+    SELECT c.system_identifier INTO sysid FROM pg_catalog.pg_control_system() c;
+    DELETE FROM @extschema@.snowflake_node_claims k
+     WHERE k.system_identifier OPERATOR(pg_catalog.=) sysid
+       AND (snowflake_unclaim_node.node_id IS NULL
+            OR k.node_id OPERATOR(pg_catalog.=) snowflake_unclaim_node.node_id);
+    GET DIAGNOSTICS removed = ROW_COUNT;
+    RETURN removed;
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.snowflake_unclaim_node(pg_catalog.int4) IS
+'remove from snowflake_node_claims this server''s own claim of a node id (its system identifier''s), or all of them without an argument; never another server''s; returns how many were removed (superuser and the extension''s owner)';
+
+REVOKE ALL ON FUNCTION @extschema@.snowflake_unclaim_node(pg_catalog.int4) FROM PUBLIC;
+
 -- The role that created the extension, unless a superuser: EXECUTE on the
--- claim, SELECT and DELETE on the claims.  Granted while the script runs,
--- these are the extension's initial privileges (pg_init_privs), which
--- pg_dump leaves to CREATE EXTENSION.
+-- claim and on the removal of this server's own claims, SELECT on the
+-- claims (no DELETE: see above).  Granted while the script runs, these are
+-- the extension's initial privileges (pg_init_privs), which pg_dump leaves
+-- to CREATE EXTENSION.
 DO $grant$
 DECLARE
     owner name;
@@ -187,7 +227,8 @@ BEGIN
      WHERE e.extname = 'snowflake' AND NOT r.rolsuper;
     IF owner IS NOT NULL THEN
         EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION @extschema@.snowflake_claim_node(pg_catalog.text) TO %I', owner);
-        EXECUTE pg_catalog.format('GRANT SELECT, DELETE ON @extschema@.snowflake_node_claims TO %I', owner);
+        EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION @extschema@.snowflake_unclaim_node(pg_catalog.int4) TO %I', owner);
+        EXECUTE pg_catalog.format('GRANT SELECT ON @extschema@.snowflake_node_claims TO %I', owner);
     END IF;
 END
 $grant$;
@@ -196,6 +237,20 @@ $grant$;
 -- RETURNING, like lastval() for sequences.  VOLATILE and PARALLEL UNSAFE as
 -- lastval() is: its value is the backend's own, so a query that calls it
 -- runs in the leader alone, with every snowflake_nextval() of that query.
+--
+-- And the generators are PARALLEL RESTRICTED from 1.2 (1.0 declared them
+-- PARALLEL SAFE): snowflake_lastval() is backend-local state, and an ID a
+-- parallel worker minted would be its last value, never the leader's, so
+-- after CREATE TABLE ... AS SELECT snowflake_nextval() FROM a large table
+-- the session's last value was the one from before the statement.
+-- Restricted, as setseed() and random() are for their backend-local seed,
+-- they run in the leader only while the scan below them still runs in
+-- parallel (the leader evaluates them above the Gather).  Not UNSAFE, as
+-- nextval() is: nextval() writes the sequence's relation, which parallel
+-- mode forbids even in the leader; the generator writes only shared memory
+-- and its own state file, which the leader may.
+ALTER FUNCTION @extschema@.snowflake_nextval() PARALLEL RESTRICTED;
+ALTER FUNCTION @extschema@.snowflake_nextval_batch(pg_catalog.int4) PARALLEL RESTRICTED;
 CREATE FUNCTION @extschema@.snowflake_lastval()
 RETURNS pg_catalog.int8
 AS 'MODULE_PATHNAME', 'snowflake_lastval'

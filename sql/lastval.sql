@@ -63,5 +63,40 @@ SELECT snowflake_lastval() > :before_discard AS set_again;
 DISCARD ALL;
 SELECT snowflake_lastval();
 
+-- A parallel plan: the generators are PARALLEL RESTRICTED, so the scan runs
+-- in parallel workers and the IDs are minted in the leader, above the
+-- Gather; the last value is the statement's last ID.  (Forced with costs
+-- only: debug_parallel_query is 16's name for 15's force_parallel_mode.
+-- The leader takes no part in the scan, so that an ID minted in a worker
+-- could not hide behind a later one of the leader's.)
+CREATE TABLE lastval_big AS SELECT g FROM generate_series(1, 20000) g;
+ANALYZE lastval_big;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SET parallel_leader_participation = off;
+SELECT snowflake_nextval() AS before_parallel \gset
+EXPLAIN (VERBOSE, COSTS OFF)
+CREATE TABLE lastval_par AS SELECT snowflake_nextval() AS id, g FROM lastval_big;
+CREATE TABLE lastval_par AS SELECT snowflake_nextval() AS id, g FROM lastval_big;
+SELECT count(*) AS minted, count(DISTINCT id) AS distinct_ids,
+       snowflake_lastval() = max(id) AS lastval_is_the_largest,
+       min(id) > :before_parallel AS all_after_before
+  FROM lastval_par;
+-- Batches in the select list, one per row, likewise above the Gather.
+EXPLAIN (VERBOSE, COSTS OFF)
+CREATE TABLE lastval_batches AS SELECT snowflake_nextval_batch(2) AS id, g FROM lastval_big;
+CREATE TABLE lastval_batches AS SELECT snowflake_nextval_batch(2) AS id, g FROM lastval_big;
+SELECT count(*) AS minted, count(DISTINCT id) AS distinct_ids,
+       snowflake_lastval() = max(id) AS lastval_is_the_largest
+  FROM lastval_batches;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+RESET parallel_leader_participation;
+DROP TABLE lastval_big, lastval_par, lastval_batches;
+
 DROP FUNCTION lastval_insert(text);
 DROP TABLE lastval_t;

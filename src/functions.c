@@ -660,6 +660,8 @@ sf_status(const SnowflakeShared *s)
 		case SNOWFLAKE_READY:
 			break;
 	}
+	if (s->life_pending)
+		return "settings file not written";
 	return RecoveryInProgress() ? "recovery" : "ready";
 }
 

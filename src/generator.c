@@ -70,8 +70,23 @@ sf_count_refused(SnowflakeShared *s, int64 waited_ms)
 static pg_noinline void
 sf_refuse_call(void)
 {
-	SnowflakeShared *s = snowflake_require_shared();
+	SnowflakeShared *s = snowflake_attach();
+	SfWriteFailure failure;
 
+	/*
+	 * Without the preload, the values in force are recorded for the life of
+	 * the server before the first ID (shared.c), before the state file is
+	 * loaded: a disk that is full now fails this call, not the whole life.
+	 */
+	if (s != NULL && unlikely(s->life_pending) &&
+		!snowflake_life_settle(s, &failure))
+	{
+		sf_count_refused(s, -1);
+		snowflake_report_write_failure(ERROR, &failure,
+									   "Without the preload, the node id and layout in force are recorded there for the life of the server before IDs are generated, so no ID was issued. Decoding is not affected.");
+	}
+
+	s = snowflake_require_shared();
 	if (s->refusal == SNOWFLAKE_READY && !RecoveryInProgress())
 		return;
 

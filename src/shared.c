@@ -26,8 +26,10 @@
  * ID at a clean shutdown.  Without the preload (PostgreSQL 17 and later),
  * the shared state is a segment of the DSM registry that the first process
  * to call a snowflake function creates (snowflake_attach): it is configured
- * once from the server configuration, and the file is read when the
- * generator is first needed (snowflake_require_shared).  Nothing runs at
+ * once from the server configuration (the values recorded in the settings
+ * file for the server's life; a failed write of it holds back generation,
+ * never decoding), and the state file is read when the generator is first
+ * needed (snowflake_require_shared).  Nothing runs at
  * postmaster shutdown then, so no exact last ID is recorded: the next start
  * resumes above the reservation.  And since that first use may come long
  * after the server started, what the start was (a crash recovery, a
@@ -505,6 +507,19 @@ sf_load(SnowflakeShared *s)
 	s->loaded = true;
 }
 
+/* This postmaster's life file with the given values. */
+static void
+sf_life_image(SnowflakeLifeFile *life, const SnowflakeLayout *layout,
+			  int node_id, int span)
+{
+	memset(life, 0, sizeof(*life));
+	life->postmaster_pid = PostmasterPid;
+	life->start_time = PgStartTime;
+	life->layout = *layout;
+	life->node_id = node_id;
+	life->node_id_span = span;
+}
+
 #ifdef SNOWFLAKE_HAVE_DSM_REGISTRY
 
 /*
@@ -587,6 +602,77 @@ sf_warn_settings(const SnowflakeShared *s, bool valid,
 }
 
 /*
+ * sf_life_of_this_server
+ *		The values recorded in the settings file, if it is there, readable
+ *		and this postmaster's (a crash re-initialisation dropped the
+ *		segment).  A file that is there but cannot be used (another format,
+ *		corrupt) is logged, and replaced by the caller.
+ */
+static bool
+sf_life_of_this_server(SnowflakeLifeFile *life)
+{
+	char		why[2 * SNOWFLAKE_DETAIL_LEN];
+	int			got = snowflake_life_read(life, why, sizeof(why));
+
+	if (got < 0)
+		ereport(LOG,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("ignoring snowflake settings file \"%s\"",
+						SNOWFLAKE_LIFE_FILE),
+				 errdetail("%s The node id, span and layout are taken from the server configuration, and the file is written again.",
+						   why)));
+	return got > 0 && life->postmaster_pid == PostmasterPid &&
+		life->start_time == PgStartTime;
+}
+
+/*
+ * sf_configure_segment
+ *		Fix the values of a segment not configured yet; called with its
+ *		LWLock held, which it keeps.  Returns true if they come from the
+ *		configuration (valid: whether it is, else its error is raised, the
+ *		lock released first), false if from this server's life, after a
+ *		crash re-initialisation.
+ *
+ * The configuration's values are recorded in the settings file for the
+ * rest of the server's life.  A failed write does not stop them from being
+ * fixed: decoding never depends on a write.  It is logged, and generation
+ * is refused until a call that generates writes the file
+ * (snowflake_life_settle).
+ */
+static bool
+sf_configure_segment(SnowflakeShared *s, bool valid,
+					 const SnowflakeLayout *layout, int node_id, int span,
+					 const char *bad_name, const char *detail)
+{
+	SnowflakeLifeFile life;
+	SfWriteFailure failure;
+
+	if (sf_life_of_this_server(&life))
+	{
+		sf_configure(s, &life.layout, life.node_id, life.node_id_span);
+		pg_write_barrier();
+		s->configured = true;
+		return false;
+	}
+	if (!valid)
+	{
+		LWLockRelease(&s->lock_data);
+		snowflake_report_settings(ERROR, bad_name, detail);
+	}
+	sf_life_image(&life, layout, node_id, span);
+	if (!snowflake_life_write(&life, &failure))
+	{
+		snowflake_report_write_failure(LOG, &failure,
+									   "The snowflake node id and layout in force are recorded there for the life of the server. Decoding works; generating IDs is refused until the file is written, which each call that generates tries again.");
+		s->life_pending = true;
+	}
+	sf_configure(s, layout, node_id, span);
+	pg_write_barrier();
+	s->configured = true;
+	return true;
+}
+
+/*
  * sf_attach_segment
  *		Attach (creating it if need be) the DSM registry segment, and make
  *		sure it is configured.
@@ -596,9 +682,9 @@ sf_warn_settings(const SnowflakeShared *s, bool valid,
  * (22023) whatever the segment's state.  The first process to take the
  * LWLock on a segment not configured yet fixes the configuration's values
  * for the segment's life, or raises the configuration's error (nothing is
- * fixed then).  A process that finds the values fixed already uses them,
- * with a WARNING if the configuration now says something else (a change
- * needs a restart, as with the preload).
+ * fixed then): see sf_configure_segment.  A process that finds the values
+ * fixed already uses them, with a WARNING if the configuration now says
+ * something else (a change needs a restart, as with the preload).
  */
 static SnowflakeShared *
 sf_attach_segment(void)
@@ -629,54 +715,15 @@ sf_attach_segment(void)
 
 	if (!s->configured)
 	{
-		SnowflakeLifeFile life;
+		bool		fresh = false;
 
 		LWLockAcquire(&s->lock_data, LW_EXCLUSIVE);
-		if (!s->configured && snowflake_life_read(&life) &&
-			life.postmaster_pid == PostmasterPid &&
-			life.start_time == PgStartTime)
-		{
-			/*
-			 * A crash re-initialisation dropped the registry: the values
-			 * of this server's life stay in force (a change waits for a
-			 * restart), and the configuration is compared with them below.
-			 */
-			sf_configure(s, &life.layout, life.node_id, life.node_id_span);
-			pg_write_barrier();
-			s->configured = true;
-		}
-		else if (!s->configured)
-		{
-			if (!valid)
-			{
-				LWLockRelease(&s->lock_data);
-				snowflake_report_settings(ERROR, bad_name, detail);
-			}
-			memset(&life, 0, sizeof(life));
-			life.postmaster_pid = PostmasterPid;
-			life.start_time = PgStartTime;
-			life.layout = layout;
-			life.node_id = node_id;
-			life.node_id_span = span;
-			if (!snowflake_life_write(&life))
-			{
-				int			save_errno = errno;
-
-				LWLockRelease(&s->lock_data);
-				errno = save_errno;
-				ereport(ERROR,
-						(errcode_for_file_access(),
-						 errmsg("could not write file \"%s\": %m",
-								SNOWFLAKE_LIFE_FILE),
-						 errdetail("The snowflake node id and layout are kept there for the life of the server.")));
-			}
-			sf_configure(s, &layout, node_id, span);
-			pg_write_barrier();
-			s->configured = true;
-			LWLockRelease(&s->lock_data);
-			return s;
-		}
+		if (!s->configured)
+			fresh = sf_configure_segment(s, valid, &layout, node_id, span,
+										 bad_name, detail);
 		LWLockRelease(&s->lock_data);
+		if (fresh)
+			return s;
 	}
 	pg_read_barrier();
 
@@ -684,6 +731,33 @@ sf_attach_segment(void)
 	return s;
 }
 #endif							/* SNOWFLAKE_HAVE_DSM_REGISTRY */
+
+/*
+ * snowflake_life_settle
+ *		Without the preload: write the settings file that the process which
+ *		fixed the values in force could not write (sf_configure_segment),
+ *		if it is still to be written.  Returns false, with *failure set, if
+ *		it cannot be: the caller refuses to generate (decoding goes on).
+ *		Takes the LWLock.
+ */
+bool
+snowflake_life_settle(SnowflakeShared *s, SfWriteFailure *failure)
+{
+	bool		written = true;
+
+	LWLockAcquire(snowflake_lock, LW_EXCLUSIVE);
+	if (s->life_pending)
+	{
+		SnowflakeLifeFile life;
+
+		sf_life_image(&life, &s->layout, s->node_id, s->node_id_span);
+		written = snowflake_life_write(&life, failure);
+		if (written)
+			s->life_pending = false;
+	}
+	LWLockRelease(snowflake_lock);
+	return written;
+}
 
 /*
  * snowflake_attach

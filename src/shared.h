@@ -16,7 +16,9 @@
  *	  needs the generator (shared.c, snowflake_attach).  A crash
  *	  re-initialisation drops the registry; the next use creates it again,
  *	  with the node id, span and layout of the server's life, kept in the
- *	  file "snowflake.settings" by the process that first configured it.
+ *	  file "snowflake.settings" by the process that first configured it
+ *	  (or, if that write failed, by the first call that generates IDs:
+ *	  decoding never waits for that write, generation does).
  *	  Nothing in the struct may be a pointer into memory that differs
  *	  between processes: the segment and this library may be mapped at
  *	  other addresses in each of them.
@@ -135,6 +137,14 @@ typedef struct SnowflakeShared
 	LWLock		lock_data;
 
 	/*
+	 * Without the preload: the values in force are not yet recorded in the
+	 * settings file (its write failed when they were fixed).  Set before
+	 * "configured", cleared under lock once the file is written; read
+	 * without it as a hint (it only ever goes from true to false).
+	 */
+	bool		life_pending;
+
+	/*
 	 * The node field of this life's IDs shifted into place: set under lock
 	 * at the life's first reservation write (the lineage check), before any
 	 * ID of the life is issued, and published to callers by the spinlock
@@ -204,6 +214,8 @@ extern SNOWFLAKE_INTERNAL LWLock *snowflake_lock;
 extern SNOWFLAKE_INTERNAL void snowflake_shared_init(void);
 extern SNOWFLAKE_INTERNAL SnowflakeShared *snowflake_attach(void);
 extern SNOWFLAKE_INTERNAL SnowflakeShared *snowflake_require_shared(void);
+extern SNOWFLAKE_INTERNAL bool snowflake_life_settle(SnowflakeShared *s,
+												  SfWriteFailure *failure);
 extern SNOWFLAKE_INTERNAL int snowflake_node_field(const SnowflakeShared *s,
 												 uint32 tli);
 extern SNOWFLAKE_INTERNAL int64 snowflake_history_lead(SnowflakeShared *s,

@@ -2,7 +2,8 @@
  *
  * statefile.c
  *	  The state file "snowflake.state": its format, reading it, and
- *	  replacing it durably.
+ *	  replacing it durably; and the file of the server's life without the
+ *	  preload, "snowflake.settings" (statefile.h).
  *
  * The file records the layout, epoch and node id the IDs were minted with,
  * a reservation (a millisecond that no issued ID has passed), the exact
@@ -201,107 +202,229 @@ sf_fsync(int fd)
 }
 
 /*
- * snowflake_state_write
- *		Durably replace the state file with the given image: write a
- *		temporary file, fsync it, rename it over the state file, fsync the
- *		directory.  No partial file is ever visible under the real name.
+ * sf_replace_file
+ *		Replace file with len bytes of data: write tmp_file, fsync it if
+ *		durable, rename it over file, and then fsync the directory if
+ *		durable.  No partial file is ever visible under the real name.  A
+ *		durable write (the state file) shows its wait event meanwhile.
  *
- * Returns true on success; on failure false, with the step and its errno in
- * *failure for snowflake_report_write_failure().  Never raises an error:
- * files are opened with BasicOpenFile (no allocated descriptor to run out
- * of), and PostgreSQL's durable_rename() is not used because it PANICs on
- * an fsync failure (data_sync_retry); this whole-file rewrite into a fresh
- * temporary file can safely be retried instead.
+ * Returns true on success; on failure false, with the step, its errno and
+ * the names in *failure for snowflake_report_write_failure().  Never raises
+ * an error: files are opened with BasicOpenFile (no allocated descriptor to
+ * run out of), and PostgreSQL's durable_rename() is not used because it
+ * PANICs on an fsync failure (data_sync_retry); this whole-file rewrite
+ * into a fresh temporary file can safely be retried instead.
  */
-bool
-snowflake_state_write(const SnowflakeStateFile *f, SfWriteFailure *failure)
+static bool
+sf_replace_file(const char *file, const char *tmp_file, const void *data,
+				size_t len, bool durable, SfWriteFailure *failure)
 {
 	int			fd;
 
-	pgstat_report_wait_start(sf_io_event());
-	fd = BasicOpenFile(SNOWFLAKE_STATE_TMP_FILE,
-					   O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
+	failure->file = file;
+	failure->tmp_file = tmp_file;
+	if (durable)
+		pgstat_report_wait_start(sf_io_event());
+	fd = BasicOpenFile(tmp_file, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
 	if (fd < 0)
 		return sf_write_failed(failure, SF_WRITE_CREATE, -1);
 	errno = 0;
-	if (write(fd, f, sizeof(*f)) != sizeof(*f))
+	if (write(fd, data, len) != (ssize_t) len)
 	{
 		if (errno == 0)
 			errno = ENOSPC;
 		return sf_write_failed(failure, SF_WRITE_WRITE, fd);
 	}
-	if (sf_fsync(fd) != 0)
+	if (durable && sf_fsync(fd) != 0)
 		return sf_write_failed(failure, SF_WRITE_FSYNC, fd);
 	if (close(fd) != 0)
 		return sf_write_failed(failure, SF_WRITE_CLOSE, -1);
-	if (rename(SNOWFLAKE_STATE_TMP_FILE, SNOWFLAKE_STATE_FILE) != 0)
+	if (rename(tmp_file, file) != 0)
 		return sf_write_failed(failure, SF_WRITE_RENAME, -1);
 
 	/* Make the rename itself durable. */
-	fd = BasicOpenFile(".", O_RDONLY | PG_BINARY);
-	if (fd < 0 || sf_fsync(fd) != 0)
-		return sf_write_failed(failure, SF_WRITE_FSYNC_DIR, fd);
-	close(fd);
+	if (durable)
+	{
+		fd = BasicOpenFile(".", O_RDONLY | PG_BINARY);
+		if (fd < 0 || sf_fsync(fd) != 0)
+			return sf_write_failed(failure, SF_WRITE_FSYNC_DIR, fd);
+		close(fd);
+	}
 	pgstat_report_wait_end();
 	return true;
 }
 
 /*
- * snowflake_life_read
- *		Read the values of the server's life (statefile.h) into *f: false if
- *		there is no such file or it is unreadable or corrupt (the caller
- *		then fixes the configured values and writes the file again).
+ * snowflake_state_write
+ *		Durably replace the state file with the given image (see
+ *		sf_replace_file).  Returns false, with *failure set, on failure;
+ *		never raises an error.
  */
 bool
-snowflake_life_read(SnowflakeLifeFile *f)
+snowflake_state_write(const SnowflakeStateFile *f, SfWriteFailure *failure)
 {
+	return sf_replace_file(SNOWFLAKE_STATE_FILE, SNOWFLAKE_STATE_TMP_FILE,
+						   f, sizeof(*f), true, failure);
+}
+
+/* Fixed-width fields of the settings file, in the machine's byte order. */
+static inline void
+sf_put32(char *buf, int offset, uint32 v)
+{
+	memcpy(buf + offset, &v, sizeof(v));
+}
+
+static inline void
+sf_put64(char *buf, int offset, uint64 v)
+{
+	memcpy(buf + offset, &v, sizeof(v));
+}
+
+static inline uint32
+sf_get32(const char *buf, int offset)
+{
+	uint32		v;
+
+	memcpy(&v, buf + offset, sizeof(v));
+	return v;
+}
+
+static inline uint64
+sf_get64(const char *buf, int offset)
+{
+	uint64		v;
+
+	memcpy(&v, buf + offset, sizeof(v));
+	return v;
+}
+
+/*
+ * sf_life_check
+ *		Why the n bytes read from the settings file are not a file of the
+ *		current format, as a sentence for a log message, or NULL if they
+ *		are one.
+ */
+static const char *
+sf_life_check(const char *buf, ssize_t n, char *detail, size_t len)
+{
+	uint32		magic = n >= 4 ? sf_get32(buf, 0) : 0;
+	uint32		version = n >= 8 ? sf_get32(buf, 4) : 0;
+
+	if (magic == SNOWFLAKE_LIFE_OLD_MAGIC)
+		return "It has the unversioned format of builds of snowflake 1.2 made before its release.";
+	if (magic != SNOWFLAKE_LIFE_MAGIC)
+		return "It does not start with the magic number of a snowflake settings file.";
+	if (n < 8)
+		version = SNOWFLAKE_LIFE_VERSION;	/* truncated: said below */
+	if (version > SNOWFLAKE_LIFE_VERSION)
+	{
+		snprintf(detail, len,
+				 "It has format version %u, written by a newer version of snowflake; this one reads format version %d.",
+				 version, SNOWFLAKE_LIFE_VERSION);
+		return detail;
+	}
+	if (version != SNOWFLAKE_LIFE_VERSION)
+	{
+		snprintf(detail, len, "It has format version %u, which no version of snowflake wrote.",
+				 version);
+		return detail;
+	}
+	if (n < SNOWFLAKE_LIFE_SIZE)
+	{
+		snprintf(detail, len, "It is truncated: %d bytes long instead of %d.",
+				 (int) n, SNOWFLAKE_LIFE_SIZE);
+		return detail;
+	}
+	if (n > SNOWFLAKE_LIFE_SIZE)
+	{
+		snprintf(detail, len, "It is longer than the %d bytes of its format.",
+				 SNOWFLAKE_LIFE_SIZE);
+		return detail;
+	}
+	if (sf_get32(buf, SNOWFLAKE_LIFE_SIZE - 4) != sf_crc(buf, SNOWFLAKE_LIFE_SIZE - 4))
+		return "Its checksum does not match its contents.";
+	return NULL;
+}
+
+/*
+ * snowflake_life_read
+ *		Read the values of the server's life (statefile.h) into *f.  Returns
+ *		1 if read, 0 if there is no such file, -1 if it is unusable (of
+ *		another format, corrupt, unreadable): then detail says why, as a
+ *		sentence.  Never raises an error.
+ */
+int
+snowflake_life_read(SnowflakeLifeFile *f, char *detail, size_t len)
+{
+	char		buf[SNOWFLAKE_LIFE_SIZE + 1];
+	const char *why;
 	int			fd;
 	ssize_t		n;
 
-	fd = OpenTransientFile(SNOWFLAKE_LIFE_FILE, O_RDONLY | PG_BINARY);
+	fd = BasicOpenFile(SNOWFLAKE_LIFE_FILE, O_RDONLY | PG_BINARY);
 	if (fd < 0)
-		return false;
-	n = read(fd, f, sizeof(*f));
-	CloseTransientFile(fd);
-	return n == sizeof(*f) && f->magic == SNOWFLAKE_LIFE_MAGIC &&
-		f->crc == sf_crc(f, offsetof(SnowflakeLifeFile, crc));
+	{
+		if (errno == ENOENT)
+			return 0;
+		snprintf(detail, len, "Could not open it: %m.");
+		return -1;
+	}
+	n = read(fd, buf, sizeof(buf));
+	if (n < 0)
+		snprintf(detail, len, "Could not read it: %m.");
+	close(fd);
+	if (n < 0)
+		return -1;
+
+	why = sf_life_check(buf, n, detail, len);
+	if (why != NULL)
+	{
+		if (why != detail)
+			strlcpy(detail, why, len);
+		return -1;
+	}
+	f->postmaster_pid = (int32) sf_get32(buf, 8);
+	f->start_time = (int64) sf_get64(buf, 12);
+	f->layout.epoch_ms = (int64) sf_get64(buf, 20);
+	f->layout.timestamp_bits = (int32) sf_get32(buf, 28);
+	f->layout.node_bits = (int32) sf_get32(buf, 32);
+	f->layout.sequence_bits = (int32) sf_get32(buf, 36);
+	f->node_id = (int32) sf_get32(buf, 40);
+	f->node_id_span = (int32) sf_get32(buf, 44);
+	return 1;
 }
 
 /*
  * snowflake_life_write
- *		Replace the file of the server's life with *f (sealed here): written
- *		aside and renamed, so that a crash never leaves half of it.  False,
- *		with errno set, on failure.
+ *		Replace the file of the server's life with *f, serialized field by
+ *		field (statefile.h): written aside and renamed, so that a crash never
+ *		leaves half of it, but not fsynced.  False, with *failure set, on
+ *		failure; never raises an error.
  */
 bool
-snowflake_life_write(SnowflakeLifeFile *f)
+snowflake_life_write(const SnowflakeLifeFile *f, SfWriteFailure *failure)
 {
-	int			fd;
-	int			save_errno;
+	char		buf[SNOWFLAKE_LIFE_SIZE];
 
-	f->magic = SNOWFLAKE_LIFE_MAGIC;
-	f->crc = sf_crc(f, offsetof(SnowflakeLifeFile, crc));
-	fd = BasicOpenFile(SNOWFLAKE_LIFE_TMP_FILE,
-					   O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
-	if (fd < 0)
-		return false;
-	errno = 0;
-	if (write(fd, f, sizeof(*f)) != sizeof(*f))
-	{
-		save_errno = errno ? errno : ENOSPC;
-		close(fd);
-		errno = save_errno;
-		return false;
-	}
-	if (close(fd) != 0)
-		return false;
-	return rename(SNOWFLAKE_LIFE_TMP_FILE, SNOWFLAKE_LIFE_FILE) == 0;
+	sf_put32(buf, 0, SNOWFLAKE_LIFE_MAGIC);
+	sf_put32(buf, 4, SNOWFLAKE_LIFE_VERSION);
+	sf_put32(buf, 8, (uint32) f->postmaster_pid);
+	sf_put64(buf, 12, (uint64) f->start_time);
+	sf_put64(buf, 20, (uint64) f->layout.epoch_ms);
+	sf_put32(buf, 28, (uint32) f->layout.timestamp_bits);
+	sf_put32(buf, 32, (uint32) f->layout.node_bits);
+	sf_put32(buf, 36, (uint32) f->layout.sequence_bits);
+	sf_put32(buf, 40, (uint32) f->node_id);
+	sf_put32(buf, 44, (uint32) f->node_id_span);
+	sf_put32(buf, SNOWFLAKE_LIFE_SIZE - 4, sf_crc(buf, SNOWFLAKE_LIFE_SIZE - 4));
+	return sf_replace_file(SNOWFLAKE_LIFE_FILE, SNOWFLAKE_LIFE_TMP_FILE, buf,
+						   sizeof(buf), false, failure);
 }
 
 /*
  * snowflake_report_write_failure
- *		Report a failed state file write at elevel, with the operating
- *		system's reason and an optional detail.
+ *		Report a failed write of the state file or the settings file at
+ *		elevel, with the operating system's reason and an optional detail.
  */
 void
 snowflake_report_write_failure(int elevel, const SfWriteFailure *failure,
@@ -319,23 +442,23 @@ snowflake_report_write_failure(int elevel, const SfWriteFailure *failure,
 	{
 		case SF_WRITE_CREATE:
 			SF_REPORT_WRITE_FAILURE("could not create file \"%s\": %m",
-									SNOWFLAKE_STATE_TMP_FILE);
+									failure->tmp_file);
 			break;
 		case SF_WRITE_WRITE:
 			SF_REPORT_WRITE_FAILURE("could not write file \"%s\": %m",
-									SNOWFLAKE_STATE_TMP_FILE);
+									failure->tmp_file);
 			break;
 		case SF_WRITE_FSYNC:
 			SF_REPORT_WRITE_FAILURE("could not fsync file \"%s\": %m",
-									SNOWFLAKE_STATE_TMP_FILE);
+									failure->tmp_file);
 			break;
 		case SF_WRITE_CLOSE:
 			SF_REPORT_WRITE_FAILURE("could not close file \"%s\": %m",
-									SNOWFLAKE_STATE_TMP_FILE);
+									failure->tmp_file);
 			break;
 		case SF_WRITE_RENAME:
 			SF_REPORT_WRITE_FAILURE("could not rename file \"%s\" to \"%s\": %m",
-									SNOWFLAKE_STATE_TMP_FILE, SNOWFLAKE_STATE_FILE);
+									failure->tmp_file, failure->file);
 			break;
 		case SF_WRITE_FSYNC_DIR:
 			SF_REPORT_WRITE_FAILURE("could not fsync the data directory: %m");

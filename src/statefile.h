@@ -1,11 +1,13 @@
 /*-------------------------------------------------------------------------
  *
  * statefile.h
- *	  The state file's format, and reading and durably writing it
- *	  (statefile.c).
+ *	  The formats of the state file, "snowflake.state", and of the file of
+ *	  the server's life without the preload, "snowflake.settings"; reading
+ *	  them and replacing them (statefile.c).
  *
- * The file holds no lock of its own: its callers serialise writes with the
- * "snowflake" LWLock (shared.h), or write from the postmaster alone.
+ * Neither file holds a lock of its own: their callers serialise writes
+ * with the "snowflake" LWLock (shared.h), or write from the postmaster
+ * alone.
  *
  *-------------------------------------------------------------------------
  */
@@ -55,7 +57,7 @@ typedef struct SnowflakeStateFile
  */
 #define SNOWFLAKE_STATE_FLOOR	0x0001
 
-/* The step of a state file write that failed, and its errno. */
+/* The step of a file write that failed, and its errno. */
 typedef enum SfWriteStep
 {
 	SF_WRITE_CREATE,
@@ -70,6 +72,8 @@ typedef struct SfWriteFailure
 {
 	SfWriteStep step;
 	int			err;
+	const char *file;			/* the file replaced (a constant) */
+	const char *tmp_file;		/* and its temporary twin */
 } SfWriteFailure;
 
 /*
@@ -77,24 +81,50 @@ typedef struct SfWriteFailure
  * layout fixed for the life of the server (its postmaster), kept across a
  * crash re-initialisation, which drops the DSM registry (shared.c).  Not
  * fsynced: a power loss ends the postmaster's life too.
+ *
+ * The file is serialized field by field, in the machine's byte order (as
+ * the data directory's other files), with no padding:
+ *
+ *	offset	size
+ *	0		4	magic, SNOWFLAKE_LIFE_MAGIC
+ *	4		4	format version, SNOWFLAKE_LIFE_VERSION
+ *	8		4	the postmaster's PID
+ *	12		8	its start time (PgStartTime)
+ *	20		8	the epoch, Unix milliseconds
+ *	28		4	timestamp bits
+ *	32		4	node bits
+ *	36		4	sequence bits
+ *	40		4	node id (-1: not set)
+ *	44		4	node id span
+ *	48		4	CRC-32C of the 48 bytes above
+ *
+ * A later format keeps the first 8 bytes and raises the version.  The file
+ * matters only within one life of the postmaster, so a file that cannot be
+ * read (another format, corrupt) is replaced, the values taken from the
+ * server configuration; shared.c logs why.
  */
 #define SNOWFLAKE_LIFE_FILE		"snowflake.settings"
 #define SNOWFLAKE_LIFE_TMP_FILE	"snowflake.settings.tmp"
-#define SNOWFLAKE_LIFE_MAGIC	0x534E464C	/* "SNFL" */
+#define SNOWFLAKE_LIFE_MAGIC	0x534E4653	/* "SNFS" */
+#define SNOWFLAKE_LIFE_VERSION	1
+#define SNOWFLAKE_LIFE_SIZE		52
+/* Builds of 1.2 before its release wrote an unversioned struct image. */
+#define SNOWFLAKE_LIFE_OLD_MAGIC	0x534E464C	/* "SNFL" */
 
+/* The values the file records, in memory. */
 typedef struct SnowflakeLifeFile
 {
-	uint32		magic;
 	int32		postmaster_pid; /* the postmaster these values belong to */
 	int64		start_time;		/* and its start (PgStartTime) */
 	SnowflakeLayout layout;
 	int32		node_id;
 	int32		node_id_span;
-	pg_crc32c	crc;			/* over everything above */
 } SnowflakeLifeFile;
 
-extern SNOWFLAKE_INTERNAL bool snowflake_life_read(SnowflakeLifeFile *f);
-extern SNOWFLAKE_INTERNAL bool snowflake_life_write(SnowflakeLifeFile *f);
+extern SNOWFLAKE_INTERNAL int snowflake_life_read(SnowflakeLifeFile *f,
+											   char *detail, size_t len);
+extern SNOWFLAKE_INTERNAL bool snowflake_life_write(const SnowflakeLifeFile *f,
+												 SfWriteFailure *failure);
 
 extern SNOWFLAKE_INTERNAL void snowflake_state_seal(SnowflakeStateFile *f);
 extern SNOWFLAKE_INTERNAL int snowflake_state_read(SnowflakeStateFile *f, int *err,

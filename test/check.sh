@@ -186,7 +186,8 @@ fi
 # Files whose subject is the preloaded mode itself (settings as real GUCs
 # at startup, the writer registered with the postmaster, the clean-shutdown
 # record) are not in it; 029_no_preload.pl covers what differs without the
-# preload.
+# preload.  034_settings_file.pl runs its servers without the preload in
+# both passes (it is about that mode's settings file).
 NO_PRELOAD_TESTS="test/t/004_js_safe_layout.pl test/t/005_concurrent_pgbench.pl
     test/t/006_bulk_drift.pl test/t/010_restart_clock_back.pl
     test/t/011_crash_under_load.pl test/t/012_clock_steps.pl
@@ -196,8 +197,8 @@ NO_PRELOAD_TESTS="test/t/004_js_safe_layout.pl test/t/005_concurrent_pgbench.pl
     test/t/024_spread_sequence.pl test/t/025_lineage.pl
     test/t/027_early_write.pl test/t/030_split_brain.pl
     test/t/031_fsync_off.pl test/t/032_drift_one_bound.pl
-    test/t/033_lastval.pl test/t/040_upgrade_dump.pl
-    test/t/049_prometheus.pl"
+    test/t/033_lastval.pl test/t/034_settings_file.pl
+    test/t/040_upgrade_dump.pl test/t/049_prometheus.pl"
 summary="pg_regress, isolation, $tap_files TAP files"
 if [ "$PG_MAJOR" -ge 17 ] && [ "${SNOWFLAKE_NO_PRELOAD_PASS:-1}" = 0 ]; then
     echo "==> the no-preload pass is left out here (SNOWFLAKE_NO_PRELOAD_PASS=0)"

@@ -8,17 +8,20 @@
  *	  with it.
  *
  * The extension writes "snowflake.state.tmp", fsyncs it, renames it to
- * "snowflake.state" and fsyncs the data directory (opened as ".").  This
- * shim marks the file descriptors opened on those two paths and, for the
- * calls below, consults the control file named by $SF_FAULT_CONTROL at
- * every call on a marked descriptor (or path).  Each line of the control
- * file is "<step> <action>":
+ * "snowflake.state" and fsyncs the data directory (opened as ".").  Without
+ * the preload it also writes "snowflake.settings.tmp" and renames it to
+ * "snowflake.settings" (not fsynced).  This shim marks the file descriptors
+ * opened on those paths and, for the calls below, consults the control
+ * file named by $SF_FAULT_CONTROL at every call on a marked descriptor (or
+ * path).  Each line of the control file is "<step> <action>":
  *
  *	step	open      opening "snowflake.state.tmp"
  *			write     write() or pwrite() on it
  *			fsync     fsync()/fdatasync() on it
  *			rename    renaming it
  *			dirfsync  fsync()/fdatasync() on "."
+ *			settings_open, settings_write, settings_rename
+ *					  the same for "snowflake.settings.tmp"
  *			anyfsync  every fsync()/fdatasync() of the process, whatever the
  *					  file: WAL, data files, the state file, directories (a
  *					  slow disk for the whole server: "anyfsync sleep=20")
@@ -52,13 +55,15 @@
 #include <unistd.h>
 
 #define SHIM_TMP_NAME	"snowflake.state.tmp"
+#define SHIM_SETTINGS_TMP_NAME	"snowflake.settings.tmp"
 #define SHIM_MAX_FD		65536
 
 enum
 {
 	MARK_NONE = 0,
 	MARK_TMP,					/* the temporary state file */
-	MARK_DIR					/* the data directory, "." */
+	MARK_DIR,					/* the data directory, "." */
+	MARK_SETTINGS				/* the temporary settings file */
 };
 
 static unsigned char shim_marks[SHIM_MAX_FD];
@@ -204,12 +209,49 @@ shim_fault(const char *step)
 	return 0;
 }
 
+/* Whether path names the file name, in any directory. */
 static int
-shim_is_tmp(const char *path)
+shim_is_named(const char *path, const char *name)
 {
 	const char *slash = strrchr(path, '/');
 
-	return strcmp(slash ? slash + 1 : path, SHIM_TMP_NAME) == 0;
+	return strcmp(slash ? slash + 1 : path, name) == 0;
+}
+
+static int
+shim_is_tmp(const char *path)
+{
+	return shim_is_named(path, SHIM_TMP_NAME);
+}
+
+/* The step of an open, write or rename of a file marked mark, or NULL. */
+static const char *
+shim_step(int mark, const char *what)
+{
+	static const char *const settings_steps[][2] = {
+		{"open", "settings_open"}, {"write", "settings_write"},
+		{"rename", "settings_rename"}
+	};
+
+	if (mark == MARK_TMP)
+		return what;
+	if (mark != MARK_SETTINGS)
+		return NULL;
+	for (size_t i = 0; i < sizeof(settings_steps) / sizeof(settings_steps[0]); i++)
+	{
+		if (strcmp(settings_steps[i][0], what) == 0)
+			return settings_steps[i][1];
+	}
+	return NULL;
+}
+
+/* Apply the fault of an open, write or rename of a marked file. */
+static int
+shim_fault_on(int mark, const char *what)
+{
+	const char *step = shim_step(mark, what);
+
+	return step != NULL ? shim_fault(step) : 0;
 }
 
 /* What an open of path is: MARK_TMP, MARK_DIR or MARK_NONE. */
@@ -220,6 +262,8 @@ shim_classify(const char *path)
 		return MARK_NONE;
 	if (shim_is_tmp(path))
 		return MARK_TMP;
+	if (shim_is_named(path, SHIM_SETTINGS_TMP_NAME))
+		return MARK_SETTINGS;
 	if (strcmp(path, ".") == 0)
 		return MARK_DIR;
 	return MARK_NONE;
@@ -259,7 +303,7 @@ open(const char *path, int flags,...)
 
 	REAL(open);
 	SHIM_MODE(flags, mode);
-	if (mark == MARK_TMP && shim_fault("open") != 0)
+	if (shim_fault_on(mark, "open") != 0)
 		return -1;
 	return shim_mark(real_open(path, flags, mode), mark);
 }
@@ -272,7 +316,7 @@ open64(const char *path, int flags,...)
 
 	REAL(open64);
 	SHIM_MODE(flags, mode);
-	if (mark == MARK_TMP && shim_fault("open") != 0)
+	if (shim_fault_on(mark, "open") != 0)
 		return -1;
 	return shim_mark(real_open64(path, flags, mode), mark);
 }
@@ -285,7 +329,7 @@ openat(int dirfd, const char *path, int flags,...)
 
 	REAL(openat);
 	SHIM_MODE(flags, mode);
-	if (mark == MARK_TMP && shim_fault("open") != 0)
+	if (shim_fault_on(mark, "open") != 0)
 		return -1;
 	return shim_mark(real_openat(dirfd, path, flags, mode), mark);
 }
@@ -298,7 +342,7 @@ openat64(int dirfd, const char *path, int flags,...)
 
 	REAL(openat64);
 	SHIM_MODE(flags, mode);
-	if (mark == MARK_TMP && shim_fault("open") != 0)
+	if (shim_fault_on(mark, "open") != 0)
 		return -1;
 	return shim_mark(real_openat64(dirfd, path, flags, mode), mark);
 }
@@ -315,7 +359,7 @@ ssize_t
 write(int fd, const void *buf, size_t count)
 {
 	REAL(write);
-	if (shim_marked(fd) == MARK_TMP && shim_fault("write") != 0)
+	if (shim_fault_on(shim_marked(fd), "write") != 0)
 		return -1;
 	return real_write(fd, buf, count);
 }
@@ -324,7 +368,7 @@ ssize_t
 pwrite(int fd, const void *buf, size_t count, off_t offset)
 {
 	REAL(pwrite);
-	if (shim_marked(fd) == MARK_TMP && shim_fault("write") != 0)
+	if (shim_fault_on(shim_marked(fd), "write") != 0)
 		return -1;
 	return real_pwrite(fd, buf, count, offset);
 }
@@ -333,7 +377,7 @@ ssize_t
 pwrite64(int fd, const void *buf, size_t count, off64_t offset)
 {
 	REAL(pwrite64);
-	if (shim_marked(fd) == MARK_TMP && shim_fault("write") != 0)
+	if (shim_fault_on(shim_marked(fd), "write") != 0)
 		return -1;
 	return real_pwrite64(fd, buf, count, offset);
 }
@@ -383,7 +427,7 @@ int
 rename(const char *oldpath, const char *newpath)
 {
 	REAL(rename);
-	if (shim_is_tmp(oldpath) && shim_fault("rename") != 0)
+	if (shim_fault_on(shim_classify(oldpath), "rename") != 0)
 		return -1;
 	return real_rename(oldpath, newpath);
 }
@@ -392,7 +436,7 @@ int
 renameat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath)
 {
 	REAL(renameat);
-	if (shim_is_tmp(oldpath) && shim_fault("rename") != 0)
+	if (shim_fault_on(shim_classify(oldpath), "rename") != 0)
 		return -1;
 	return real_renameat(olddirfd, oldpath, newdirfd, newpath);
 }

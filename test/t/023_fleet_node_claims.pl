@@ -16,11 +16,13 @@
 #  - site_c, also node id 1, receives site_a's claim first: its own claim
 #    fails at once, before it mints anything.
 #  - Repair as docs/fleets.md describes: site_b gets node id 2, removes its
-#    wrong claim and claims again; the hub skips the refused transaction.
+#    wrong claim (snowflake_unclaim_node) and claims again; the hub skips the refused transaction.
 #    Replication resumes, site_a's claim of node id 1 stays.
 #  - The role that created the extension, not a superuser (the owner of a
-#    trusted install), may claim, read and remove claims (1.2); another
-#    role may not.
+#    trusted install), may claim and read claims (1.2), and remove this
+#    server's own claims through snowflake_unclaim_node(), but not delete
+#    or change another server's claim; another role may do none of it; a
+#    superuser may do all of it.
 
 use strict;
 use warnings;
@@ -150,9 +152,9 @@ $site_b->append_conf('postgresql.conf', 'snowflake.node_id = 2');
 $site_b->restart;
 is( $site_b->safe_psql(
 		'postgres', q{
-DELETE FROM snowflake_node_claims WHERE node_id = 1;
+SELECT snowflake_unclaim_node(1);
 SELECT snowflake_claim_node();}),
-	'2',
+	"1\n2",
 	'site_b removes its wrong claim and claims node id 2');
 
 my ($lsn) = $log =~
@@ -187,9 +189,51 @@ SELECT node_id, system_identifier, server_name FROM snowflake_node_claims;},
 my (undef, undef, $clerk_err) = $site_a->psql('shop', 'SELECT snowflake_claim_node()', %as_clerk);
 like($clerk_err, qr/ERROR:  permission denied for function snowflake_claim_node/,
 	'another role may not claim');
+
+# The claims table also holds the claims other servers replicated in: the
+# owner may not delete rows of it, only this server's own claims, through
+# snowflake_unclaim_node() (1.2).  Here a claim of site_b's (of node id 9),
+# as replication would bring it in.
+$site_a->safe_psql('shop',
+	"INSERT INTO snowflake_node_claims (node_id, system_identifier, server_name) VALUES (9, $sysid{site_b}, 'site_b')"
+);
+my ($owner_state, $owner_err) = sql_error($site_a,
+	'DELETE FROM snowflake_node_claims WHERE node_id = 9', %as_owner);
+is($owner_state, '42501', 'the owner may not delete another server\'s claim');
+like($owner_err, qr/permission denied for table snowflake_node_claims/,
+	'permission denied for the table');
+($owner_state) = sql_error($site_a,
+	'DELETE FROM snowflake_node_claims WHERE node_id = 1', %as_owner);
+is($owner_state, '42501', 'nor this server\'s, directly');
+($owner_state) = sql_error($site_a,
+	"UPDATE snowflake_node_claims SET system_identifier = $sysid{site_a} WHERE node_id = 9",
+	%as_owner);
+is($owner_state, '42501', 'nor make another server\'s claim its own');
+is($site_a->safe_psql('shop', 'SELECT snowflake_unclaim_node(9)', %as_owner),
+	'0', 'snowflake_unclaim_node() leaves another server\'s claim alone');
+is($site_a->safe_psql('shop', 'SELECT snowflake_unclaim_node(1)', %as_owner),
+	'1', 'and removes this server\'s own claim of a node id');
+is( $site_a->safe_psql(
+		'shop', 'SELECT node_id, server_name FROM snowflake_node_claims ORDER BY 1',
+		%as_owner),
+	'9|site_b',
+	'the other server\'s claim stands');
+is( $site_a->safe_psql(
+		'shop', q{
+SELECT snowflake_claim_node('shop');
+SELECT snowflake_unclaim_node();
+SELECT count(*) FROM snowflake_node_claims WHERE server_name = 'shop';},
+		%as_owner),
+	"1\n1\n0",
+	'without an argument, every claim of this server goes');
+my (undef, undef, $clerk_unclaim) =
+  $site_a->psql('shop', 'SELECT snowflake_unclaim_node()', %as_clerk);
+like($clerk_unclaim,
+	qr/ERROR:  permission denied for function snowflake_unclaim_node/,
+	'another role may not remove claims');
 is($site_a->safe_psql('shop',
-		'DELETE FROM snowflake_node_claims WHERE node_id = 1 RETURNING server_name', %as_owner),
-	'shop', 'the owner may remove a claim');
+		'DELETE FROM snowflake_node_claims WHERE node_id = 9 RETURNING server_name'),
+	'site_b', 'a superuser still may remove any claim');
 
 $_->stop foreach $hub, $site_a, $site_b, $site_c;
 done_testing();

@@ -16,7 +16,9 @@
 # gone well past the promoted standby's first ID (the floor, now plus
 # max_drift_ms), so that they minted in the same milliseconds; that they did
 # is checked too, or "no key in common" would prove nothing.
-# Also: a span whose node ids do not all fit the node field stops the
+# Also: two sibling standbys promoted separately both take timeline 2 and
+# mint with the same node id (what the span does not cover, as the docs
+# say); a span whose node ids do not all fit the node field stops the
 # server at start, naming both settings; and snowflake_claim_node() claims
 # every node id of the span.
 
@@ -207,6 +209,40 @@ is($new->safe_psql('postgres', 'SELECT node_id_in_use, node_id_span FROM snowfla
 	'5|1', 'span 1: the promoted standby mints with node id 5 too');
 $old->stop;
 $new->stop;
+
+# --- two sibling standbys promoted separately: the same next timeline ---
+
+# What the span separates is a promoted server from the one it replaced,
+# consecutive timelines of one history.  Two standbys of one primary, each
+# promoted without seeing the other's history file (no shared archive),
+# both take timeline 2, hence the same node id: the docs say so, and that
+# one node id per member is what keeps siblings apart.
+my $root = start_snowflake_node('primary_siblings',
+	node_id => 5,
+	init => { allows_streaming => 1 },
+	settings => { 'snowflake.node_id_span' => 2 });
+$root->safe_psql('postgres',
+	'CREATE EXTENSION snowflake; CREATE TABLE ids (id bigint PRIMARY KEY);'
+	  . ' INSERT INTO ids SELECT snowflake_nextval()');
+$root->backup('backup_siblings');
+my @siblings = map {
+	start_snowflake_node("sibling_$_",
+		from_backup => [ $root, 'backup_siblings', has_streaming => 1 ])
+} (1, 2);
+$root->wait_for_catchup($_) foreach @siblings;
+$root->stop;
+promote_and_wait($_) foreach @siblings;
+is(join(',', map { timeline($_) } @siblings),
+	'2,2', 'siblings: each standby, promoted on its own, takes timeline 2');
+is( join(',',
+		map {
+			$_->safe_psql('postgres',
+				'WITH i AS (INSERT INTO ids SELECT snowflake_nextval() RETURNING id) SELECT snowflake_node_id(id) FROM i'
+			  )
+		} @siblings),
+	'6,6',
+	'siblings: both mint with node id 6; the span does not keep siblings apart');
+$_->stop foreach @siblings;
 
 # --- a span that does not fit the node field ---
 

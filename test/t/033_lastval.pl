@@ -6,7 +6,8 @@
 #	(of a batch, its largest), 55000 before the first, untouched by what
 #	other sessions mint meanwhile and by a rollback, forgotten by DISCARD
 #	ALL and DISCARD SEQUENCES.  Two sessions stay open side by side and mint
-#	in turns; a third mints concurrently (pgbench) while they check.  Runs
+#	in turns; a third mints concurrently (pgbench) while they check; a
+#	parallel CREATE TABLE AS leaves the leader the last ID it minted.  Runs
 #	with and without the preload (test/check.sh's NO_PRELOAD_TESTS), where a
 #	session loads the library at its first snowflake call.
 
@@ -170,6 +171,27 @@ $sa->query_safe('CREATE SEQUENCE s; SELECT nextval(\'s\')');
 my $a3 = $sa->query_safe('SELECT snowflake_nextval()');
 is($sa->query_safe('SELECT lastval(), snowflake_lastval()'), "1|$a3",
 	"a sequence's lastval() and snowflake_lastval() each keep their own");
+
+# A parallel plan: the generators are PARALLEL RESTRICTED (1.2), so the
+# scan runs in parallel workers and the IDs are minted in the leader, whose
+# last value is the statement's last ID.  The leader takes no part in the
+# scan: an ID minted in a worker could not hide behind a later one of the
+# leader's.  Without the preload, the leader also attaches the shared state
+# in parallel mode.
+$sa->query_safe(
+	q{CREATE TABLE big AS SELECT g FROM generate_series(1, 20000) g; ANALYZE big;
+	  SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0;
+	  SET min_parallel_table_scan_size = 0; SET max_parallel_workers_per_gather = 2;
+	  SET parallel_leader_participation = off});
+my $plan = $sa->query_safe(
+	q{EXPLAIN (COSTS OFF) CREATE TABLE par AS SELECT snowflake_nextval() AS id, g FROM big});
+like($plan, qr/Gather\n.*Workers Planned: 2\n.*->  Parallel Seq Scan on big/s,
+	'a parallel plan: the scan under a Gather');
+$sa->query_safe(q{CREATE TABLE par AS SELECT snowflake_nextval() AS id, g FROM big});
+is( $sa->query_safe(
+		q{SELECT count(DISTINCT id), snowflake_lastval() = max(id) FROM par}),
+	'20000|t',
+	'session A: after a parallel CREATE TABLE AS, the largest ID it minted');
 
 $sa->quit;
 $sb->quit;
