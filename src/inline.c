@@ -130,6 +130,14 @@ static planner_hook_type prev_planner_hook = NULL;
 static get_relation_info_hook_type prev_get_relation_info_hook = NULL;
 
 /*
+ * How many plans the planner hook is making with the rewrite on: the
+ * relation hook rewrites only for those.  Without the preload, the first
+ * call of a function of the library in a session may load it, and install
+ * the hooks, in the middle of planning a query the planner hook never saw.
+ */
+static int	sf_plans_rewritten = 0;
+
+/*
  * A call of snowflake_decode: the function, its row type, and for each
  * field the scalar decoder that computes it (InvalidOid for none).
  */
@@ -717,22 +725,33 @@ sf_record_dependencies(PlannedStmt *plan, List *decoders)
 static PlannedStmt *
 sf_planner(SF_PLANNER_HOOK_PARAMS)
 {
+	bool		rewrite = sf_inline_decode;
 	SfWalk		w;
-	PlannedStmt *plan;
+	PlannedStmt *volatile plan;
 
 	w.decoders = NIL;
-	if (sf_inline_decode)
+	if (rewrite)
 	{
 		w.size = 8;
 		w.levels = palloc(w.size * sizeof(SfLevel));
 		w.depth = 0;
 		/* The planner changes the query it is given anyway. */
 		(void) sf_walk_query(parse, &w);
+		sf_plans_rewritten++;
 	}
-	if (prev_planner_hook)
-		plan = prev_planner_hook(SF_PLANNER_HOOK_ARGS);
-	else
-		plan = standard_planner(SF_PLANNER_HOOK_ARGS);
+	PG_TRY();
+	{
+		if (prev_planner_hook)
+			plan = prev_planner_hook(SF_PLANNER_HOOK_ARGS);
+		else
+			plan = standard_planner(SF_PLANNER_HOOK_ARGS);
+	}
+	PG_FINALLY();
+	{
+		if (rewrite)
+			sf_plans_rewritten--;
+	}
+	PG_END_TRY();
 	sf_record_dependencies(plan, w.decoders);
 	return plan;
 }
@@ -835,7 +854,7 @@ sf_relation_info(PlannerInfo *root, Oid relid, bool inhparent,
 
 	if (prev_get_relation_info_hook)
 		prev_get_relation_info_hook(root, relid, inhparent, rel);
-	if (!sf_inline_decode)
+	if (!sf_inline_decode || sf_plans_rewritten == 0)
 		return;
 
 	rw.decoders = NIL;
