@@ -214,6 +214,28 @@ sf_proc_aclcheck(Oid funcid, Oid roleid, AclMode mode)
 #define SNOWFLAKE_HAVE_INLINE_IN_FROM 1
 #endif
 
+/*
+ * The hook that edits a relation's planner information (its indexes,
+ * partition key, statistics objects): get_relation_info_hook until 18,
+ * build_simple_rel_hook from 19, called at the same point.  SF_REL_HOOK
+ * names it, SF_REL_HOOK_PARAMS declares a hook's parameters and
+ * SF_REL_HOOK_ARGS passes them on; the RelOptInfo is rel in both.
+ */
+#if PG_VERSION_NUM >= 190000
+#include "optimizer/pathnode.h"
+typedef build_simple_rel_hook_type sf_rel_hook_type;
+#define SF_REL_HOOK build_simple_rel_hook
+#define SF_REL_HOOK_PARAMS PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte
+#define SF_REL_HOOK_ARGS root, rel, rte
+#else
+#include "optimizer/plancat.h"
+typedef get_relation_info_hook_type sf_rel_hook_type;
+#define SF_REL_HOOK get_relation_info_hook
+#define SF_REL_HOOK_PARAMS PlannerInfo *root, Oid relationObjectId, \
+	bool inhparent, RelOptInfo *rel
+#define SF_REL_HOOK_ARGS root, relationObjectId, inhparent, rel
+#endif
+
 /* PostgreSQL 18 lets a module state its name and version. */
 #if PG_VERSION_NUM >= 180000
 #define SNOWFLAKE_MODULE_MAGIC() \

@@ -18,8 +18,8 @@
  *	(snowflake_decode(x)).f		planner hook		planner hook
  *	FROM snowflake_decode(x) d	planner hook		support function,
  *													SupportRequestInlineInFrom
- *	f of an index expression	get_relation_info_hook, every major
- *	or predicate, a partition
+ *	f of an index expression	get_relation_info_hook (build_simple_rel_hook
+ *	or predicate, a partition	on 19), every major
  *	key, a statistics object
  *
  * A field.  The planner hook (sf_planner) replaces the argument of the
@@ -48,10 +48,11 @@
  * an extended statistics object: these come from the catalogs, simplified
  * without the hook, and must look like the query's rewritten field for an
  * index to match it, a partition key to prune or statistics to apply.  The
- * get_relation_info_hook (sf_relation_info) rewrites them the same way:
- * each index in that form is given a second description with the scalar
- * calls (the first still matches a field the hook left alone), partition
- * keys and statistics expressions are replaced.
+ * relation hook (sf_relation_info) rewrites them the same way, for the
+ * plans the planner hook rewrote: each index in that form is given a
+ * second description with the scalar calls (the first still matches a
+ * field left as written), partition keys and statistics expressions are
+ * replaced.
  *
  * In FROM.  The call becomes the subquery (SELECT snowflake_timestamp(x) AS
  * ts, ...), lateral as the function was, which the planner pulls up into
@@ -63,22 +64,28 @@
  * (SELECT count(*) FROM t, snowflake_decode(t.id) d would otherwise decode
  * nothing, and no longer raise the error of an invalid ID), with ORDINALITY
  * or a column definition list, and as for a field without EXECUTE or with a
- * function hook.  On 19 the planner asks the support function for this
- * subquery (SupportRequestInlineInFrom) after its own checks; before 19 the
- * planner hook rewrites the range table entry (sf_inline_from).
+ * function hook.  Otherwise, as for any function PostgreSQL inlines, only
+ * the columns read are computed, each raising the errors of
+ * snowflake_decode where it is.  On 19 the planner asks the support function
+ * for this subquery (SupportRequestInlineInFrom) after its own checks;
+ * before 19 the planner hook rewrites the range table entry
+ * (sf_inline_from).
  *
  * Every plan that no longer calls snowflake_decode records a dependency on
  * it (REVOKE EXECUTE replans) and on the role it was planned for.  A field
  * with no scalar decoder (node_fields of the layout variant) stays a field
  * of snowflake_decode.  SQL functions that PostgreSQL inlines are planned
- * after the hook: their fields keep snowflake_decode.
+ * after the hook: their fields keep snowflake_decode (and still match an
+ * index through its first description).  With snowflake.inline_decode off
+ * nothing here rewrites anything; a plan cached before the SET is kept.
  *
  * The functions are recognised by what pg_proc says (C functions of this
  * library named snowflake_decode and so on, in one schema), looked up only
  * for calls that return a record, so other queries pay one walk over their
- * tree.  Without the preload (17 and later) the hooks are installed when the
- * library is first loaded in a session; a query planned before that is not
- * rewritten, which changes its cost, never its result.
+ * tree.  Without the preload the hooks are installed when the library is
+ * first loaded in a session, which may be while the first query is planned;
+ * a query planned before that is not rewritten, which changes its cost,
+ * never its result or whether an index serves it.
  *
  *-------------------------------------------------------------------------
  */
@@ -97,7 +104,6 @@
 #include "optimizer/clauses.h"
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
-#include "optimizer/plancat.h"
 #include "optimizer/planmain.h"
 #include "optimizer/planner.h"
 #include "optimizer/tlist.h"
@@ -127,7 +133,7 @@ PG_FUNCTION_INFO_V1(snowflake_decode_support);
 static bool sf_inline_decode = true;
 
 static planner_hook_type prev_planner_hook = NULL;
-static get_relation_info_hook_type prev_get_relation_info_hook = NULL;
+static sf_rel_hook_type prev_rel_hook = NULL;
 
 /*
  * How many plans the planner hook is making with the rewrite on: the
@@ -841,19 +847,19 @@ sf_rewrite_indexes(RelOptInfo *rel, SfRelRewrite *rw)
 }
 
 /*
- * get_relation_info_hook: the fields of snowflake_decode in rel's index
- * expressions and predicates, partition key and statistics objects, as the
- * planner hook makes them in a query.
+ * The relation hook (get_relation_info_hook, on 19 build_simple_rel_hook):
+ * the fields of snowflake_decode in rel's index expressions and predicates,
+ * partition key and statistics objects, as the planner hook makes them in
+ * a query.
  */
 static void
-sf_relation_info(PlannerInfo *root, Oid relid, bool inhparent,
-				 RelOptInfo *rel)
+sf_relation_info(SF_REL_HOOK_PARAMS)
 {
 	SfRelRewrite rw;
 	ListCell   *lc;
 
-	if (prev_get_relation_info_hook)
-		prev_get_relation_info_hook(root, relid, inhparent, rel);
+	if (prev_rel_hook)
+		prev_rel_hook(SF_REL_HOOK_ARGS);
 	if (!sf_inline_decode || sf_plans_rewritten == 0)
 		return;
 
@@ -889,18 +895,20 @@ sf_relation_info(PlannerInfo *root, Oid relid, bool inhparent,
  * SupportRequestInlineInFrom (19): the subquery of scalar decoders for
  * FROM snowflake_decode(x) d, over the parameters $1 (and $2) that the
  * planner replaces by the arguments, as in a SQL function's body.  NULL
- * where sf_from_inlinable says no, or with grouping sets.
+ * without the planner's state, or where sf_from_inlinable says no.
  */
 static Query *
 sf_inline_in_from(SupportRequestInlineInFrom *req)
 {
-	Query	   *query = req->root->parse;
+	Query	   *query = req->root ? req->root->parse : NULL;
 	FuncExpr   *f = (FuncExpr *) req->rtfunc->funcexpr;
 	SfDecodeCall call;
 	List	   *params = NIL;
 	int			rtindex = 0;
 	ListCell   *lc;
 
+	if (req->root == NULL)
+		return NULL;
 	foreach(lc, query->rtable)
 	{
 		RangeTblEntry *rte = (RangeTblEntry *) lfirst(lc);
@@ -973,6 +981,6 @@ snowflake_inline_init(void)
 
 	prev_planner_hook = planner_hook;
 	planner_hook = sf_planner;
-	prev_get_relation_info_hook = get_relation_info_hook;
-	get_relation_info_hook = sf_relation_info;
+	prev_rel_hook = SF_REL_HOOK;
+	SF_REL_HOOK = sf_relation_info;
 }
