@@ -792,6 +792,21 @@ sf_fields_mutator(Node *node, SfRelRewrite *rw)
 }
 
 /*
+ * Whether expr has a field of a call that returns a record: a cheap test
+ * before copying a relation's expressions, most of which have none.
+ */
+static bool
+sf_has_record_field(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, FieldSelect) &&
+		exprType((Node *) ((FieldSelect *) node)->arg) == RECORDOID)
+		return true;
+	return expression_tree_walker(node, sf_has_record_field, context);
+}
+
+/*
  * A copy of expr with its fields rewritten, or NULL when it has none to
  * rewrite; rw->decoders gains the snowflake_decode inlined.
  */
@@ -801,6 +816,8 @@ sf_rewrite_fields(Node *expr, SfRelRewrite *rw)
 	List	   *before = rw->decoders;
 	Node	   *result;
 
+	if (!sf_has_record_field(expr, NULL))
+		return NULL;
 	rw->decoders = NIL;
 	result = sf_fields_mutator(expr, rw);
 	if (rw->decoders == NIL)
