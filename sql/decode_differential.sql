@@ -121,6 +121,7 @@ INSERT INTO dd_corpus (name, q, ordered) VALUES
 ('from aliases', $q$SELECT x.* FROM dd_keys k, snowflake_decode(k.id) AS x(a, b, c) WHERE x.b = 3$q$, false),
 ('from layout', $q$SELECT d.* FROM dd_keys k, snowflake_decode(k.id, 'twitter') d$q$, false),
 ('from explicit join', $q$SELECT j.id, j.ts FROM (dd_keys k CROSS JOIN LATERAL snowflake_decode(k.id) d) j$q$, false),
+('from join, read in a sublink', $q$SELECT (SELECT j.ts) FROM (dd_keys k CROSS JOIN LATERAL snowflake_decode(k.id) d) j WHERE j.id > 0$q$, false),
 ('from left lateral', $q$SELECT o.label, d.* FROM dd_other o LEFT JOIN LATERAL snowflake_decode(o.id) d ON d.node_id > 4$q$, false),
 ('from ordinality', $q$SELECT d.* FROM dd_keys k, snowflake_decode(k.id) WITH ORDINALITY d$q$, false),
 -- grouping

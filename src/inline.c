@@ -401,11 +401,17 @@ typedef struct SfColumnRefs
 
 static bool sf_column_refs_walker(Node *node, SfColumnRefs *refs);
 
-/* A Var of refs->query at this level: of the entry, or of a join over it. */
+/*
+ * A Var of refs->query: of the entry, or of a join over it (whose alias
+ * columns are Vars of refs->query itself).
+ */
 static bool
 sf_column_ref(Var *var, SfColumnRefs *refs)
 {
 	RangeTblEntry *rte;
+	Node	   *aliases = NULL;
+	int			sublevels = refs->sublevels;
+	bool		found;
 
 	if (var->varno == refs->rtindex)
 		return true;
@@ -413,11 +419,13 @@ sf_column_ref(Var *var, SfColumnRefs *refs)
 	if (rte->rtekind != RTE_JOIN)
 		return false;
 	if (var->varattno == InvalidAttrNumber)
-		return sf_column_refs_walker((Node *) rte->joinaliasvars, refs);
-	if (var->varattno > 0 && var->varattno <= list_length(rte->joinaliasvars))
-		return sf_column_refs_walker(list_nth(rte->joinaliasvars,
-											  var->varattno - 1), refs);
-	return false;
+		aliases = (Node *) rte->joinaliasvars;
+	else if (var->varattno > 0 && var->varattno <= list_length(rte->joinaliasvars))
+		aliases = list_nth(rte->joinaliasvars, var->varattno - 1);
+	refs->sublevels = 0;
+	found = sf_column_refs_walker(aliases, refs);
+	refs->sublevels = sublevels;
+	return found;
 }
 
 static bool
