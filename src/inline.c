@@ -112,6 +112,7 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/memutils.h"
 #include "utils/syscache.h"
 
 #include "compat.h"
@@ -931,6 +932,7 @@ sf_inline_in_from(SupportRequestInlineInFrom *req)
 	List	   *params = NIL;
 	int			rtindex = 0;
 	ListCell   *lc;
+	MemoryContext oldcxt;
 
 	if (req->root == NULL)
 		return NULL;
@@ -960,7 +962,14 @@ sf_inline_in_from(SupportRequestInlineInFrom *req)
 		param->location = -1;
 		params = lappend(params, param);
 	}
+	/*
+	 * The planner calls this in a memory context of its own, deleted once
+	 * it has copied the query returned: the plan's list of dependencies is
+	 * extended in the planner's context.
+	 */
+	oldcxt = MemoryContextSwitchTo(GetMemoryChunkContext(req->root));
 	record_plan_function_dependency(req->root, call.decode);
+	MemoryContextSwitchTo(oldcxt);
 	req->root->glob->dependsOnRole = true;
 	return sf_from_query(f, &call,
 						 rt_fetch(rtindex, query->rtable)->eref->colnames,
