@@ -1,8 +1,10 @@
 --
--- inline: snowflake_decode rewritten into the scalar decoders before
--- planning (src/inline.c), for a field in the select list and in FROM.
--- The reference for each result is the same call in a form the rewrite
--- leaves alone: a scalar subquery for a field, WITH ORDINALITY in FROM.
+-- inline: snowflake_decode planned as the scalar decoders (src/inline.c),
+-- for a field and in FROM, and where it is not: whenever that could change
+-- an answer (issue 26, items 1 to 4).  The reference for each result is
+-- the same call in a form never rewritten: a scalar subquery for a field,
+-- WITH ORDINALITY in FROM, or snowflake.inline_decode = off.
+-- decode_differential.sql runs a whole corpus both ways.
 --
 SET timezone = 'UTC';
 
@@ -100,9 +102,11 @@ EXPLAIN (VERBOSE, COSTS OFF)
 SELECT d.* FROM snowflake_decode(snowflake_nextval()) d;
 SELECT snowflake_compose(d.ts, d.node_id, d.sequence) = snowflake_lastval() AS one_id
 FROM snowflake_decode(snowflake_nextval()) d;
--- As for any function PostgreSQL inlines, a column nobody reads is not
--- computed: no error for the negative ID here.
+-- A call in FROM none of whose columns is read keeps the function scan,
+-- so that an invalid ID still raises its error.
 SELECT count(*) AS rows FROM (VALUES (-1::bigint)) v(id), snowflake_decode(v.id) d;
+EXPLAIN (COSTS OFF)
+SELECT count(*) AS rows FROM inline_keys k, snowflake_decode(k.id) d;
 
 -- A view keeps snowflake_decode in its definition; its plan has the
 -- scalars.  A prepared statement gives the same results.
@@ -117,5 +121,106 @@ EXECUTE inline_stmt(snowflake_compose('2024-06-01', 7, 11));
 EXECUTE inline_stmt(NULL);
 DEALLOCATE inline_stmt;
 DROP VIEW inline_view;
-DROP TABLE inline_keys;
+
+-- The setting: off, the query is planned as written.
+SHOW snowflake.inline_decode;
+SET snowflake.inline_decode = off;
+EXPLAIN (VERBOSE, COSTS OFF)
+SELECT (snowflake_decode(id)).ts, d.node_id FROM inline_keys k, snowflake_decode(k.id) d;
+RESET snowflake.inline_decode;
+
+--
+-- Item 1: grouping sets.  Grouped by snowflake_decode(id), a field is
+-- taken from the grouped row, which the total row has NULL.
+--
+CREATE TABLE inline_two (id bigint);
+INSERT INTO inline_two VALUES (snowflake_compose('2024-06-01', 5, 1)),
+                              (snowflake_compose('2024-06-01', 5, 2));
+SELECT (snowflake_decode(id)).node_id, count(*)
+  FROM inline_two GROUP BY ROLLUP (snowflake_decode(id)) ORDER BY 1, 2;
+SELECT plan_decoders($q$SELECT (snowflake_decode(id)).node_id, count(*)
+  FROM inline_two GROUP BY ROLLUP (snowflake_decode(id))$q$);
+SELECT (snowflake_decode(id)).node_id, count(*)
+  FROM inline_keys GROUP BY ROLLUP (snowflake_decode(id))
+HAVING (snowflake_decode(id)).node_id IS NULL OR (snowflake_decode(id)).sequence > 195
+ ORDER BY 1, 2;
+SET snowflake.inline_decode = off;
+SELECT (snowflake_decode(id)).node_id, count(*)
+  FROM inline_keys GROUP BY ROLLUP (snowflake_decode(id))
+HAVING (snowflake_decode(id)).node_id IS NULL OR (snowflake_decode(id)).sequence > 195
+ ORDER BY 1, 2;
+RESET snowflake.inline_decode;
+-- Inside an aggregate, over grouped columns, or grouped by the field
+-- itself, a field is computed from values the grouping sets do not null:
+-- it is rewritten.
+SELECT plan_decoders($q$SELECT sum((snowflake_decode(id)).sequence), (snowflake_decode(id)).node_id
+  FROM inline_two GROUP BY ROLLUP (id)$q$);
+SELECT sum((snowflake_decode(id)).sequence), (snowflake_decode(id)).node_id, count(*)
+  FROM inline_two GROUP BY ROLLUP (id) ORDER BY 2, 3;
+
+--
+-- Item 2: an argument is evaluated as often as the query says.  A
+-- sub-select (each run may read another row: TABLESAMPLE), a CTE read once,
+-- a volatile or an expensive argument keep the function scan: each row's
+-- fields come from one ID.
+--
+SELECT count(*) FILTER (WHERE snowflake_compose(d.ts, d.node_id, d.sequence) IN (SELECT id FROM inline_keys))
+       AS fields_of_one_id
+  FROM generate_series(1, 20) g,
+       LATERAL snowflake_decode((SELECT id FROM inline_keys TABLESAMPLE BERNOULLI (50)
+                                  WHERE id > 0 AND g > 0 LIMIT 1)) d;
+SELECT plan_decoders($q$
+WITH c AS (SELECT id FROM inline_keys TABLESAMPLE BERNOULLI (50) WHERE id > 0 LIMIT 1)
+SELECT d.* FROM snowflake_decode((SELECT id FROM c)) d
+$q$);
+SELECT plan_decoders($q$
+SELECT d.ts FROM inline_keys k,
+       snowflake_decode((((k.id + 1) * 2 - 2) / 2 - 1) * 3 / 3 + 1 - 1 + 0 - 0 + 0) d
+$q$);
+-- A cheap one is copied into each column read.
+EXPLAIN (VERBOSE, COSTS OFF)
+SELECT d.ts, d.sequence FROM inline_keys k, snowflake_decode(k.id + 1) d;
+
+--
+-- Item 4: EXECUTE.  Without it on snowflake_decode, the fields and FROM
+-- fail as the call does; a cached plan made before the REVOKE, or for
+-- another role, is made again.  Without it on a scalar decoder only, the
+-- query runs snowflake_decode.
+--
+CREATE ROLE regress_inline_user;
+GRANT SELECT ON inline_keys TO regress_inline_user;
+SET plan_cache_mode = force_generic_plan;
+SET ROLE regress_inline_user;
+PREPARE inline_field AS SELECT max((snowflake_decode(id)).ts) FROM inline_keys;
+EXECUTE inline_field;
+RESET ROLE;
+REVOKE EXECUTE ON FUNCTION snowflake_decode(bigint) FROM PUBLIC;
+SET ROLE regress_inline_user;
+EXECUTE inline_field;
+RESET ROLE;
+PREPARE inline_from AS SELECT max(d.ts) FROM inline_keys k, snowflake_decode(k.id) d;
+EXECUTE inline_from;
+SET ROLE regress_inline_user;
+EXECUTE inline_from;
+SELECT regress.sqlstate_of('SELECT snowflake_decode(id) FROM inline_keys') AS whole_row,
+       regress.sqlstate_of('SELECT (snowflake_decode(id)).ts FROM inline_keys') AS field,
+       regress.sqlstate_of('SELECT d.ts FROM inline_keys k, snowflake_decode(k.id) d') AS in_from;
+RESET ROLE;
+GRANT EXECUTE ON FUNCTION snowflake_decode(bigint) TO PUBLIC;
+REVOKE EXECUTE ON FUNCTION snowflake_timestamp(bigint) FROM PUBLIC;
+SET ROLE regress_inline_user;
+EXECUTE inline_field;
+SELECT regress.sqlstate_of('SELECT snowflake_timestamp(id) FROM inline_keys') AS scalar,
+       regress.sqlstate_of('SELECT (snowflake_decode(id)).ts FROM inline_keys') AS field,
+       regress.sqlstate_of('SELECT d.ts FROM inline_keys k, snowflake_decode(k.id) d') AS in_from;
+SELECT plan_decoders('SELECT (snowflake_decode(id)).ts, (snowflake_decode(id)).node_id FROM inline_keys');
+DEALLOCATE inline_field;
+DEALLOCATE inline_from;
+RESET ROLE;
+RESET plan_cache_mode;
+GRANT EXECUTE ON FUNCTION snowflake_timestamp(bigint) TO PUBLIC;
+REVOKE SELECT ON inline_keys FROM regress_inline_user;
+DROP ROLE regress_inline_user;
+
+DROP TABLE inline_keys, inline_two;
 DROP FUNCTION plan_decoders(text);

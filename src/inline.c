@@ -1,42 +1,91 @@
 /*-------------------------------------------------------------------------
  *
  * inline.c
- *	  snowflake_decode replaced by the scalar decoders before planning.
+ *	  snowflake_decode planned as the scalar decoders, without changing
+ *	  any answer; the setting snowflake.inline_decode that turns it off.
  *
  * snowflake_decode(id) returns a row (ts, node_id, sequence).  Used for a
- * field, (snowflake_decode(id)).ts, a row is built and taken apart for
- * each ID; used in FROM, FROM orders o, snowflake_decode(o.id) d, each
- * outer row also costs a function scan that stores the one row in a
- * tuplestore.  Both cost several times what the scalar decoders
- * (snowflake_timestamp, snowflake_node_id, snowflake_sequence) do for the
- * same fields.  1.0's definition cannot change (a record of OUT
- * parameters, not a set), and PostgreSQL inlines only SQL functions that
- * return a set, so a planner hook rewrites the query first:
+ * field, (snowflake_decode(id)).ts, a row is built and taken apart for each
+ * ID; used in FROM, FROM orders o, snowflake_decode(o.id) d, each outer row
+ * also costs a function scan that stores the one row in a tuplestore.  Both
+ * cost several times what the scalar decoders (snowflake_timestamp,
+ * snowflake_node_id, snowflake_sequence: the same C code, STRICT, IMMUTABLE,
+ * PARALLEL SAFE and raising the same errors) cost for the same field.
  *
- *	(snowflake_decode(x)).f		the scalar decoder of field f, over x
- *	FROM snowflake_decode(x) d	FROM LATERAL (SELECT snowflake_timestamp(x)
- *								AS ts, ...) d, which the planner then pulls
- *								up into the query around it
+ * Which mechanism serves which form, and why:
  *
- * The results are the same: each scalar decoder is the same C code as
- * snowflake_decode over the same arguments (the layout too), STRICT,
- * IMMUTABLE and PARALLEL SAFE as it is, raising the same errors.  A NULL
- * argument gives NULL fields in both; in FROM the function scan expands a
- * NULL result into a row of NULLs, as the subquery returns one.  A field
+ *	form						15 to 18			19
+ *	(snowflake_decode(x)).f		planner hook		planner hook
+ *	FROM snowflake_decode(x) d	planner hook		support function,
+ *													SupportRequestInlineInFrom
+ *	f of an index expression	get_relation_info_hook (build_simple_rel_hook
+ *	or predicate, a partition	on 19), every major
+ *	key, a statistics object
+ *
+ * A field.  The planner hook (sf_planner) replaces the argument of the
+ * FieldSelect by ROW(NULL, .., snowflake_timestamp(x), .., NULL), which the
+ * planner's simplification of a field of a ROW() reduces to the scalar call;
+ * the rest of the query is left as written.  A support function answering
+ * SupportRequestSimplify cannot do this: it sees the call, not whether a
+ * field is taken from it, and a whole-row use (SELECT snowflake_decode(id),
+ * to_json(...), a record column, a CHECK, a generated column) would become
+ * ROW(...), which is never NULL, where the STRICT function returns NULL for
+ * a NULL ID.  So snowflake_decode_support declines SupportRequestSimplify.
+ * The hook leaves a field alone (sf_inline_field) where the current user
+ * may not EXECUTE snowflake_decode or the scalar decoder, or a module hooks
+ * their calls (FmgrHookIsNeeded): the query then fails or is audited as
+ * written.  Before 18 it also leaves alone a field computed after the
+ * grouping of a query with grouping sets when snowflake_decode(x) itself is
+ * grouped by: the grouping sets null that expression, not x, and the field
+ * must come from it (rewritten, SELECT (snowflake_decode(id)).node_id ...
+ * GROUP BY ROLLUP (snowflake_decode(id)) would give the total row the node
+ * of some ID).  From 18 the parser replaces a grouped expression by a
+ * column of the grouping step's range table entry (RTE_GROUP), so no such
+ * field is left to rewrite.  A field of a volatile argument or a
+ * sub-select is evaluated once either way.
+ *
+ * The same field in an index expression or predicate, a partition key or
+ * an extended statistics object: these come from the catalogs, simplified
+ * without the hook, and must look like the query's rewritten field for an
+ * index to match it, a partition key to prune or statistics to apply.  The
+ * relation hook (sf_relation_info) rewrites them the same way, for the
+ * plans the planner hook rewrote: each index in that form is given a
+ * second description with the scalar calls (the first still matches a
+ * field left as written), partition keys and statistics expressions are
+ * replaced.
+ *
+ * In FROM.  The call becomes the subquery (SELECT snowflake_timestamp(x) AS
+ * ts, ...), lateral as the function was, which the planner pulls up into
+ * the query around it.  Each column read gets its own copy of x, so x must
+ * be duplicable, as PostgreSQL's inline_function() requires of a parameter
+ * used more than once (sf_args_duplicable): no volatile function, no
+ * sub-select, and at most 10 operators' cost; a Var, Const or Param always
+ * is.  The call is also left alone when the query reads none of its columns
+ * (SELECT count(*) FROM t, snowflake_decode(t.id) d would otherwise decode
+ * nothing, and no longer raise the error of an invalid ID), with ORDINALITY
+ * or a column definition list, and as for a field without EXECUTE or with a
+ * function hook.  Otherwise, as for any function PostgreSQL inlines, only
+ * the columns read are computed, each raising the errors of
+ * snowflake_decode where it is.  On 19 the planner asks the support function
+ * for this subquery (SupportRequestInlineInFrom) after its own checks;
+ * before 19 the planner hook rewrites the range table entry
+ * (sf_inline_from).
+ *
+ * Every plan that no longer calls snowflake_decode records a dependency on
+ * it (REVOKE EXECUTE replans) and on the role it was planned for.  A field
  * with no scalar decoder (node_fields of the layout variant) stays a field
- * of snowflake_decode.  What differs, as for any function PostgreSQL
- * inlines: in FROM, a column the query never reads is not computed, so an
- * invalid ID or layout raises its error only where a column is read
- * (SELECT count(*) FROM t, snowflake_decode(t.id) d decodes nothing).  A
- * volatile argument keeps the function scan, which evaluates it once per
- * row.  EXPLAIN VERBOSE shows the scalar calls.
+ * of snowflake_decode.  SQL functions that PostgreSQL inlines are planned
+ * after the hook: their fields keep snowflake_decode (and still match an
+ * index through its first description).  With snowflake.inline_decode off
+ * nothing here rewrites anything; a plan cached before the SET is kept.
  *
  * The functions are recognised by what pg_proc says (C functions of this
  * library named snowflake_decode and so on, in one schema), looked up only
  * for calls that return a record, so other queries pay one walk over their
- * tree.  Without the preload (17 and later) the hook is installed when the
- * library is first loaded in a session; a query planned before that is
- * not rewritten, which changes its cost, never its result.
+ * tree.  Without the preload the hooks are installed when the library is
+ * first loaded in a session, which may be while the first query is planned;
+ * a query planned before that is not rewritten, which changes its cost,
+ * never its result or whether an index serves it.
  *
  *-------------------------------------------------------------------------
  */
@@ -46,32 +95,94 @@
 #include "catalog/pg_language.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
+#include "fmgr.h"
 #include "funcapi.h"
+#include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "nodes/supportnodes.h"
+#include "optimizer/clauses.h"
+#include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
+#include "optimizer/planmain.h"
 #include "optimizer/planner.h"
+#include "optimizer/tlist.h"
+#include "parser/parsetree.h"
 #include "rewrite/rewriteManip.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
 #include "utils/syscache.h"
 
 #include "compat.h"
 #include "inline.h"
 
+PG_FUNCTION_INFO_V1(snowflake_decode_support);
+
 /* The largest row snowflake_decode returns (the layout variant's). */
 #define SF_DECODE_MAX_FIELDS 4
 
 /*
- * A call of snowflake_decode: its row type, and for each field the scalar
- * decoder that computes it (InvalidOid for none).
+ * The most a duplicated argument may cost, in cpu_operator_cost units: the
+ * limit of PostgreSQL's inline_function() for a parameter used more than
+ * once.
+ */
+#define SF_MAX_DUPLICATED_COST 10
+
+/* snowflake.inline_decode: plan snowflake_decode as the scalar decoders. */
+static bool sf_inline_decode = true;
+
+static planner_hook_type prev_planner_hook = NULL;
+static sf_rel_hook_type prev_rel_hook = NULL;
+
+/*
+ * How many plans the planner hook is making with the rewrite on: the
+ * relation hook rewrites only for those.  Without the preload, the first
+ * call of a function of the library in a session may load it, and install
+ * the hooks, in the middle of planning a query the planner hook never saw.
+ */
+static int	sf_plans_rewritten = 0;
+
+/*
+ * A call of snowflake_decode: the function, its row type, and for each
+ * field the scalar decoder that computes it (InvalidOid for none).
  */
 typedef struct SfDecodeCall
 {
+	Oid			decode;
 	TupleDesc	tupdesc;
 	Oid			scalar[SF_DECODE_MAX_FIELDS];
 } SfDecodeCall;
 
-static planner_hook_type prev_planner_hook = NULL;
+/*
+ * One query level of the walk over a query: before 18, the expressions it
+ * groups by when it has grouping sets (as written, before any rewrite);
+ * whether the walk is in an expression computed after its grouping (the
+ * target list, HAVING); and how many of its aggregates' arguments, computed
+ * before the grouping, enclose the walk.
+ */
+typedef struct SfLevel
+{
+	List	   *grouped;
+	bool		above;
+	int			in_agg;
+} SfLevel;
+
+/* The walk over a query and every query in it. */
+typedef struct SfWalk
+{
+	SfLevel    *levels;			/* levels[0] is the query planned */
+	int			depth;			/* levels entered */
+	int			size;			/* levels allocated */
+	List	   *decoders;		/* OIDs of the snowflake_decode inlined */
+} SfWalk;
+
+/* The relation expressions' rewrite: the snowflake_decode inlined. */
+typedef struct SfRelRewrite
+{
+	List	   *decoders;
+} SfRelRewrite;
 
 /*
  * Whether pg_proc's row tp is a C function of this library whose symbol is
@@ -103,8 +214,10 @@ sf_is_our_function(HeapTuple tp, const char *symbol)
 }
 
 /*
- * The scalar decoder of the field named field, in snowflake_decode's
- * schema, with its arguments and returning type, or InvalidOid.
+ * The scalar decoder of the field named field: the C function of this
+ * library of that name in snowflake_decode's schema, with its arguments and
+ * returning type, or InvalidOid.  A function of the same name in another
+ * schema, or not ours, is never used.
  */
 static Oid
 sf_scalar_decoder(Form_pg_proc decode, const char *field, Oid type)
@@ -167,6 +280,7 @@ sf_decode_call(Node *expr, SfDecodeCall *call)
 		return false;
 	}
 	proc = (Form_pg_proc) GETSTRUCT(tp);
+	call->decode = f->funcid;
 	for (int i = 0; i < call->tupdesc->natts; i++)
 	{
 		Form_pg_attribute att = TupleDescAttr(call->tupdesc, i);
@@ -176,6 +290,38 @@ sf_decode_call(Node *expr, SfDecodeCall *call)
 	}
 	ReleaseSysCache(tp);
 	return true;
+}
+
+/*
+ * Whether the current user may call funcid, with no module hooking its
+ * calls: what PostgreSQL's inline_function() checks before it inlines.
+ */
+static bool
+sf_callable(Oid funcid)
+{
+	return sf_proc_aclcheck(funcid, GetUserId(), ACL_EXECUTE) == ACLCHECK_OK &&
+		!FmgrHookIsNeeded(funcid);
+}
+
+/*
+ * Whether field (0-based) of call can be computed by its scalar decoder,
+ * called by the current user instead of snowflake_decode, for a FieldSelect
+ * of result type, typmod and collation fs.
+ */
+static bool
+sf_field_inlinable(const SfDecodeCall *call, int field, const FieldSelect *fs)
+{
+	Form_pg_attribute att;
+
+	if (field < 0 || field >= call->tupdesc->natts ||
+		!OidIsValid(call->scalar[field]))
+		return false;
+	att = TupleDescAttr(call->tupdesc, field);
+	if (att->atttypid != fs->resulttype ||
+		att->atttypmod != fs->resulttypmod ||
+		att->attcollation != fs->resultcollid)
+		return false;
+	return sf_callable(call->decode) && sf_callable(call->scalar[field]);
 }
 
 /*
@@ -205,12 +351,233 @@ sf_field_expr(FuncExpr *f, const SfDecodeCall *call, int i, List *args)
 }
 
 /*
+ * Whether args may be evaluated once per column read instead of once per
+ * row: the test of PostgreSQL's inline_function() for a parameter used more
+ * than once.  No sub-select (checked first: costing one would fail), at
+ * most SF_MAX_DUPLICATED_COST operators, no volatile function.
+ */
+static bool
+sf_args_duplicable(List *args)
+{
+	QualCost	cost;
+
+	if (contain_subplans((Node *) args))
+		return false;
+	cost_qual_eval(&cost, args, NULL);
+	if (cost.startup + cost.per_tuple > SF_MAX_DUPLICATED_COST * cpu_operator_cost)
+		return false;
+	return !contain_volatile_functions((Node *) args);
+}
+
+/*
+ * Whether the whole call can be replaced by its scalar decoders: the
+ * current user may call snowflake_decode and each of them.
+ */
+static bool
+sf_call_inlinable(const SfDecodeCall *call)
+{
+	if (!sf_callable(call->decode))
+		return false;
+	for (int i = 0; i < call->tupdesc->natts; i++)
+	{
+		if (OidIsValid(call->scalar[i]) && !sf_callable(call->scalar[i]))
+			return false;
+	}
+	return true;
+}
+
+/*----------
+ * Which columns of range table entry rtindex of a query are read: Vars of
+ * it at sublevels levels above where they appear, directly or through a
+ * join's alias columns.
+ *----------
+ */
+typedef struct SfColumnRefs
+{
+	Query	   *query;
+	int			rtindex;
+	int			sublevels;
+	bool		found;
+} SfColumnRefs;
+
+static bool sf_column_refs_walker(Node *node, SfColumnRefs *refs);
+
+/*
+ * A Var of refs->query: of the entry, or of a join over it (whose alias
+ * columns are Vars of refs->query itself).
+ */
+static bool
+sf_column_ref(Var *var, SfColumnRefs *refs)
+{
+	RangeTblEntry *rte;
+	Node	   *aliases = NULL;
+	int			sublevels = refs->sublevels;
+	bool		found;
+
+	if (var->varno == refs->rtindex)
+		return true;
+	rte = rt_fetch(var->varno, refs->query->rtable);
+	if (rte->rtekind != RTE_JOIN)
+		return false;
+	if (var->varattno == InvalidAttrNumber)
+		aliases = (Node *) rte->joinaliasvars;
+	else if (var->varattno > 0 && var->varattno <= list_length(rte->joinaliasvars))
+		aliases = list_nth(rte->joinaliasvars, var->varattno - 1);
+	refs->sublevels = 0;
+	found = sf_column_refs_walker(aliases, refs);
+	refs->sublevels = sublevels;
+	return found;
+}
+
+static bool
+sf_column_refs_walker(Node *node, SfColumnRefs *refs)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Var))
+	{
+		Var		   *var = (Var *) node;
+
+		if ((int) var->varlevelsup == refs->sublevels &&
+			!IS_SPECIAL_VARNO(var->varno) && sf_column_ref(var, refs))
+			refs->found = true;
+		return refs->found;
+	}
+	if (IsA(node, Query))
+	{
+		bool		found;
+
+		refs->sublevels++;
+		found = query_tree_walker((Query *) node, sf_column_refs_walker, refs,
+								  QTW_IGNORE_JOINALIASES);
+		refs->sublevels--;
+		return found;
+	}
+	return expression_tree_walker(node, sf_column_refs_walker, refs);
+}
+
+/*
+ * Whether query reads any column of its range table entry rtindex (the
+ * join alias lists, which name every column of a join, only where a join
+ * column is read).
+ */
+static bool
+sf_columns_read(Query *query, int rtindex)
+{
+	SfColumnRefs refs;
+
+	refs.query = query;
+	refs.rtindex = rtindex;
+	refs.sublevels = 0;
+	refs.found = false;
+	(void) query_tree_walker(query, sf_column_refs_walker, &refs,
+							 QTW_IGNORE_JOINALIASES);
+	return refs.found;
+}
+
+/*
+ * The call of snowflake_decode in FROM range table entry rtindex of query,
+ * if it is one that can be replaced by a subquery of scalar decoders.
+ */
+static bool
+sf_from_inlinable(Query *query, int rtindex, RangeTblEntry *rte,
+				  SfDecodeCall *call)
+{
+	RangeTblFunction *rtfunc;
+	FuncExpr   *f;
+
+	if (rte->rtekind != RTE_FUNCTION || rte->funcordinality ||
+		list_length(rte->functions) != 1)
+		return false;
+	rtfunc = linitial_node(RangeTblFunction, rte->functions);
+	f = (FuncExpr *) rtfunc->funcexpr;
+	return rtfunc->funccolnames == NIL &&
+		sf_decode_call((Node *) f, call) &&
+		rtfunc->funccolcount == call->tupdesc->natts &&
+		list_length(rte->eref->colnames) == call->tupdesc->natts &&
+		sf_args_duplicable(f->args) &&
+		sf_call_inlinable(call) &&
+		sf_columns_read(query, rtindex);
+}
+
+/*
+ * The subquery that replaces call f in FROM: SELECT scalar(args) AS col,
+ * ... with the column names colnames.  args are copied for each column.
+ */
+static Query *
+sf_from_query(FuncExpr *f, const SfDecodeCall *call, List *colnames,
+			  List *args)
+{
+	Query	   *sub = makeNode(Query);
+
+	sub->commandType = CMD_SELECT;
+	sub->querySource = QSRC_ORIGINAL;
+	sub->canSetTag = true;
+	sub->jointree = makeFromExpr(NIL, NULL);
+	for (int i = 0; i < call->tupdesc->natts; i++)
+		sub->targetList =
+			lappend(sub->targetList,
+					makeTargetEntry(sf_field_expr(f, call, i, copyObject(args)),
+									i + 1,
+									pstrdup(strVal(list_nth(colnames, i))),
+									false));
+	return sub;
+}
+
+#ifndef SNOWFLAKE_HAVE_INLINE_IN_FROM
+/*
+ * FROM snowflake_decode(x) d, before 19: range table entry rtindex of query
+ * becomes the subquery (SELECT snowflake_timestamp(x) AS ts, ...), lateral
+ * as the function was.
+ */
+static void
+sf_inline_from(Query *query, int rtindex, RangeTblEntry *rte, SfWalk *w)
+{
+	SfDecodeCall call;
+	FuncExpr   *f;
+	List	   *args;
+
+	if (!sf_from_inlinable(query, rtindex, rte, &call))
+		return;
+	f = (FuncExpr *) linitial_node(RangeTblFunction, rte->functions)->funcexpr;
+	/* x's variables are now one query level further out. */
+	args = copyObject(f->args);
+	IncrementVarSublevelsUp((Node *) args, 1, 0);
+
+	rte->rtekind = RTE_SUBQUERY;
+	rte->subquery = sf_from_query(f, &call, rte->eref->colnames, args);
+	rte->security_barrier = false;
+	rte->functions = NIL;
+	w->decoders = list_append_unique_oid(w->decoders, call.decode);
+}
+#endif
+
+/*
+ * Whether call f of a field at the current level of the walk is, before 18,
+ * an expression its query groups by with grouping sets, the field computed
+ * after the grouping (not in an aggregate's arguments): there the field
+ * must be taken from the grouped value, which the grouping sets null.  A
+ * field over a grouped column instead (GROUP BY ROLLUP (id)), or of a
+ * grouped field, gives the same answer rewritten: PostgreSQL matches the
+ * column, or the rewritten field everywhere alike, to the grouped value.
+ * A sub-select may refer to its outer query's grouped columns only.
+ */
+static bool
+sf_grouped_call(FuncExpr *f, SfWalk *w)
+{
+	SfLevel    *level = &w->levels[w->depth - 1];
+
+	return level->grouped != NIL && level->above && level->in_agg == 0 &&
+		list_member(level->grouped, f);
+}
+
+/*
  * (snowflake_decode(x)).f: the FieldSelect's argument becomes a ROW() whose
  * field f is the scalar decoder over x (the others NULL), which the
  * planner's simplification of a field of a ROW() reduces to that call.
  */
 static void
-sf_inline_field(FieldSelect *fs)
+sf_inline_field(FieldSelect *fs, SfWalk *w)
 {
 	SfDecodeCall call;
 	FuncExpr   *f = (FuncExpr *) fs->arg;
@@ -218,9 +585,8 @@ sf_inline_field(FieldSelect *fs)
 	int			field = fs->fieldnum - 1;
 
 	if (!sf_decode_call((Node *) f, &call) ||
-		field < 0 || field >= call.tupdesc->natts ||
-		!OidIsValid(call.scalar[field]) ||
-		TupleDescAttr(call.tupdesc, field)->atttypid != fs->resulttype)
+		!sf_field_inlinable(&call, field, fs) ||
+		sf_grouped_call(f, w))
 		return;
 
 	row = makeNode(RowExpr);
@@ -240,100 +606,415 @@ sf_inline_field(FieldSelect *fs)
 	row->row_format = COERCE_IMPLICIT_CAST;
 	row->location = f->location;
 	fs->arg = (Expr *) row;
+	w->decoders = list_append_unique_oid(w->decoders, call.decode);
+}
+
+static bool sf_walker(Node *node, SfWalk *w);
+
+/* The arguments of an aggregate, computed before its level's grouping. */
+static bool
+sf_walk_aggref(Aggref *agg, SfWalk *w)
+{
+	int			level = w->depth - 1 - (int) agg->agglevelsup;
+	bool		found;
+
+	if (level >= 0)
+		w->levels[level].in_agg++;
+	found = sf_walker((Node *) agg->args, w) ||
+		sf_walker((Node *) agg->aggfilter, w);
+	if (level >= 0)
+		w->levels[level].in_agg--;
+	return found || sf_walker((Node *) agg->aggdirectargs, w);
+}
+
+/* Enters a query level. */
+static void
+sf_push_level(SfWalk *w, Query *query)
+{
+	SfLevel    *level;
+
+	if (w->depth == w->size)
+	{
+		w->size *= 2;
+		w->levels = repalloc(w->levels, w->size * sizeof(SfLevel));
+	}
+	level = &w->levels[w->depth++];
+	level->grouped = NIL;
+#ifndef SNOWFLAKE_GROUPING_RTE
+	if (query->groupingSets != NIL)
+	{
+		ListCell   *lc;
+
+		foreach(lc, query->groupClause)
+		{
+			TargetEntry *tle =
+				get_sortgroupclause_tle(lfirst_node(SortGroupClause, lc),
+										query->targetList);
+
+			level->grouped = lappend(level->grouped, copyObject(tle->expr));
+		}
+	}
+#endif
+	level->above = false;
+	level->in_agg = 0;
 }
 
 /*
- * FROM snowflake_decode(x) d: the range table entry becomes the subquery
- * (SELECT snowflake_timestamp(x) AS ts, ...), lateral as the function was.
+ * A query: its FROM items first (before 19), then the expressions computed
+ * after its grouping, then the rest.  ON CONFLICT's inference clause is
+ * left as written: it must match the unique index as the catalogs have it.
  */
-static void
-sf_inline_from(RangeTblEntry *rte)
+static bool
+sf_walk_query(Query *query, SfWalk *w)
 {
-	RangeTblFunction *rtfunc;
-	FuncExpr   *f;
-	SfDecodeCall call;
-	Query	   *sub;
+	int			depth = w->depth;
+	Query		rest = *query;
+	bool		found;
 
-	if (rte->rtekind != RTE_FUNCTION || rte->funcordinality ||
-		list_length(rte->functions) != 1)
-		return;
-	rtfunc = linitial_node(RangeTblFunction, rte->functions);
-	f = (FuncExpr *) rtfunc->funcexpr;
-	/*
-	 * Each column gets its own copy of the arguments: a volatile one (say
-	 * snowflake_nextval()) would run once per column instead of once.
-	 */
-	if (rtfunc->funccolnames != NIL || !sf_decode_call((Node *) f, &call) ||
-		contain_volatile_functions((Node *) f->args) ||
-		rtfunc->funccolcount != call.tupdesc->natts ||
-		list_length(rte->eref->colnames) != call.tupdesc->natts)
-		return;
+	sf_push_level(w, query);
+#ifndef SNOWFLAKE_HAVE_INLINE_IN_FROM
+	for (int i = 0; i < list_length(query->rtable); i++)
+		sf_inline_from(query, i + 1, list_nth(query->rtable, i), w);
+#endif
+	/* By index: entering a sublink may move the array. */
+	w->levels[depth].above = true;
+	found = sf_walker((Node *) query->targetList, w) ||
+		sf_walker(query->havingQual, w);
+	w->levels[depth].above = false;
+	if (!found && query->onConflict)
+		found = sf_walker((Node *) query->onConflict->onConflictSet, w) ||
+			sf_walker(query->onConflict->onConflictWhere, w);
 
-	sub = makeNode(Query);
-	sub->commandType = CMD_SELECT;
-	sub->querySource = QSRC_ORIGINAL;
-	sub->canSetTag = true;
-	sub->jointree = makeFromExpr(NIL, NULL);
-	for (int i = 0; i < call.tupdesc->natts; i++)
-	{
-		List	   *args = copyObject(f->args);
-
-		/* x's variables are now one query level further out. */
-		IncrementVarSublevelsUp((Node *) args, 1, 0);
-		sub->targetList =
-			lappend(sub->targetList,
-					makeTargetEntry(sf_field_expr(f, &call, i, args), i + 1,
-									pstrdup(strVal(list_nth(rte->eref->colnames, i))),
-									false));
-	}
-	sub->hasSubLinks = checkExprHasSubLink((Node *) sub->targetList);
-
-	rte->rtekind = RTE_SUBQUERY;
-	rte->subquery = sub;
-	rte->security_barrier = false;
-	rte->functions = NIL;
+	rest.targetList = NIL;
+	rest.havingQual = NULL;
+	rest.onConflict = NULL;
+	if (!found)
+		found = query_tree_walker(&rest, sf_walker, w, 0);
+	w->depth--;
+	return found;
 }
 
 /*
  * Walks a query and every query in it (subqueries, CTEs, sublinks),
- * rewriting the calls in place.
+ * rewriting the calls in place.  Never stops early: returns false.
  */
 static bool
-sf_inline_walker(Node *node, void *context)
+sf_walker(Node *node, SfWalk *w)
 {
 	if (node == NULL)
 		return false;
 	if (IsA(node, Query))
-		return query_tree_walker((Query *) node, sf_inline_walker, context,
-								 QTW_EXAMINE_RTES_BEFORE);
-	if (IsA(node, RangeTblEntry))
-	{
-		/* Before its contents are walked, which are then the subquery's. */
-		sf_inline_from((RangeTblEntry *) node);
-		return false;
-	}
+		return sf_walk_query((Query *) node, w);
+	if (IsA(node, Aggref))
+		return sf_walk_aggref((Aggref *) node, w);
+	if (IsA(node, GroupingFunc))
+		return false;			/* its arguments are never computed */
 	if (IsA(node, FieldSelect))
-		sf_inline_field((FieldSelect *) node);
-	return expression_tree_walker(node, sf_inline_walker, context);
+		sf_inline_field((FieldSelect *) node, w);
+	return expression_tree_walker(node, sf_walker, w);
+}
+
+/*
+ * Records that plan, which may no longer call the functions decoders,
+ * depends on them (a REVOKE replans it) and on the role it was planned for,
+ * as PostgreSQL does for a SQL function it inlines.
+ */
+static void
+sf_record_dependencies(PlannedStmt *plan, List *decoders)
+{
+	ListCell   *lc;
+
+	foreach(lc, decoders)
+	{
+		PlanInvalItem *item = makeNode(PlanInvalItem);
+
+		item->cacheId = PROCOID;
+		item->hashValue = GetSysCacheHashValue1(PROCOID,
+												ObjectIdGetDatum(lfirst_oid(lc)));
+		plan->invalItems = lappend(plan->invalItems, item);
+	}
+	if (decoders != NIL)
+		plan->dependsOnRole = true;
 }
 
 static PlannedStmt *
 sf_planner(SF_PLANNER_HOOK_PARAMS)
 {
-	/* The planner changes the query it is given anyway. */
-	(void) sf_inline_walker((Node *) parse, NULL);
-	if (prev_planner_hook)
-		return prev_planner_hook(SF_PLANNER_HOOK_ARGS);
-	return standard_planner(SF_PLANNER_HOOK_ARGS);
+	bool		rewrite = sf_inline_decode;
+	SfWalk		w;
+	PlannedStmt *volatile plan;
+
+	w.decoders = NIL;
+	if (rewrite)
+	{
+		w.size = 8;
+		w.levels = palloc(w.size * sizeof(SfLevel));
+		w.depth = 0;
+		/* The planner changes the query it is given anyway. */
+		(void) sf_walk_query(parse, &w);
+		sf_plans_rewritten++;
+	}
+	PG_TRY();
+	{
+		if (prev_planner_hook)
+			plan = prev_planner_hook(SF_PLANNER_HOOK_ARGS);
+		else
+			plan = standard_planner(SF_PLANNER_HOOK_ARGS);
+	}
+	PG_FINALLY();
+	{
+		if (rewrite)
+			sf_plans_rewritten--;
+	}
+	PG_END_TRY();
+	sf_record_dependencies(plan, w.decoders);
+	return plan;
+}
+
+/*
+ * A relation's expression with each field of snowflake_decode the current
+ * user may replace by its scalar decoder replaced: the expression the
+ * planner makes of the same field in a query.
+ */
+static Node *
+sf_fields_mutator(Node *node, SfRelRewrite *rw)
+{
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, FieldSelect))
+	{
+		FieldSelect *fs = (FieldSelect *) node;
+		SfDecodeCall call;
+		FuncExpr   *f = (FuncExpr *) fs->arg;
+
+		if (sf_decode_call((Node *) f, &call) &&
+			sf_field_inlinable(&call, fs->fieldnum - 1, fs))
+		{
+			List	   *args;
+
+			args = (List *) sf_fields_mutator((Node *) f->args, rw);
+			rw->decoders = list_append_unique_oid(rw->decoders, call.decode);
+			return (Node *) sf_field_expr(f, &call, fs->fieldnum - 1, args);
+		}
+	}
+	return expression_tree_mutator(node, sf_fields_mutator, rw);
+}
+
+/*
+ * Whether expr has a field of a call that returns a record: a cheap test
+ * before copying a relation's expressions, most of which have none.
+ */
+static bool
+sf_has_record_field(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, FieldSelect) &&
+		exprType((Node *) ((FieldSelect *) node)->arg) == RECORDOID)
+		return true;
+	return expression_tree_walker(node, sf_has_record_field, context);
+}
+
+/*
+ * A copy of expr with its fields rewritten, or NULL when it has none to
+ * rewrite; rw->decoders gains the snowflake_decode inlined.
+ */
+static Node *
+sf_rewrite_fields(Node *expr, SfRelRewrite *rw)
+{
+	List	   *before = rw->decoders;
+	Node	   *result;
+
+	if (!sf_has_record_field(expr, NULL))
+		return NULL;
+	rw->decoders = NIL;
+	result = sf_fields_mutator(expr, rw);
+	if (rw->decoders == NIL)
+		result = NULL;
+	rw->decoders = list_concat_unique_oid(before, rw->decoders);
+	return result;
+}
+
+/*
+ * Each index of rel with a field of snowflake_decode in its expressions or
+ * predicate gets a second description with the scalar calls, as hypothetical
+ * indexes are added: the first matches the field where a query keeps it.
+ */
+static void
+sf_rewrite_indexes(RelOptInfo *rel, SfRelRewrite *rw)
+{
+	List	   *copies = NIL;
+	ListCell   *lc;
+
+	foreach(lc, rel->indexlist)
+	{
+		IndexOptInfo *index = (IndexOptInfo *) lfirst(lc);
+		Node	   *exprs = sf_rewrite_fields((Node *) index->indexprs, rw);
+		Node	   *pred = sf_rewrite_fields((Node *) index->indpred, rw);
+		IndexOptInfo *copy;
+
+		if (exprs == NULL && pred == NULL)
+			continue;
+		copy = makeNode(IndexOptInfo);
+		memcpy(copy, index, sizeof(IndexOptInfo));
+		if (exprs)
+		{
+			Node	   *tlist = sf_rewrite_fields((Node *) index->indextlist, rw);
+
+			copy->indexprs = (List *) exprs;
+			if (tlist)
+				copy->indextlist = (List *) tlist;
+		}
+		if (pred)
+			copy->indpred = (List *) pred;
+		copies = lappend(copies, copy);
+	}
+	rel->indexlist = list_concat(rel->indexlist, copies);
+}
+
+/*
+ * The relation hook (get_relation_info_hook, on 19 build_simple_rel_hook):
+ * the fields of snowflake_decode in rel's index expressions and predicates,
+ * partition key and statistics objects, as the planner hook makes them in
+ * a query.
+ */
+static void
+sf_relation_info(SF_REL_HOOK_PARAMS)
+{
+	SfRelRewrite rw;
+	ListCell   *lc;
+
+	if (prev_rel_hook)
+		prev_rel_hook(SF_REL_HOOK_ARGS);
+	if (!sf_inline_decode || sf_plans_rewritten == 0)
+		return;
+
+	rw.decoders = NIL;
+	sf_rewrite_indexes(rel, &rw);
+	if (rel->part_scheme && rel->partexprs)
+	{
+		for (int i = 0; i < rel->part_scheme->partnatts; i++)
+		{
+			Node	   *key = sf_rewrite_fields((Node *) rel->partexprs[i], &rw);
+
+			if (key)
+				rel->partexprs[i] = (List *) key;
+		}
+	}
+	foreach(lc, rel->statlist)
+	{
+		StatisticExtInfo *stat = (StatisticExtInfo *) lfirst(lc);
+		Node	   *exprs = sf_rewrite_fields((Node *) stat->exprs, &rw);
+
+		if (exprs)
+			stat->exprs = (List *) exprs;
+	}
+
+	foreach(lc, rw.decoders)
+		record_plan_function_dependency(root, lfirst_oid(lc));
+	if (rw.decoders != NIL)
+		root->glob->dependsOnRole = true;
+}
+
+#ifdef SNOWFLAKE_HAVE_INLINE_IN_FROM
+/*
+ * SupportRequestInlineInFrom (19): the subquery of scalar decoders for
+ * FROM snowflake_decode(x) d, over the parameters $1 (and $2) that the
+ * planner replaces by the arguments, as in a SQL function's body.  NULL
+ * without the planner's state, or where sf_from_inlinable says no.
+ */
+static Query *
+sf_inline_in_from(SupportRequestInlineInFrom *req)
+{
+	Query	   *query = req->root ? req->root->parse : NULL;
+	FuncExpr   *f = (FuncExpr *) req->rtfunc->funcexpr;
+	SfDecodeCall call;
+	List	   *params = NIL;
+	int			rtindex = 0;
+	ListCell   *lc;
+	MemoryContext oldcxt;
+
+	if (req->root == NULL)
+		return NULL;
+	foreach(lc, query->rtable)
+	{
+		RangeTblEntry *rte = (RangeTblEntry *) lfirst(lc);
+
+		if (rte->rtekind == RTE_FUNCTION &&
+			list_length(rte->functions) == 1 &&
+			linitial(rte->functions) == req->rtfunc)
+			rtindex = foreach_current_index(lc) + 1;
+	}
+	if (!sf_inline_decode || rtindex == 0 ||
+		!sf_from_inlinable(query, rtindex, rt_fetch(rtindex, query->rtable),
+						   &call))
+		return NULL;
+
+	foreach(lc, f->args)
+	{
+		Param	   *param = makeNode(Param);
+
+		param->paramkind = PARAM_EXTERN;
+		param->paramid = foreach_current_index(lc) + 1;
+		param->paramtype = exprType(lfirst(lc));
+		param->paramtypmod = -1;
+		param->paramcollid = exprCollation(lfirst(lc));
+		param->location = -1;
+		params = lappend(params, param);
+	}
+	/*
+	 * The planner calls this in a memory context of its own, deleted once
+	 * it has copied the query returned: the plan's list of dependencies is
+	 * extended in the planner's context.
+	 */
+	oldcxt = MemoryContextSwitchTo(GetMemoryChunkContext(req->root));
+	record_plan_function_dependency(req->root, call.decode);
+	MemoryContextSwitchTo(oldcxt);
+	req->root->glob->dependsOnRole = true;
+	return sf_from_query(f, &call,
+						 rt_fetch(rtindex, query->rtable)->eref->colnames,
+						 params);
+}
+#endif
+
+/*
+ * snowflake_decode_support(internal) RETURNS internal
+ *		The planner support function of both snowflake_decode.  On 19 it
+ *		answers SupportRequestInlineInFrom; it declines everything else,
+ *		SupportRequestSimplify included (see the head of this file).
+ */
+Datum
+snowflake_decode_support(PG_FUNCTION_ARGS)
+{
+	Node	   *req = (Node *) PG_GETARG_POINTER(0);
+
+#ifdef SNOWFLAKE_HAVE_INLINE_IN_FROM
+	if (IsA(req, SupportRequestInlineInFrom))
+		PG_RETURN_POINTER(sf_inline_in_from((SupportRequestInlineInFrom *) req));
+#endif
+	(void) req;
+	PG_RETURN_POINTER(NULL);
 }
 
 /*
  * snowflake_inline_init
- *		Installs the planner hook.
+ *		Defines snowflake.inline_decode and installs the planner hooks.
+ *		Called whether or not the library is preloaded, before the setting
+ *		prefix is reserved.
  */
 void
 snowflake_inline_init(void)
 {
+	DefineCustomBoolVariable("snowflake.inline_decode",
+							 "Plans snowflake_decode as the scalar decoders where that cannot change an answer.",
+							 "Off, fields of snowflake_decode and snowflake_decode in FROM are planned as written: a function call and a row for each ID.",
+							 &sf_inline_decode,
+							 true,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+
 	prev_planner_hook = planner_hook;
 	planner_hook = sf_planner;
+	prev_rel_hook = SF_REL_HOOK;
+	SF_REL_HOOK = sf_relation_info;
 }

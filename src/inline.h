@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * inline.h
- *	  The planner hook that replaces snowflake_decode by the scalar
- *	  decoders (inline.c).
+ *	  snowflake_decode planned as the scalar decoders (inline.c): the
+ *	  planner hooks, the support function and snowflake.inline_decode.
  *
  *-------------------------------------------------------------------------
  */

@@ -7,7 +7,8 @@
  * calling only the ones below it:
  *
  *	snowflake.c     module init: one init call per module
- *	inline.c        the planner hook: snowflake_decode as scalar decoders
+ *	inline.c        snowflake_decode planned as the scalar decoders: the
+ *	                planner hooks, its support function, its setting
  *	functions.c     the SQL-callable functions
  *	worker.c        the background writer that keeps the reservation ahead
  *	generator.c     the hot path: minting IDs under the spinlock
@@ -50,9 +51,11 @@ void		_PG_init(void);
 void
 _PG_init(void)
 {
+	snowflake_inline_init();	/* decode planned as the scalar decoders;
+								 * its setting, defined before config_init
+								 * reserves the prefix */
 	snowflake_config_init();	/* the settings */
 	snowflake_shared_init();	/* shared memory hooks, when preloaded */
 	snowflake_worker_init();	/* the background writer, when preloaded */
 	snowflake_functions_init(); /* DISCARD forgets snowflake_lastval() */
-	snowflake_inline_init();	/* snowflake_decode rewritten before planning */
 }

@@ -5,6 +5,7 @@
 #   test/bench/chroot-run.sh 18                 every section, on 18
 #   test/bench/chroot-run.sh 18 --only new      the sections of issues 8 and 13
 #   test/bench/chroot-run.sh 18 --quick         a smoke run
+#   test/bench/chroot-run.sh 19 --only decode   decoding on 19
 #
 # Every option after the major goes to test/bench/run.sh.  The report is
 # written to docs/performance/report-pg<major>.md, or to --output FILE (a path
@@ -26,8 +27,8 @@ set -euo pipefail
 major=${1:?usage: test/bench/chroot-run.sh MAJOR [run.sh options]}
 shift
 case "$major" in
-    17|18) ;;
-    *) echo "test/bench/chroot-run.sh: no chroot is built for PostgreSQL $major (17 or 18)" >&2; exit 2 ;;
+    17|18|19) ;;
+    *) echo "test/bench/chroot-run.sh: no chroot is built for PostgreSQL $major (17, 18 or 19)" >&2; exit 2 ;;
 esac
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 source "$src/test/lib.sh"

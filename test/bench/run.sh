@@ -16,7 +16,8 @@
 # Sections (--only takes a comma-separated list of them):
 #   bulk        IDs per second in one backend, count(EXPR)
 #   decode      decoding a table of keys, one backend: the scalar decoders
-#               beside snowflake_decode() in the SELECT list and in FROM
+#               beside snowflake_decode() in the SELECT list and in FROM,
+#               also as written (snowflake.inline_decode = off)
 #   pgbench     SELECT EXPR at 1 to 8 clients
 #   inserts     1M-row INSERT ... SELECT, and 100-row transactions
 #   micro       the generator alone, one and two backends; reservation write
@@ -606,9 +607,18 @@ if want decode; then
             select_ts) echo "SELECT count((snowflake_decode(id)).ts) $from" ;;
             select_star) echo "SELECT count(d) FROM (SELECT (snowflake_decode(id)).* $from) d" ;;
             from_ts) echo "SELECT count(d.ts) FROM bench_decode_keys k, snowflake_decode(k.id) d" ;;
+            *_as_written) decode_call "${1%_as_written}" ;;
         esac
     }
-    decode_names=(count1 timestamp sequence select_ts select_star from_ts)
+    # Times a contender; the _as_written ones with snowflake.inline_decode
+    # off, as PostgreSQL plans the query itself (src/inline.c).
+    decode_time() {
+        local extra=
+        [[ $1 == *_as_written ]] && extra="-c snowflake.inline_decode=off"
+        PGOPTIONS_EXTRA="$extra" q -c "SELECT * FROM bench_time('$(decode_call "$1")')"
+    }
+    decode_names=(count1 timestamp sequence select_ts select_star from_ts
+                  select_ts_as_written from_ts_as_written)
 
     log "decode: ${#decode_names[@]} contenders over $N_FAST keys x $reps_old repetitions"
     # The keys: real IDs of this server, minted in batches, frozen so that
@@ -622,11 +632,11 @@ if want decode; then
     echo "load_decode=$(loadavg)" >> "$meta"
     section_start
     for name in "${decode_names[@]}"; do
-        q -c "SELECT * FROM bench_time('$(decode_call "$name")')" >/dev/null
+        decode_time "$name" >/dev/null
     done
     for ((rep = 1; rep <= reps_old; rep++)); do
         for name in $(rotate $((rep - 1)) "${decode_names[@]}"); do
-            row=$(q -c "SELECT * FROM bench_time('$(decode_call "$name")')")
+            row=$(decode_time "$name")
             IFS=$'\t' read -r sec cpu runq n <<< "$row"
             record decode "$name" - "$rep" "$sec" "$cpu" "$runq" "$n" - - - - - - - -
         done

@@ -177,6 +177,40 @@ is( $node->safe_psql(
 	'1000',
 	'compose then decode is the identity (1000 values)');
 
+# snowflake_decode planned as the scalar decoders without the preload: in
+# a new session the library is loaded while the first query is planned
+# (the first call of one of its functions), which then runs as written; the
+# next ones are rewritten.  Either way an index and a partition key written
+# in the decode form serve a query written the same way.
+$node->safe_psql(
+	'postgres', q{
+	CREATE TABLE dk (id bigint);
+	INSERT INTO dk SELECT snowflake_compose('2024-01-01'::timestamptz + g * interval '1 min', g % 100, g % 32)
+	  FROM generate_series(1, 20000) g;
+	CREATE INDEX dk_ts ON dk (((snowflake_decode(id)).ts));
+	CREATE TABLE dp (id bigint) PARTITION BY RANGE (((snowflake_decode(id)).ts));
+	CREATE TABLE dp_jan PARTITION OF dp FOR VALUES FROM ('2024-01-01') TO ('2024-02-01');
+	CREATE TABLE dp_rest PARTITION OF dp DEFAULT;
+	INSERT INTO dp SELECT id FROM dk;
+	ANALYZE dk, dp});
+my $twice = q{
+	EXPLAIN (COSTS OFF) SELECT id FROM dk WHERE (snowflake_decode(id)).ts >= '2024-01-10' AND (snowflake_decode(id)).ts < '2024-01-10 01:00';
+	EXPLAIN (COSTS OFF) SELECT count(*) FROM dp WHERE (snowflake_decode(id)).ts >= '2024-02-01';
+	EXPLAIN (VERBOSE, COSTS OFF) SELECT (snowflake_decode(id)).node_id FROM dk;
+	EXPLAIN (COSTS OFF) SELECT id FROM dk WHERE (snowflake_decode(id)).ts >= '2024-01-10' AND (snowflake_decode(id)).ts < '2024-01-10 01:00';
+	EXPLAIN (COSTS OFF) SELECT count(*) FROM dp WHERE (snowflake_decode(id)).ts >= '2024-02-01';
+	EXPLAIN (VERBOSE, COSTS OFF) SELECT (snowflake_decode(id)).node_id FROM dk;
+	SELECT count(*) FROM dk WHERE (snowflake_decode(id)).node_id = 7};
+my $plans = $node->safe_psql('postgres', $twice);
+like(
+	$plans,
+	qr/\A\s*Index Scan using dk_ts on dk\n\s*Index Cond: \(\(\(snowflake_decode\(id\)\)\.ts >= .*\n\s*Index Scan using dk_ts on dk\n\s*Index Cond: \(\(snowflake_timestamp\(id\) >= /s,
+	'without the preload the expression index serves the first query of a session (planned as written) and the next (rewritten)');
+is(scalar(() = $plans =~ /Seq Scan on dp_rest dp\n/g),
+	2, 'and the partition key prunes in both');
+like($plans, qr/Output: snowflake_node_id\(id\)\n.*\n200\z/s,
+	'once loaded, a field is planned as its scalar decoder; the rows are right');
+
 # ID 0 is the configured epoch itself: the custom epoch is honoured.
 is( $node->safe_psql(
 		'postgres',
