@@ -19,8 +19,9 @@
  *	FROM snowflake_decode(x) d	planner hook		support function,
  *													SupportRequestInlineInFrom
  *	f of an index expression	get_relation_info_hook (build_simple_rel_hook
- *	or predicate, a partition	on 19), every major
- *	key, a statistics object
+ *	or predicate, a statistics	on 19), every major: a second description
+ *	object						beside the catalogs'
+ *	f in WHERE or JOIN ... ON	left as written, every major
  *
  * A field.  The planner hook (sf_planner) replaces the argument of the
  * FieldSelect by ROW(NULL, .., snowflake_timestamp(x), .., NULL), which the
@@ -34,25 +35,35 @@
  * The hook leaves a field alone (sf_inline_field) where the current user
  * may not EXECUTE snowflake_decode or the scalar decoder, or a module hooks
  * their calls (FmgrHookIsNeeded): the query then fails or is audited as
- * written.  Before 18 it also leaves alone a field computed after the
- * grouping of a query with grouping sets when snowflake_decode(x) itself is
- * grouped by: the grouping sets null that expression, not x, and the field
- * must come from it (rewritten, SELECT (snowflake_decode(id)).node_id ...
- * GROUP BY ROLLUP (snowflake_decode(id)) would give the total row the node
- * of some ID).  From 18 the parser replaces a grouped expression by a
- * column of the grouping step's range table entry (RTE_GROUP), so no such
- * field is left to rewrite.  A field of a volatile argument or a
- * sub-select is evaluated once either way.
+ * written.  Before 18 it also leaves alone every field computed after the
+ * grouping of a query with grouping sets: where snowflake_decode(x) itself
+ * is grouped by, the grouping sets null that expression, not x, and the
+ * field must come from it (rewritten, SELECT (snowflake_decode(id)).node_id
+ * ... GROUP BY ROLLUP (snowflake_decode(id)) would give the total row the
+ * node of some ID), and whether it is grouped by cannot be told safely from
+ * the query as written (a join's alias columns spell it differently).  From
+ * 18 the parser replaces a grouped expression by a column of the grouping
+ * step's range table entry (RTE_GROUP), so no such field is left to
+ * rewrite.  A field of a volatile argument or a sub-select is evaluated
+ * once either way.
  *
- * The same field in an index expression or predicate, a partition key or
- * an extended statistics object: these come from the catalogs, simplified
- * without the hook, and must look like the query's rewritten field for an
- * index to match it, a partition key to prune or statistics to apply.  The
- * relation hook (sf_relation_info) rewrites them the same way, for the
- * plans the planner hook rewrote: each index in that form is given a
- * second description with the scalar calls (the first still matches a
- * field left as written), partition keys and statistics expressions are
- * replaced.
+ * Quals (WHERE, JOIN ... ON) keep their fields as written (sf_field_kept):
+ * PostgreSQL matches them against index expressions and predicates,
+ * partition keys, CHECK and partition constraints and statistics objects
+ * as the catalogs have them, some of which no hook can rewrite (constraint
+ * exclusion), and so do the quals of SQL functions it inlines after this
+ * hook.  Left as written, they match all of these exactly as without the
+ * speed-up, and a qual served by an index is not evaluated per row.
+ *
+ * The same field in an index expression or predicate, or an extended
+ * statistics object: for an ORDER BY, a GROUP BY or DISTINCT rewritten to
+ * the scalar decoder, or a qual of the FROM form, to use an index or
+ * statistics in the decode form, the relation hook (sf_relation_info) gives
+ * each such index and statistics object a second description with the
+ * scalar calls, for the plans the planner hook rewrote; the first, as the
+ * catalogs have it, still matches the quals.  Partition keys are left as
+ * the catalogs have them: pruning reads one expression per key column, and
+ * the quals that must match it keep their fields.
  *
  * In FROM.  The call becomes the subquery (SELECT snowflake_timestamp(x) AS
  * ts, ...), lateral as the function was, which the planner pulls up into
@@ -66,7 +77,12 @@
  * or a column definition list, and as for a field without EXECUTE or with a
  * function hook.  Otherwise, as for any function PostgreSQL inlines, only
  * the columns read are computed, each raising the errors of
- * snowflake_decode where it is.  On 19 the planner asks the support function
+ * snowflake_decode where it is: an invalid ID whose columns the plan never
+ * evaluates (a qual the planner folds away, a CASE branch not taken)
+ * raises no error, as with any SQL function PostgreSQL inlines; the rows
+ * are the same.  snowflake_node_id and snowflake_sequence check the
+ * timestamp field as snowflake_decode does, so each column raises what the
+ * row would.  On 19 the planner asks the support function
  * for this subquery (SupportRequestInlineInFrom) after its own checks;
  * before 19 the planner hook rewrites the range table entry
  * (sf_inline_from).
@@ -77,7 +93,7 @@
  * of snowflake_decode.  SQL functions that PostgreSQL inlines are planned
  * after the hook: their fields keep snowflake_decode (and still match an
  * index through its first description).  With snowflake.inline_decode off
- * nothing here rewrites anything; a plan cached before the SET is kept.
+ * nothing here rewrites anything; a SET of it invalidates cached plans.
  *
  * The functions are recognised by what pg_proc says (C functions of this
  * library named snowflake_decode and so on, in one schema), looked up only
@@ -112,6 +128,7 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/plancache.h"
 #include "utils/memutils.h"
 #include "utils/syscache.h"
 
@@ -152,6 +169,7 @@ typedef struct SfDecodeCall
 {
 	Oid			decode;
 	TupleDesc	tupdesc;
+	int			ts;				/* the field ts (0-based) */
 	Oid			scalar[SF_DECODE_MAX_FIELDS];
 } SfDecodeCall;
 
@@ -164,8 +182,9 @@ typedef struct SfDecodeCall
  */
 typedef struct SfLevel
 {
-	List	   *grouped;
+	bool		grouping_sets;
 	bool		above;
+	bool		in_qual;
 	int			in_agg;
 } SfLevel;
 
@@ -281,14 +300,20 @@ sf_decode_call(Node *expr, SfDecodeCall *call)
 	}
 	proc = (Form_pg_proc) GETSTRUCT(tp);
 	call->decode = f->funcid;
+	call->ts = -1;
 	for (int i = 0; i < call->tupdesc->natts; i++)
 	{
 		Form_pg_attribute att = TupleDescAttr(call->tupdesc, i);
 
 		call->scalar[i] = sf_scalar_decoder(proc, NameStr(att->attname),
 											att->atttypid);
+		if (strcmp(NameStr(att->attname), "ts") == 0)
+			call->ts = i;
 	}
 	ReleaseSysCache(tp);
+	/* Every other field is guarded by the timestamp's (sf_scalar_expr). */
+	if (call->ts < 0 || !OidIsValid(call->scalar[call->ts]))
+		memset(call->scalar, 0, sizeof(call->scalar));
 	return true;
 }
 
@@ -321,7 +346,62 @@ sf_field_inlinable(const SfDecodeCall *call, int field, const FieldSelect *fs)
 		att->atttypmod != fs->resulttypmod ||
 		att->attcollation != fs->resultcollid)
 		return false;
-	return sf_callable(call->decode) && sf_callable(call->scalar[field]);
+	/* Every field but ts calls the timestamp's decoder too. */
+	return sf_callable(call->decode) && sf_callable(call->scalar[field]) &&
+		sf_callable(call->scalar[call->ts]);
+}
+
+/*
+ * The scalar decoder of field i (0-based) of call f over args.  Every field
+ * but ts is guarded by the timestamp's decoder:
+ *
+ *		CASE WHEN snowflake_timestamp(x) IS NOT NULL
+ *			 THEN snowflake_node_id(x) END
+ *
+ * snowflake_decode computes the timestamp of every row it returns and
+ * raises 22008 for a timestamp field past the largest timestamp (a layout
+ * with a wide field can hold one), where snowflake_node_id and
+ * snowflake_sequence, by design, still decode their fields; so the field of
+ * the row fails where the row would.  The timestamp is NULL only for a NULL
+ * argument, where the field is NULL too.
+ */
+static Expr *
+sf_scalar_expr(FuncExpr *f, const SfDecodeCall *call, int i, List *args)
+{
+	Form_pg_attribute att = TupleDescAttr(call->tupdesc, i);
+	Expr	   *scalar;
+	int			ts = call->ts;
+	CaseExpr   *c;
+	CaseWhen   *w;
+	NullTest   *test;
+
+	scalar = (Expr *) makeFuncExpr(call->scalar[i], att->atttypid, args,
+								   att->attcollation, f->inputcollid,
+								   COERCE_EXPLICIT_CALL);
+	Assert(ts >= 0 && OidIsValid(call->scalar[ts]));
+	if (i == ts)
+		return scalar;
+
+	test = makeNode(NullTest);
+	test->arg = (Expr *) makeFuncExpr(call->scalar[ts],
+									  TupleDescAttr(call->tupdesc, ts)->atttypid,
+									  copyObject(args), InvalidOid,
+									  f->inputcollid, COERCE_EXPLICIT_CALL);
+	test->nulltesttype = IS_NOT_NULL;
+	test->argisrow = false;
+	test->location = -1;
+	w = makeNode(CaseWhen);
+	w->expr = (Expr *) test;
+	w->result = scalar;
+	w->location = -1;
+	c = makeNode(CaseExpr);
+	c->casetype = att->atttypid;
+	c->casecollid = att->attcollation;
+	c->args = list_make1(w);
+	c->defresult = (Expr *) makeNullConst(att->atttypid, att->atttypmod,
+										  att->attcollation);
+	c->location = -1;
+	return (Expr *) c;
 }
 
 /*
@@ -336,9 +416,7 @@ sf_field_expr(FuncExpr *f, const SfDecodeCall *call, int i, List *args)
 	FieldSelect *fs;
 
 	if (OidIsValid(call->scalar[i]))
-		return (Expr *) makeFuncExpr(call->scalar[i], att->atttypid, args,
-									 att->attcollation, f->inputcollid,
-									 COERCE_EXPLICIT_CALL);
+		return sf_scalar_expr(f, call, i, args);
 	decode = copyObject(f);
 	decode->args = args;
 	fs = makeNode(FieldSelect);
@@ -553,22 +631,33 @@ sf_inline_from(Query *query, int rtindex, RangeTblEntry *rte, SfWalk *w)
 #endif
 
 /*
- * Whether call f of a field at the current level of the walk is, before 18,
- * an expression its query groups by with grouping sets, the field computed
- * after the grouping (not in an aggregate's arguments): there the field
- * must be taken from the grouped value, which the grouping sets null.  A
- * field over a grouped column instead (GROUP BY ROLLUP (id)), or of a
- * grouped field, gives the same answer rewritten: PostgreSQL matches the
- * column, or the rewritten field everywhere alike, to the grouped value.
- * A sub-select may refer to its outer query's grouped columns only.
+ * Whether a field at the current level of the walk must be left as written:
+ * in a qual (WHERE, JOIN ... ON), or, before 18, computed after the
+ * grouping (not in an aggregate's arguments) of a query with grouping sets.
+ *
+ * Quals: an index, a partition key, a CHECK or partition constraint and a
+ * statistics object written in the decode form are matched against the
+ * query's quals as the catalogs have them, also where no hook of ours can
+ * rewrite either side (constraint exclusion, the quals of SQL functions
+ * PostgreSQL inlines after this hook): left as written, the quals match
+ * them exactly as without the speed-up.  A qual over an index is not
+ * evaluated per row anyway.
+ *
+ * Grouping sets, before 18: the field of a grouped snowflake_decode(x)
+ * must come from the grouped value, which the total rows have NULL; the
+ * rewritten field reads x instead, which is not grouped.  Whether the call
+ * is one of the grouped expressions is not a safe test (a join's alias
+ * columns spell the same expression differently), so every such field of
+ * that query level is left as written.  A sub-select may refer to its
+ * outer query's grouped columns only, whose values come already nulled.
  */
 static bool
-sf_grouped_call(FuncExpr *f, SfWalk *w)
+sf_field_kept(SfWalk *w)
 {
 	SfLevel    *level = &w->levels[w->depth - 1];
 
-	return level->grouped != NIL && level->above && level->in_agg == 0 &&
-		list_member(level->grouped, f);
+	return level->in_qual ||
+		(level->grouping_sets && level->above && level->in_agg == 0);
 }
 
 /*
@@ -586,7 +675,7 @@ sf_inline_field(FieldSelect *fs, SfWalk *w)
 
 	if (!sf_decode_call((Node *) f, &call) ||
 		!sf_field_inlinable(&call, field, fs) ||
-		sf_grouped_call(f, w))
+		sf_field_kept(w))
 		return;
 
 	row = makeNode(RowExpr);
@@ -639,23 +728,13 @@ sf_push_level(SfWalk *w, Query *query)
 		w->levels = repalloc(w->levels, w->size * sizeof(SfLevel));
 	}
 	level = &w->levels[w->depth++];
-	level->grouped = NIL;
-#ifndef SNOWFLAKE_GROUPING_RTE
-	if (query->groupingSets != NIL)
-	{
-		ListCell   *lc;
-
-		foreach(lc, query->groupClause)
-		{
-			TargetEntry *tle =
-				get_sortgroupclause_tle(lfirst_node(SortGroupClause, lc),
-										query->targetList);
-
-			level->grouped = lappend(level->grouped, copyObject(tle->expr));
-		}
-	}
+#ifdef SNOWFLAKE_GROUPING_RTE
+	level->grouping_sets = false;
+#else
+	level->grouping_sets = query->groupingSets != NIL;
 #endif
 	level->above = false;
+	level->in_qual = false;
 	level->in_agg = 0;
 }
 
@@ -685,9 +764,16 @@ sf_walk_query(Query *query, SfWalk *w)
 		found = sf_walker((Node *) query->onConflict->onConflictSet, w) ||
 			sf_walker(query->onConflict->onConflictWhere, w);
 
+	/* The quals: their fields are left as written (sf_field_kept). */
+	w->levels[depth].in_qual = true;
+	if (!found)
+		found = sf_walker((Node *) query->jointree, w);
+	w->levels[depth].in_qual = false;
+
 	rest.targetList = NIL;
 	rest.havingQual = NULL;
 	rest.onConflict = NULL;
+	rest.jointree = NULL;
 	if (!found)
 		found = query_tree_walker(&rest, sf_walker, w, 0);
 	w->depth--;
@@ -873,10 +959,38 @@ sf_rewrite_indexes(RelOptInfo *rel, SfRelRewrite *rw)
 }
 
 /*
+ * Each statistics object of rel with a field of snowflake_decode in its
+ * expressions gets a second description with the scalar calls, as indexes
+ * do: the first still applies to the quals, which keep their fields, the
+ * second to the rewritten fields of a GROUP BY or DISTINCT.
+ */
+static void
+sf_rewrite_statistics(RelOptInfo *rel, SfRelRewrite *rw)
+{
+	List	   *copies = NIL;
+	ListCell   *lc;
+
+	foreach(lc, rel->statlist)
+	{
+		StatisticExtInfo *stat = (StatisticExtInfo *) lfirst(lc);
+		Node	   *exprs = sf_rewrite_fields((Node *) stat->exprs, rw);
+		StatisticExtInfo *copy;
+
+		if (exprs == NULL)
+			continue;
+		copy = makeNode(StatisticExtInfo);
+		memcpy(copy, stat, sizeof(StatisticExtInfo));
+		copy->exprs = (List *) exprs;
+		copies = lappend(copies, copy);
+	}
+	rel->statlist = list_concat(rel->statlist, copies);
+}
+
+/*
  * The relation hook (get_relation_info_hook, on 19 build_simple_rel_hook):
- * the fields of snowflake_decode in rel's index expressions and predicates,
- * partition key and statistics objects, as the planner hook makes them in
- * a query.
+ * a second description of rel's indexes and statistics objects whose
+ * expressions have fields of snowflake_decode, with the fields as the
+ * planner hook makes them in a query.
  */
 static void
 sf_relation_info(SF_REL_HOOK_PARAMS)
@@ -891,24 +1005,7 @@ sf_relation_info(SF_REL_HOOK_PARAMS)
 
 	rw.decoders = NIL;
 	sf_rewrite_indexes(rel, &rw);
-	if (rel->part_scheme && rel->partexprs)
-	{
-		for (int i = 0; i < rel->part_scheme->partnatts; i++)
-		{
-			Node	   *key = sf_rewrite_fields((Node *) rel->partexprs[i], &rw);
-
-			if (key)
-				rel->partexprs[i] = (List *) key;
-		}
-	}
-	foreach(lc, rel->statlist)
-	{
-		StatisticExtInfo *stat = (StatisticExtInfo *) lfirst(lc);
-		Node	   *exprs = sf_rewrite_fields((Node *) stat->exprs, &rw);
-
-		if (exprs)
-			stat->exprs = (List *) exprs;
-	}
+	sf_rewrite_statistics(rel, &rw);
 
 	foreach(lc, rw.decoders)
 		record_plan_function_dependency(root, lfirst_oid(lc));
@@ -997,6 +1094,18 @@ snowflake_decode_support(PG_FUNCTION_ARGS)
 }
 
 /*
+ * snowflake.inline_decode changes how queries are planned: cached plans made
+ * the other way are invalidated, so that a SET takes effect on prepared
+ * statements and PL/pgSQL's plans too (the safety valve must be one).
+ */
+static void
+sf_assign_inline_decode(bool newval, void *extra)
+{
+	if (newval != sf_inline_decode)
+		ResetPlanCache();
+}
+
+/*
  * snowflake_inline_init
  *		Defines snowflake.inline_decode and installs the planner hooks.
  *		Called whether or not the library is preloaded, before the setting
@@ -1011,7 +1120,7 @@ snowflake_inline_init(void)
 							 &sf_inline_decode,
 							 true,
 							 PGC_USERSET, 0,
-							 NULL, NULL, NULL);
+							 NULL, sf_assign_inline_decode, NULL);
 
 	prev_planner_hook = planner_hook;
 	planner_hook = sf_planner;

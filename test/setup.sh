@@ -121,7 +121,10 @@ sf_build_install_into() {
     log "building snowflake against PostgreSQL $("$pgc" --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')"
     make -C "$SNOWFLAKE_ROOT" -s clean PG_CONFIG="$pgc"
     make -C "$SNOWFLAKE_ROOT" -s PG_CONFIG="$pgc" WERROR="${WERROR:-}" ASSERTS="${ASSERTS:-}"
-    "${SUDO[@]}" make -C "$SNOWFLAKE_ROOT" -s install PG_CONFIG="$pgc" >/dev/null
+    # The same flags again: make install rebuilds when they differ
+    # (.build-flags), and would install a build without assertions.
+    "${SUDO[@]}" make -C "$SNOWFLAKE_ROOT" -s install PG_CONFIG="$pgc" \
+        WERROR="${WERROR:-}" ASSERTS="${ASSERTS:-}" >/dev/null
     sf_remove_stale_scripts "$pgc"
 }
 

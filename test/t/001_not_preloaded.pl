@@ -204,11 +204,11 @@ my $twice = q{
 my $plans = $node->safe_psql('postgres', $twice);
 like(
 	$plans,
-	qr/\A\s*Index Scan using dk_ts on dk\n\s*Index Cond: \(\(\(snowflake_decode\(id\)\)\.ts >= .*\n\s*Index Scan using dk_ts on dk\n\s*Index Cond: \(\(snowflake_timestamp\(id\) >= /s,
-	'without the preload the expression index serves the first query of a session (planned as written) and the next (rewritten)');
+	qr/\A\s*Index Scan using dk_ts on dk\n\s*Index Cond: \(\(\(snowflake_decode\(id\)\)\.ts >= .*\n\s*Index Scan using dk_ts on dk\n\s*Index Cond: \(\(\(snowflake_decode\(id\)\)\.ts >= /s,
+	'without the preload the expression index serves the first query of a session and the next (quals keep their fields)');
 is(scalar(() = $plans =~ /Seq Scan on dp_rest dp\n/g),
 	2, 'and the partition key prunes in both');
-like($plans, qr/Output: snowflake_node_id\(id\)\n.*\n200\z/s,
+like($plans, qr/Output: CASE WHEN \(snowflake_timestamp\(id\) IS NOT NULL\) THEN snowflake_node_id\(id\) ELSE NULL::integer END\n.*\n200\z/s,
 	'once loaded, a field is planned as its scalar decoder; the rows are right');
 
 # ID 0 is the configured epoch itself: the custom epoch is honoured.
