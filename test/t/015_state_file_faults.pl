@@ -24,25 +24,6 @@ use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
 
-sub read_file
-{
-	my ($path) = @_;
-	open my $fh, '<:raw', $path or die "could not read $path: $!";
-	local $/;
-	my $data = <$fh>;
-	close $fh;
-	return $data;
-}
-
-sub write_file
-{
-	my ($path, $data) = @_;
-	open my $fh, '>:raw', $path or die "could not write $path: $!";
-	print $fh $data;
-	close $fh or die "could not write $path: $!";
-	return;
-}
-
 my $node = start_snowflake_node('state_file_faults', node_id => 7);
 $node->safe_psql(
 	'postgres', q{
@@ -109,18 +90,18 @@ sub resumes_above
 }
 
 $node->stop;
-my $good = read_file($state_file);
+my $good = read_raw($state_file);
 
 # --- garbage in the state file ---
 
 my $garbage = "this is not a snowflake state file\n";
-write_file($state_file, $garbage);
+write_raw($state_file, $garbage);
 start_and_check_warning('garbage',
 	qr/file "snowflake.state" is corrupt \(wrong size\)/);
 refused_cleanly('garbage',
 	qr/ERROR:\s+XX001: file "snowflake.state" is corrupt \(wrong size\)/, 'XX001');
 $node->stop;
-is(read_file($state_file), $garbage,
+is(read_raw($state_file), $garbage,
 	'garbage: the refused server left the file as it was');
 
 # --- one bit flipped in the middle of a real state file ---
@@ -128,17 +109,17 @@ is(read_file($state_file), $garbage,
 my $flipped = $good;
 my $at = int(length($flipped) / 2);
 substr($flipped, $at, 1) = chr(ord(substr($flipped, $at, 1)) ^ 1);
-write_file($state_file, $flipped);
+write_raw($state_file, $flipped);
 start_and_check_warning('flipped bit',
 	qr/file "snowflake.state" is corrupt \(checksum mismatch\)/);
 refused_cleanly('flipped bit',
 	qr/ERROR:\s+XX001: file "snowflake.state" is corrupt \(checksum mismatch\)/,
 	'XX001');
 $node->stop;
-is(read_file($state_file), $flipped,
+is(read_raw($state_file), $flipped,
 	'flipped bit: the refused server left the file as it was');
 
-write_file($state_file, $good);
+write_raw($state_file, $good);
 $node->start;
 is(stats($node)->{status}, 'ready', 'good file restored: generator ready');
 resumes_above('good file restored');

@@ -41,21 +41,6 @@ my $node = start_snowflake_node(
 $node->safe_psql('postgres',
 	'CREATE EXTENSION snowflake; CREATE ROLE alice LOGIN;');
 
-# Set snowflake.max_drift_ms (or reset it, given undef) and wait until new
-# sessions see the value ($shown, as SHOW prints it).
-sub set_drift
-{
-	my ($value, $shown) = @_;
-	$node->safe_psql('postgres',
-		defined $value
-		? "ALTER SYSTEM SET snowflake.max_drift_ms = '$value'"
-		: 'ALTER SYSTEM RESET snowflake.max_drift_ms');
-	$node->reload;
-	$node->poll_query_until('postgres', show_setting('snowflake.max_drift_ms'), $shown)
-	  or die "timed out waiting for snowflake.max_drift_ms = $shown";
-	return;
-}
-
 my @counters = qw(ids_issued borrowed_ms clock_regressions
   max_clock_regression_ms waits wait_ms refused reservation_writes);
 
@@ -108,7 +93,7 @@ is($st->{$_}, 0, "no $_ yet") foreach qw(clock_regressions waits refused);
 
 # With max_drift_ms 10 s a 5 s step back is absorbed; the regression seen is
 # the step less the time between the two calls.
-set_drift('10s', '10s');
+set_drift($node, '10s', '10s');
 my $session = $node->background_psql('postgres');
 my $t0 = Time::HiRes::time();
 $session->query_safe('SELECT snowflake_nextval()');
@@ -134,7 +119,7 @@ $node->poll_query_until('postgres',
 # With max_drift_ms 100, a 2 s step back puts the next ID 2 s ahead of the
 # clock, less the time between the calls: the call sleeps up to 1.9 s
 # (within this session's max_wait_ms, 3 s), then succeeds.
-set_drift('100ms', '100ms');
+set_drift($node, '100ms', '100ms');
 $session = $node->background_psql('postgres');
 $session->query_safe('SET snowflake.max_wait_ms = 3000');
 $session->query_safe('SELECT snowflake_nextval()');
@@ -165,7 +150,7 @@ $st = stats($node);
 is($st->{refused}, 1, 'refused 1');
 is($st->{ids_issued}, $issued, 'and nothing issued');
 
-set_drift(undef, '1s');
+set_drift($node, undef, '1s');
 set_clock('+0');
 
 # --- snowflake_stats_reset() ---

@@ -64,26 +64,6 @@ sub crc32c
 	return $crc ^ 0xFFFFFFFF;
 }
 
-sub slurp_raw
-{
-	my ($path) = @_;
-	open my $fh, '<:raw', $path or die "could not read $path: $!";
-	local $/;
-	my $data = <$fh>;
-	close $fh;
-	return $data;
-}
-
-sub write_raw
-{
-	my ($path, $data) = @_;
-	open my $fh, '>:raw', "$path.new" or die "could not write $path.new: $!";
-	print $fh $data;
-	close $fh or die "could not write $path.new: $!";
-	rename("$path.new", $path) or die "could not rename to $path: $!";
-	return;
-}
-
 # The fields of the settings file (src/statefile.h), in the machine's byte
 # order, no padding: 52 bytes.
 my @fields = qw(magic version pid start_time epoch_ms timestamp_bits
@@ -93,7 +73,7 @@ my $format = 'L L l q q l l l l l L';
 # The settings file parsed, with its checksum checked: a hash, or a reason.
 sub read_settings
 {
-	my $data = slurp_raw($settings_path);
+	my $data = read_raw($settings_path);
 	return 'length ' . length($data) unless length($data) == 52;
 	my %f;
 	@f{@fields} = unpack($format, $data);
@@ -353,7 +333,7 @@ foreach my $case (@cases)
 	$node->poll_query_until('postgres',
 		"SELECT current_setting('snowflake.node_id', true) = '$next_id'")
 	  or die 'timed out waiting for the reload';
-	write_raw($settings_path, $mangle->(slurp_raw($settings_path)));
+	write_raw($settings_path, $mangle->(read_raw($settings_path)));
 	$log_offset = crash();
 	is(node_in_force(), $next_id,
 		"$what: after a crash, the configuration's node id is in force");

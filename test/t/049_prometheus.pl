@@ -297,20 +297,6 @@ sub check_scrape
 	return $m;
 }
 
-# Set snowflake.max_drift_ms on $node (or reset it, given undef) and wait
-# until new sessions see the value ($shown, as SHOW prints it).
-sub set_drift
-{
-	my ($node, $value, $shown) = @_;
-	$node->safe_psql('postgres',
-		defined $value
-		? "ALTER SYSTEM SET snowflake.max_drift_ms = '$value'"
-		: 'ALTER SYSTEM RESET snowflake.max_drift_ms');
-	$node->reload;
-	$node->poll_query_until('postgres', show_setting('snowflake.max_drift_ms'), $shown)
-	  or die "timed out waiting for snowflake.max_drift_ms = $shown";
-	return;
-}
 
 my %no_claims = (
 	max_drift_seconds => 1,

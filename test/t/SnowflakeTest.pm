@@ -27,7 +27,7 @@ our @EXPORT = qw(start_snowflake_node write_conf_file sql_error
   error_report stats set_clock start_faked faketime_available log_appears
   no_preload show_setting insert_ids_above promote_and_wait lead_burst
   first_above writer_pid writers_running paced_calls clock_behind_report
-  batch_too_wide_report doc_recipes run_in_dir);
+  batch_too_wide_report doc_recipes run_in_dir read_raw write_raw set_drift);
 
 # The no-preload pass: test/check.sh runs the TAP files that hold in both
 # modes a second time on PostgreSQL 17 and later with SNOWFLAKE_TEST_NO_PRELOAD=1,
@@ -188,6 +188,44 @@ sub replace_file
 	print $fh map { "$_\n" } @lines;
 	close $fh or die "could not write $path.new: $!";
 	rename("$path.new", $path) or die "could not rename to $path: $!";
+	return;
+}
+
+# The bytes of the file $path.
+sub read_raw
+{
+	my ($path) = @_;
+	open my $fh, '<:raw', $path or die "could not read $path: $!";
+	local $/;
+	my $data = <$fh>;
+	close $fh;
+	return $data;
+}
+
+# Replace the file $path with the bytes $data, atomically (written aside,
+# then renamed).
+sub write_raw
+{
+	my ($path, $data) = @_;
+	open my $fh, '>:raw', "$path.new" or die "could not write $path.new: $!";
+	print $fh $data;
+	close $fh or die "could not write $path.new: $!";
+	rename("$path.new", $path) or die "could not rename to $path: $!";
+	return;
+}
+
+# Set snowflake.max_drift_ms on $node (or reset it, given undef) and wait
+# until new sessions see the value ($shown, as SHOW prints it).
+sub set_drift
+{
+	my ($node, $value, $shown) = @_;
+	$node->safe_psql('postgres',
+		defined $value
+		? "ALTER SYSTEM SET snowflake.max_drift_ms = '$value'"
+		: 'ALTER SYSTEM RESET snowflake.max_drift_ms');
+	$node->reload;
+	$node->poll_query_until('postgres', show_setting('snowflake.max_drift_ms'), $shown)
+	  or die "timed out waiting for snowflake.max_drift_ms = $shown";
 	return;
 }
 
