@@ -693,6 +693,29 @@ sf_node_in_use(SnowflakeShared *s)
 }
 
 /*
+ * The columns 1.2 appends to the stats row, from column i on: the node id
+ * in use, the span, the time of the last reservation write.  Returns the
+ * next column.
+ */
+static int
+sf_stats_columns_12(SnowflakeShared *s, const SnowflakeStatsSnapshot *snap,
+					Datum *values, bool *nulls, int i)
+{
+	int			node = sf_node_in_use(s);
+
+	if (node >= 0)
+		values[i++] = Int32GetDatum(node);
+	else
+		nulls[i++] = true;
+	values[i++] = Int32GetDatum(s->node_id_span);
+	if (snap->last_write_unix_ms >= 0)
+		values[i++] = TimestampTzGetDatum(sf_unix_ms_timestamp(snap->last_write_unix_ms));
+	else
+		nulls[i++] = true;
+	return i;
+}
+
+/*
  * snowflake_stats()
  *		One row describing the generator and its counters.
  */
@@ -765,19 +788,7 @@ snowflake_stats(PG_FUNCTION_ARGS)
 	}
 	values[i++] = TimestampTzGetDatum(c->reset_time);
 	if (tupdesc->natts >= 24)
-	{
-		int			node = sf_node_in_use(s);
-
-		if (node >= 0)
-			values[i++] = Int32GetDatum(node);
-		else
-			nulls[i++] = true;
-		values[i++] = Int32GetDatum(s->node_id_span);
-		if (snap.last_write_unix_ms >= 0)
-			values[i++] = TimestampTzGetDatum(sf_unix_ms_timestamp(snap.last_write_unix_ms));
-		else
-			nulls[i++] = true;
-	}
+		i = sf_stats_columns_12(s, &snap, values, nulls, i);
 	Assert(i == tupdesc->natts);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));

@@ -104,6 +104,51 @@ sf_check_lineage(SnowflakeShared *s)
 }
 
 /*
+ * The floor of a new life, taken under snowflake_lock: the last ID is
+ * raised to just below now_ms + lead (at most the layout's end), so that
+ * the next one is past anything an earlier life can have issued.  Returns
+ * that millisecond, which the reservation must cover.
+ */
+static int64
+sf_raise_to_floor(SnowflakeShared *s, int64 now_ms, int64 lead)
+{
+	int64		floor_ms = Min(now_ms + lead, snowflake_max_ms(&s->layout));
+	int64		floor_packed = (floor_ms << s->layout.sequence_bits) - 1;
+
+	SpinLockAcquire(&s->mutex);
+	if (s->last < floor_packed)
+		s->last = floor_packed;
+	SpinLockRelease(&s->mutex);
+	s->floor_ms = floor_ms;
+	return floor_ms;
+}
+
+/*
+ * Publishes a reservation written durably up to target, under
+ * snowflake_lock: the new reservation, the lead bound it was written under
+ * (drift), and the counters of writes by kind, with the time of the write
+ * for snowflake_stats (the clock read before the spinlock).
+ */
+static void
+sf_publish_write(SnowflakeShared *s, int64 target, int64 drift,
+				 SfExtendMode mode)
+{
+	int64		written_unix = snowflake_clock_ms();
+
+	SpinLockAcquire(&s->mutex);
+	s->reserved_ms = target;
+	s->durable_ms = target;
+	s->lead_bound_ms = drift;
+	s->counters.reservation_writes++;
+	s->last_write_unix_ms = written_unix;
+	if (mode == SF_EXTEND_BACKGROUND)
+		s->counters.background_writes++;
+	else
+		s->counters.caller_writes++;
+	SpinLockRelease(&s->mutex);
+}
+
+/*
  * snowflake_extend_reservation
  *		Durably raise the reservation so that IDs up to needed_ms may be
  *		issued.  now_ms is the caller's clock reading (ms since the epoch).
@@ -133,7 +178,6 @@ snowflake_extend_reservation(int64 needed_ms, int64 now_ms, SfExtendMode mode,
 	int64		reserved;
 	int64		target;
 	int64		now_unix = now_ms + s->layout.epoch_ms;
-	int64		written_unix;
 	int64		drift = snowflake_max_drift_ms;
 	int64		bound;
 	int64		lead;
@@ -170,17 +214,7 @@ snowflake_extend_reservation(int64 needed_ms, int64 now_ms, SfExtendMode mode,
 	lead = snowflake_history_lead(s, now_unix);
 	floor = s->floor_pending;
 	if (floor)
-	{
-		int64		floor_ms = Min(now_ms + lead, snowflake_max_ms(&s->layout));
-		int64		floor_packed = (floor_ms << s->layout.sequence_bits) - 1;
-
-		SpinLockAcquire(&s->mutex);
-		if (s->last < floor_packed)
-			s->last = floor_packed;
-		SpinLockRelease(&s->mutex);
-		needed_ms = Max(needed_ms, floor_ms);
-		s->floor_ms = floor_ms;
-	}
+		needed_ms = Max(needed_ms, sf_raise_to_floor(s, now_ms, lead));
 
 	SpinLockAcquire(&s->mutex);
 	reserved = s->reserved_ms;
@@ -205,19 +239,7 @@ snowflake_extend_reservation(int64 needed_ms, int64 now_ms, SfExtendMode mode,
 			LWLockRelease(snowflake_lock);
 			return mode != SF_EXTEND_NEEDED;
 		}
-		/* When the write was done, for snowflake_stats (clock read first). */
-		written_unix = snowflake_clock_ms();
-		SpinLockAcquire(&s->mutex);
-		s->reserved_ms = target;
-		s->durable_ms = target;
-		s->lead_bound_ms = drift;
-		s->counters.reservation_writes++;
-		s->last_write_unix_ms = written_unix;
-		if (mode == SF_EXTEND_BACKGROUND)
-			s->counters.background_writes++;
-		else
-			s->counters.caller_writes++;
-		SpinLockRelease(&s->mutex);
+		sf_publish_write(s, target, drift, mode);
 		if (floor)
 			ereport(LOG,
 					(errmsg("snowflake IDs resume at %lld ms past the clock, because %s",
