@@ -119,7 +119,7 @@ EOF
     mount -t proc proc "$tmp/proc"
     mounted=("$tmp/proc")
     chroot "$tmp" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
-        ${proxy:+http_proxy="$proxy"} sh -c "apt-get update -qq &&
+        ${proxy:+http_proxy="$proxy"} sh -c "apt-get -o DPkg::Lock::Timeout=900 update -qq &&
             apt-get -o DPkg::Lock::Timeout=900 install -y -qq --no-install-recommends $pg_packages" >>"$tmp.log" 2>&1 || {
         tail -n 30 "$tmp.log" >&2
         echo "installing $pg_packages from $suite and $extra_suite failed" >&2
