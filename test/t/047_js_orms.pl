@@ -50,16 +50,33 @@ my $timeout = $PostgreSQL::Test::Utils::timeout_default;
 
 # What each framework's recipe is: its heading on the page, its table,
 # the type its keys arrive as.
+# What each framework's recipe is: its heading on the page, its table,
+# the type its keys arrive as, the commands that build it after its .sql
+# files (if any) ran through psql, and the module that exports
+# placeOrders().  Every recipe but Knex's expects the extension created.
+my @tsc = ([ "$node_dir/node_modules/.bin/tsc", '-p', '.' ]);
 my %fw = (
-	prisma => { heading => 'Prisma 7', table => 'prisma_orders', type => 'bigint' },
-	knex => { heading => 'Knex 3', table => 'knex_orders', type => 'string' },
-	typeorm => { heading => 'TypeORM 1', table => 'typeorm_orders', type => 'string' },
+	prisma => { heading => 'Prisma 7', table => 'prisma_orders', type => 'bigint',
+		steps => [ [ "$node_dir/node_modules/.bin/prisma", 'generate' ], @tsc ] },
+	knex => { heading => 'Knex 3', table => 'knex_orders', type => 'string',
+		steps => [ [ "$node_dir/node_modules/.bin/knex", 'migrate:latest' ] ],
+		module => 'src/orders.js', no_extension => 1 },
+	typeorm => { heading => 'TypeORM 1', table => 'typeorm_orders', type => 'string',
+		steps => [@tsc] },
+	drizzle => { heading => 'Drizzle ORM 0.45', table => 'drizzle_orders', type => 'bigint',
+		steps => [@tsc] },
+	kysely => { heading => 'Kysely 0.28', table => 'kysely_orders', type => 'string',
+		steps => [ @tsc, [ 'node', 'dist/migrate.js' ] ] },
+	sequelize => { heading => 'Sequelize 6', table => 'sequelize_orders', type => 'string',
+		steps => [], module => 'src/orders.js' },
+	mikroorm => { heading => 'MikroORM 6', table => 'mikro_orders', type => 'bigint',
+		steps => [@tsc] },
 );
-my @order = qw(prisma knex typeorm);
+my @order = qw(prisma knex typeorm drizzle kysely sequelize mikroorm);
 
 # node and the packages are there.
 my ($ok, undef, $err) = run_in_dir($node_dir, {}, $timeout,
-	[ 'node', '-e', 'for (const m of ["pg", "knex", "typeorm", "@prisma/client", "@prisma/adapter-pg", "prisma/config"]) require.resolve(m)' ]);
+	[ 'node', '-e', 'for (const m of ["pg", "knex", "typeorm", "@prisma/client", "@prisma/adapter-pg", "prisma/config", "drizzle-orm", "kysely", "sequelize", "pg-hstore", "@mikro-orm/postgresql"]) require.resolve(m)' ]);
 ok($ok, 'node runs and finds the recipes\' packages in test/node/node_modules (npm ci)')
   or BAIL_OUT("no node or no packages: $err");
 
@@ -99,7 +116,7 @@ my (%files, $part, $in_orms);
 	}
 }
 is_deeply([ sort keys %files ], [ sort(@order, 'shared') ],
-	'the page has the shared project files and a recipe for each of Prisma, Knex and TypeORM');
+	'the page has the shared project files and a recipe for each framework');
 
 # The versions the page names are the ones installed here.
 my ($package_json) = map { $_->[1] } grep { $_->[0] eq 'package.json' } @{ $files{shared} };
@@ -119,7 +136,9 @@ is(join('; ', @wrong), '', 'each at the version test/node/package-lock.json inst
 # ---------------------------------------------------------------------------
 # A server of the default layout 41/10/12: every key above 2^53.
 # ---------------------------------------------------------------------------
-my $node = start_snowflake_node('js_orms', node_id => 5);
+# On loopback too: Sequelize takes host and port from the URL's authority only.
+my $node = start_snowflake_node('js_orms', node_id => 5,
+	settings => { listen_addresses => '127.0.0.1' });
 my $user = scalar getpwuid($<);
 my $base = PostgreSQL::Test::Utils::tempdir('js_orms');
 
@@ -140,35 +159,18 @@ foreach my $name (@order)
 
 	$node->safe_psql('postgres', "CREATE DATABASE $name");
 	my %env = (
-		DATABASE_URL => "postgresql://$user\@localhost/$name?host="
-		  . $node->host . '&port=' . $node->port,
+		DATABASE_URL => "postgresql://$user\@127.0.0.1:" . $node->port . "/$name",
 		# No update check or telemetry: Prisma's servers are out of reach.
 		CHECKPOINT_DISABLE => '1',
 		PRISMA_HIDE_UPDATE_MESSAGE => '1',
 		PRISMA_SCHEMA_ENGINE_BINARY => "$node_dir/no-schema-engine");
 
-	# The migration, then the build, as the page's commands do.
-	my @steps;
-	if ($name eq 'prisma')
-	{
-		$node->safe_psql($name, 'CREATE EXTENSION snowflake');
-		# What prisma migrate deploy would run: the migration file, as is.
-		my ($migration) = grep { $_->[0] =~ m{^prisma/migrations/.*/migration\.sql$} }
-		  @{ $files{prisma} };
-		$node->safe_psql($name, $migration->[1]);
-		@steps = (
-			[ "$node_dir/node_modules/.bin/prisma", 'generate' ],
-			[ "$node_dir/node_modules/.bin/tsc", '-p', '.' ]);
-	}
-	elsif ($name eq 'knex')
-	{
-		@steps = ([ "$node_dir/node_modules/.bin/knex", 'migrate:latest' ]);
-	}
-	else
-	{
-		$node->safe_psql($name, 'CREATE EXTENSION snowflake');
-		@steps = ([ "$node_dir/node_modules/.bin/tsc", '-p', '.' ]);
-	}
+	# The migration, then the build, as the page's commands do.  What
+	# "prisma migrate deploy" would run, and Drizzle's migration: the
+	# page's .sql files, as they are.
+	$node->safe_psql($name, 'CREATE EXTENSION snowflake') unless $f->{no_extension};
+	$node->safe_psql($name, $_->[1]) foreach grep { $_->[0] =~ /\.sql$/ } @{ $files{$name} };
+	my @steps = @{ $f->{steps} };
 	my $built = 1;
 	foreach my $step (@steps)
 	{
@@ -177,7 +179,7 @@ foreach my $name (@order)
 	}
 	next unless $built;
 
-	my $module = $name eq 'knex' ? 'src/orders.js' : 'dist/orders.js';
+	my $module = $f->{module} // 'dist/orders.js';
 	my ($rok, $out, $rerr) = run_in_dir($dir, \%env, $timeout, [ 'node', "$node_dir/orm-run.mjs", $module ]);
 	ok($rok, "$name: the recipe ran") or diag($rerr), next;
 	my $r = decode_json($out);
@@ -207,6 +209,39 @@ foreach my $name (@order)
 		"$name: the key decoded through the framework is the server's decoding");
 	is($r->{made}{node_id}, 5, "$name: made on node 5");
 }
+
+# ---------------------------------------------------------------------------
+# What the page warns of (test/node/orm-pitfalls.mjs), each in the database
+# of its framework.
+# ---------------------------------------------------------------------------
+sub pitfall
+{
+	my ($db, $what) = @_;
+	my %env = (DATABASE_URL => "postgresql://$user\@127.0.0.1:" . $node->port . "/$db");
+	my ($pok, $out, $perr) = run_in_dir($base, \%env, $timeout,
+		[ 'node', "$node_dir/orm-pitfalls.mjs", $what ]);
+	ok($pok, "$what ran") or diag($perr);
+	return $pok ? decode_json($out) : {};
+}
+
+# Drizzle's mode 'number' rounds: 1,000 keys, all distinct on the server,
+# made in one statement (within a few milliseconds), become far fewer
+# numbers; keys less than 2^(bits above 53) apart meet.
+my $r = pitfall('drizzle', 'drizzle-number');
+is("$r->{keys} $r->{rows}", '1000 1000', 'drizzle, mode number: 1000 distinct keys, 1000 rows read');
+cmp_ok($r->{numbers}, '<', 500,
+	"drizzle, mode number: JavaScript holds fewer distinct numbers ($r->{numbers})");
+
+# Sequelize, a bigint primary key without defaultValue: NULL goes to the
+# server, which refuses it.
+is(pitfall('sequelize', 'sequelize-no-default')->{code}, '23502',
+	'sequelize, no defaultValue: create() sends NULL for the key, 23502');
+
+# MikroORM, no autoincrement: false: the key becomes a bigserial, its
+# defaultRaw ignored.
+like(pitfall('mikroorm', 'mikroorm-autoincrement')->{column},
+	qr/^bigint nextval\('mikro_plain_id_seq'::regclass\)$/,
+	'mikroorm, no autoincrement: false: the key becomes a bigserial');
 
 $node->stop;
 done_testing();
