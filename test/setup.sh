@@ -82,7 +82,9 @@ sf_wanted_packages() {
         # major it has no package for yet, 19 at first, gets none, and the
         # test skips, saying so), the pooler test (045_pgbouncer.pl)
         # PgBouncer.
-        wanted+=(pgbouncer)
+        # Through it, the drivers whose settings docs/deployment/poolers.md
+        # gives: node-postgres (npm), psycopg 2 and 3, asyncpg.
+        wanted+=(pgbouncer python3-psycopg2 python3-psycopg python3-asyncpg)
         # The monitoring test (049_prometheus.pl) runs postgres_exporter
         # with monitoring/postgres_exporter.yml and promtool over the
         # alert rules.  Where systemd runs, installing the exporter starts
@@ -95,11 +97,13 @@ sf_wanted_packages() {
             log "no package postgresql-$PG_MAJOR-partman in the archive: 042_partitioning.pl skips"
         fi
         # The framework recipes (046_frameworks.pl, docs/adoption/), unless
-        # SF_FRAMEWORKS=0: SQLAlchemy and Django with psycopg2, Active
+        # SF_FRAMEWORKS=0: SQLAlchemy and Django with psycopg2, SQLAlchemy
+        # on asyncpg (greenlet), psycopg 3 and asyncpg directly (the
+        # drivers are installed for 045 above), Active
         # Record with pg, a JDK with pgjdbc and Hibernate (which needs
         # javassist but does not depend on it), Go with lib/pq.
         if [ "${SF_FRAMEWORKS:-1}" != 0 ]; then
-            wanted+=(python3 python3-sqlalchemy python3-django python3-psycopg2
+            wanted+=(python3 python3-sqlalchemy python3-django python3-greenlet
                      ruby ruby-activerecord ruby-pg
                      default-jdk-headless libpostgresql-jdbc-java libhibernate3-java
                      libjavassist-java

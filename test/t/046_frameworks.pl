@@ -190,6 +190,24 @@ my $python = '/usr/bin/python3';    # Debian's, with Debian's modules
 }
 
 # ---------------------------------------------------------------------------
+# Python: psycopg 3 and asyncpg directly, SQLAlchemy's asyncio extension on
+# asyncpg
+# ---------------------------------------------------------------------------
+(run_in('psycopg 3 and asyncpg versions', '.', {}, $python, '-c',
+	'import psycopg, asyncpg, greenlet; print(psycopg.__version__, asyncpg.__version__, greenlet.__version__)') // '')
+  =~ /^(\S+) (\S+) (\S+)/ and note("psycopg $1, asyncpg $2, greenlet $3");
+foreach my $r (['psycopg', 'psycopg 3', 'psycopg_orders', 1],
+	['asyncpg', 'asyncpg', 'asyncpg_orders', 1],
+	['sqlalchemy_async', 'SQLAlchemy on asyncpg', 'sqla_async_orders', 1])
+{
+	my ($prefix, $what, $table, $bulks) = @$r;
+	my %env = database_for($prefix);
+	my ($dir) = write_recipes('python.md', $prefix);
+	my $out = run_in($what, $dir, \%env, $python, 'shop.py');
+	check_keys($what, $prefix, $table, $out, $bulks);
+}
+
+# ---------------------------------------------------------------------------
 # Ruby: Active Record
 # ---------------------------------------------------------------------------
 {
