@@ -11,7 +11,8 @@
 #   PROVE_TESTS='test/t/010_crash.pl'   run only some TAP tests
 #   SF_FRAMEWORKS=0   neither install the frameworks of the recipes
 #                     (Python, Ruby, Java, Go) nor run their TAP file,
-#                     test/t/046_frameworks.pl (test/chroot-check.sh sets it)
+#                     test/t/046_frameworks.pl (test/chroot-check.sh sets it),
+#                     nor pgjdbc and lib/pq through PgBouncer in 045
 #   SNOWFLAKE_DEB=1   then test the Debian package too (test/deb-check.sh)
 #   SNOWFLAKE_NO_PRELOAD_PASS=0  leave out the no-preload pass (CI does on
 #                     18, whose DSM registry code is 17's, to save time)
@@ -60,6 +61,11 @@ if [ "${SF_FRAMEWORKS:-1}" = 0 ] && [ -z "${PROVE_TESTS:-}" ]; then
         grep -vxF -f <(printf '%s\n' $FRAMEWORK_TESTS) | tr '\n' ' ')
     echo "==> not running $FRAMEWORK_TESTS (SF_FRAMEWORKS=0: the frameworks are not installed)"
 fi
+# 045_pgbouncer.pl runs pgjdbc and lib/pq through PgBouncer only where the
+# frameworks are installed; elsewhere it must run them (and fails without).
+if [ "${SF_FRAMEWORKS:-1}" = 0 ]; then
+    echo "==> 045_pgbouncer.pl: JDBC and Go through PgBouncer skipped (SF_FRAMEWORKS=0)"
+fi
 # Citus, for test/t/048_citus.pl when it is chosen: built from its release
 # source when one is at hand (test/citus.sh, cached), never with snowflake.
 # Without it the file skips, which is accepted below unless
@@ -103,6 +109,7 @@ status=0
 "${RUN_AS[@]}" env PATH="$PG_BINDIR:$PATH" ${PROVE_TESTS:+PROVE_TESTS="$PROVE_TESTS"} \
     ${SNOWFLAKE_EXTENSION_DIR:+SNOWFLAKE_EXTENSION_DIR="$SNOWFLAKE_EXTENSION_DIR"} \
     ${SNOWFLAKE_REQUIRE_CITUS:+SNOWFLAKE_REQUIRE_CITUS="$SNOWFLAKE_REQUIRE_CITUS"} \
+    SNOWFLAKE_FRAMEWORKS="${SF_FRAMEWORKS:-1}" \
     ${SNOWFLAKE_OLD_BINDIR:+SNOWFLAKE_OLD_BINDIR="$SNOWFLAKE_OLD_BINDIR"} \
     make -C "$RUN_DIR" installcheck PG_CONFIG="$PG_CONFIG" 2>&1 | tee "$out" || status=$?
 

@@ -24,6 +24,7 @@ use strict;
 use warnings;
 
 use File::Spec;
+use FindBin;
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -45,6 +46,8 @@ $node->safe_psql(
 	                client integer NOT NULL, n integer NOT NULL, pid integer NOT NULL);
 	CREATE TABLE back (client integer NOT NULL, n integer NOT NULL, lastval bigint NOT NULL,
 	                   PRIMARY KEY (client, n));
+	CREATE TABLE drv (id bigint PRIMARY KEY DEFAULT snowflake_nextval(),
+	                  driver text NOT NULL, client integer NOT NULL, n integer NOT NULL);
 });
 
 # The pooler: three databases, all the server's "postgres", each with a pool
@@ -63,6 +66,9 @@ PostgreSQL::Test::Utils::append_to_file(
 pooled = $server pool_size=2
 one = $server pool_size=1
 session1 = $server pool_size=1 pool_mode=session
+drivers = $server pool_size=2
+forced_psycopg = $server pool_size=2
+forced_asyncpg = $server pool_size=2
 
 [pgbouncer]
 listen_addr = 127.0.0.1
@@ -157,6 +163,66 @@ is( $node->safe_psql(
 		'SELECT count(*) FROM t JOIN back USING (client, n) WHERE back.lastval = t.id'),
 	$total,
 	'in every transaction, snowflake_lastval() after the INSERT was that row\'s key');
+
+# ---------------------------------------------------------------------------
+# The drivers of docs/deployment/poolers.md through the pooler, each with
+# the setting the page gives for it ("drivers": transaction mode, 2
+# server sessions): 4 connections at once, 50 transactions each, every
+# one a parameterized INSERT keyed by DEFAULT snowflake_nextval().  JDBC
+# and Go run where the frameworks are installed (test/check.sh sets
+# SNOWFLAKE_FRAMEWORKS=0 where they are not, and says so); elsewhere they
+# are required.
+# ---------------------------------------------------------------------------
+my $pooler_dir = "$FindBin::RealBin/../pooler";
+my $page = slurp_file("$FindBin::RealBin/../../docs/deployment/poolers.md");
+my ($dclients, $dtxns) = (4, 50);
+my $dtotal = $dclients * $dtxns;
+
+sub driver_load
+{
+	my ($driver, $row, $setting, @cmd) = @_;
+	like($page, qr/^\| \Q$row\E .*\| \Q$setting\E/m,
+		"poolers.md gives ${driver}'s setting: $setting");
+	my ($ok, $out, $err) = run_in_dir($dir, { PGUSER => $user }, 300, \@cmd);
+	is($ok && $out =~ /^ok (\d+) failed (\d+)$/m ? "$1 $2" : "exit: $err",
+		"$dtotal 0", "$driver with it: $dtotal transactions from $dclients connections, none failed")
+	  or diag("$out\n$err");
+	is($node->safe_psql('postgres',
+			"SELECT count(*), count(DISTINCT id), count(DISTINCT (client, n)) FROM drv WHERE driver = '$driver'"),
+		"$dtotal|$dtotal|$dtotal", "$driver: every row there, each with a key of its own");
+}
+
+my @pyargs = ('127.0.0.1', $port, 'drivers', $dclients, $dtxns);
+driver_load('psycopg2', 'psycopg 2', 'nothing', '/usr/bin/python3', "$pooler_dir/clients.py", 'load', 'psycopg2', @pyargs);
+driver_load('psycopg', 'psycopg 3', '`prepare_threshold=None`', '/usr/bin/python3', "$pooler_dir/clients.py", 'load', 'psycopg', @pyargs);
+driver_load('asyncpg', 'asyncpg', '`statement_cache_size=0`', '/usr/bin/python3', "$pooler_dir/clients.py", 'load', 'asyncpg', @pyargs);
+driver_load('node-postgres', 'node-postgres', 'nothing', 'node', "$FindBin::RealBin/../node/pooler-client.mjs", @pyargs);
+SKIP:
+{
+	skip 'JDBC and Go through PgBouncer: SNOWFLAKE_FRAMEWORKS=0, Java and Go are not installed in this stage', 4
+	  if ($ENV{SNOWFLAKE_FRAMEWORKS} // '1') eq '0';
+	driver_load('jdbc', 'pgjdbc', '`prepareThreshold=0`', 'java', '-cp', '/usr/share/java/postgresql.jar',
+		"$pooler_dir/PoolerClient.java",
+		"jdbc:postgresql://127.0.0.1:$port/drivers?user=$user&prepareThreshold=0", $dclients, $dtxns);
+	my $gocache = File::Spec->rel2abs("$dir/gocache");
+	local @ENV{qw(GO111MODULE GOPATH GOFLAGS GOTOOLCHAIN GOCACHE)} =
+	  ('off', '/usr/share/gocode', '', 'local', $gocache);
+	driver_load('go', 'Go lib/pq', 'nothing', 'go', 'run', "$pooler_dir/client.go",
+		"host=127.0.0.1 port=$port dbname=drivers user=$user sslmode=disable", $dclients, $dtxns);
+}
+
+# With their defaults, psycopg 3 and asyncpg prepare statements on the
+# server; forced into another server session (see test/pooler/clients.py),
+# the next use of one fails.
+foreach my $d ([ 'psycopg', 'InvalidSqlStatementName' ], [ 'asyncpg', 'InvalidSQLStatementNameError' ])
+{
+	my ($driver, $class) = @$d;
+	my ($ok, $out, $err) = run_in_dir($dir, { PGUSER => $user }, 300,
+		[ '/usr/bin/python3', "$pooler_dir/clients.py", 'forced', $driver, '127.0.0.1', $port, "forced_$driver" ]);
+	like($out, qr/^error $class 26000$/m,
+		"$driver with its defaults: a prepared statement used in another server session fails (26000)")
+	  or diag("$out\n$err");
+}
 
 # ---------------------------------------------------------------------------
 # Per-session state behind the pooler ("one": a single server session).
