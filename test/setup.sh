@@ -83,6 +83,9 @@ sf_wanted_packages() {
         # test skips, saying so), the pooler test (045_pgbouncer.pl)
         # PgBouncer.
         wanted+=(pgbouncer)
+        # The fault campaign (test/chaos/chaos.pl, 051_chaos.pl): its
+        # clients are Perl processes on DBD::Pg.
+        wanted+=(libdbd-pg-perl)
         # The monitoring test (049_prometheus.pl) runs postgres_exporter
         # with monitoring/postgres_exporter.yml and promtool over the
         # alert rules.  Where systemd runs, installing the exporter starts
