@@ -80,7 +80,8 @@ sub client_main
 	open my $out, '>>', "$dir/client-$n" or die "$dir/client-$n: $!";
 	$out->autoflush(1);
 	my ($dbh, $term, $server, $life);
-	while (time() < $deadline)
+	my $parent = getppid();
+	while (time() < $deadline && getppid() == $parent)
 	{
 		my @target = read_target("$dir/target");
 		if ($dbh && (!@target || $target[0] != $term))
@@ -352,9 +353,8 @@ sub inject
 	}
 	elsif ($kind eq 'kill_postmaster')
 	{
-		my $pid = postmaster_pid($p);
-		$log->("pid $pid");
-		kill 'KILL', $pid;
+		$log->('pid ' . postmaster_pid($p));
+		$p->kill9;    # and the test framework forgets the PID
 		start_node($p);
 		wait_up($p);
 	}
@@ -472,6 +472,9 @@ sub promote
 	$log->($old->name . ' stops, ' . $new->name . ' is promoted, ' . $old->name . ' rewound');
 	$old->stop('immediate', fail_ok => 1);
 	promote_and_wait($new);
+	# pg_rewind reads the new timeline from the control file, which the
+	# end-of-recovery checkpoint writes.
+	$new->safe_psql('postgres', 'CHECKPOINT');
 	$c->{term}++;
 	@{$c}{qw(primary standby)} = ($new, $old);
 	set_target($c);
