@@ -44,7 +44,8 @@ status=0
     SNOWFLAKE_CHAOS_SEED="$seed" SNOWFLAKE_CHAOS_SECONDS="$seconds" SNOWFLAKE_CHAOS_OUT="$out" \
     make -C "$RUN_DIR" installcheck PG_CONFIG="$PG_CONFIG" REGRESS= ISOLATION= \
     >"$out/tap.log" 2>&1 || status=$?
-grep -E '^# chaos ' "$out/tap.log" || true
+# The faults injected, in order (the schedule's F lines: sequence, time, kind, parameters).
+[ -f "$out/schedule" ] && awk -F'\t' '$1 == "F" { printf "fault %4d at %s  %-18s %s\n", $3, strftime("%H:%M:%S", $2), $4, $5 }' "$out/schedule"
 echo
 if [ -f "$out/summary" ]; then
     cat "$out/summary"
