@@ -32,6 +32,10 @@
 #       is chosen, and the file must run those upgrades (test/chroot-check.sh
 #       sets 18 for 19)
 #
+#   SNOWFLAKE_CHAOS_SECONDS=N   how long test/t/051_chaos.pl, the seeded
+#       fault campaign, injects faults (default 20 s, a smoke run; CI's
+#       native stage runs 120; test/chaos.sh runs longer ones)
+#
 #   test/check.sh --all-majors   (root, CI) every suite on the PostgreSQL
 #       installed here (15 on Debian 12), then the Patroni failover test
 #       (test/patroni-check.sh) against it, then every suite on PostgreSQL
@@ -111,6 +115,7 @@ status=0
     ${SNOWFLAKE_REQUIRE_CITUS:+SNOWFLAKE_REQUIRE_CITUS="$SNOWFLAKE_REQUIRE_CITUS"} \
     SNOWFLAKE_FRAMEWORKS="${SF_FRAMEWORKS:-1}" \
     ${SNOWFLAKE_OLD_BINDIR:+SNOWFLAKE_OLD_BINDIR="$SNOWFLAKE_OLD_BINDIR"} \
+    ${SNOWFLAKE_CHAOS_SECONDS:+SNOWFLAKE_CHAOS_SECONDS="$SNOWFLAKE_CHAOS_SECONDS"} \
     make -C "$RUN_DIR" installcheck PG_CONFIG="$PG_CONFIG" 2>&1 | tee "$out" || status=$?
 
 if [ "$status" -ne 0 ]; then

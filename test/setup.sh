@@ -85,6 +85,9 @@ sf_wanted_packages() {
         # Through it, the drivers whose settings docs/deployment/poolers.md
         # gives: node-postgres (npm), psycopg 2 and 3, asyncpg.
         wanted+=(pgbouncer python3-psycopg2 python3-psycopg python3-asyncpg)
+        # The fault campaign (test/t/ChaosTest.pm, 051_chaos.pl): its
+        # clients are Perl processes on DBD::Pg.
+        wanted+=(libdbd-pg-perl)
         # The monitoring test (049_prometheus.pl) runs postgres_exporter
         # with monitoring/postgres_exporter.yml and promtool over the
         # alert rules.  Where systemd runs, installing the exporter starts

@@ -452,20 +452,24 @@ sub clock_file
 
 # Start the node with libfaketime preloaded; the environment is restored
 # afterwards so that no client program runs with a fake clock.
-# clock => $name picks a named clock (see set_clock).
+# clock => $name picks a named clock (see set_clock); shim => 1 preloads
+# the fault shim too (see set_fault); fail_ok => 1 returns false instead of
+# dying when the server does not start.
 sub start_faked
 {
 	my ($node, %args) = @_;
 	die 'libfaketime is not installed' unless defined $faketime_lib;
 	my $clock = $args{clock};
 	set_clock('+0', $clock) unless -e clock_file($clock);
-	local $ENV{LD_PRELOAD} = $faketime_lib;
+	local $ENV{LD_PRELOAD} =
+	  $args{shim} ? "$faketime_lib:" . faultshim_lib() : $faketime_lib;
+	local $ENV{SF_FAULT_CONTROL} = fault_control() if $args{shim};
 	local $ENV{FAKETIME_TIMESTAMP_FILE} = clock_file($clock);
 	local $ENV{FAKETIME_NO_CACHE} = '1';
 	# Only the wall clock moves: PostgreSQL times its sleeps and timeouts
 	# with the monotonic clock, which must keep running forwards.
 	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = '1';
-	return $node->start;
+	return $node->start($args{fail_ok} ? (fail_ok => 1) : ());
 }
 
 # --- Fault injection (test/faultshim.c) ---

@@ -1,0 +1,58 @@
+# Copyright: see LICENSE
+#
+# 051_chaos.pl
+#	The seeded fault campaign (test/t/ChaosTest.pm): a primary and a
+#	streaming standby under load while a seeded scheduler kills backends,
+#	the reservation writer and the postmaster, stops processes, steps the
+#	clock, fails the state file's writes, changes snowflake.max_drift_ms,
+#	promotes the standby and rejoins the old primary; then a checker reads
+#	everything the clients were given: no ID twice, IDs increasing on one
+#	server, none further ahead of the clock than allowed, no error outside
+#	the documented ones, the server up at the end.
+#
+#   SNOWFLAKE_CHAOS_SEED     the seed (default 1): the same seed, the same
+#                            schedule of faults
+#   SNOWFLAKE_CHAOS_SECONDS  how long faults are injected (default 20, a
+#                            smoke run; CI's native stage runs 120 and
+#                            test/chaos.sh --minutes M runs M * 60)
+#   SNOWFLAKE_CHAOS_OUT      a directory to copy the history and the
+#                            summary into (test/chaos.sh sets it)
+
+use strict;
+use warnings;
+
+use File::Copy ();
+use PostgreSQL::Test::Utils;
+use SnowflakeTest;
+use ChaosTest;
+use Test::More;
+
+faketime_available() or exit;
+
+my $seed = $ENV{SNOWFLAKE_CHAOS_SEED} // 1;
+my $seconds = $ENV{SNOWFLAKE_CHAOS_SECONDS} // 20;
+my $minutes = sprintf('%g', $seconds / 60);
+my $dir = PostgreSQL::Test::Utils::tempdir('chaos');
+my $t0 = time();
+
+my $c = run_campaign($seed, $seconds, $dir);
+my $h = check_history($dir);
+my @summary = summary($c, $h, $minutes);
+push @summary, sprintf('wall clock: %d s from the first server start to the verdict', time() - $t0);
+diag($_) foreach @summary;
+
+if (my $out = $ENV{SNOWFLAKE_CHAOS_OUT})
+{
+	File::Copy::copy($_, $out) foreach glob("$dir/client-* $dir/schedule");
+	open my $fh, '>', "$out/summary" or die "$out/summary: $!";
+	print $fh map { "$_\n" } @summary;
+	close $fh;
+}
+
+cmp_ok(scalar(keys %{ $c->{kinds} }), '>=', $seconds >= 60 ? 5 : 2,
+	'faults of several kinds were injected');
+cmp_ok($h->{ids}, '>', 100, 'the clients were given IDs');
+ok($c->{up}, 'the primary is up at the end');
+is(scalar @{ $h->{violations} }, 0, 'the checker found no violation');
+
+done_testing();
