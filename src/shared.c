@@ -265,6 +265,49 @@ sf_layout_changed(SnowflakeShared *s, const SnowflakeStateFile *f)
 }
 
 /*
+ * sf_unused_layout_replaced
+ *		Whether the file's epoch or layout, which differ from the
+ *		configured ones, issued no ID, so that the configured ones may take
+ *		their place (an epoch set in the future by mistake, then corrected);
+ *		if so, f is made the file of the configured layout and that is
+ *		logged.
+ *
+ * Every ID lies at or below the reservation in the file (it is written
+ * durably before the ID is issued) and in a millisecond at or past the
+ * epoch, and a clean shutdown records the exact last ID.  So a file whose
+ * reservation lies before the epoch and that records no last ID proves
+ * that nothing was issued under its layout; anything else is refused, as
+ * before.
+ */
+static bool
+sf_unused_layout_replaced(SnowflakeShared *s, SnowflakeStateFile *f)
+{
+	char		rec_epoch[64];
+	char		cfg_epoch[64];
+
+	if (f->reserved_ms >= 0 || f->last >= 0)
+		return false;
+
+	snowflake_format_ms(f->epoch_ms, rec_epoch, sizeof(rec_epoch));
+	snowflake_format_ms(s->layout.epoch_ms, cfg_epoch, sizeof(cfg_epoch));
+	ereport(LOG,
+			(errmsg("snowflake epoch and layout recorded in \"%s\" replaced by the configured ones",
+					SNOWFLAKE_STATE_FILE),
+			 errdetail("The state file records epoch %s and layout %d/%d/%d (timestamp/node/sequence bits) and no ID issued under them; the server is configured with epoch %s and layout %d/%d/%d.",
+					   rec_epoch, f->timestamp_bits, f->node_bits,
+					   f->sequence_bits, cfg_epoch, s->layout.timestamp_bits,
+					   s->layout.node_bits, s->layout.sequence_bits)));
+	f->epoch_ms = s->layout.epoch_ms;
+	f->timestamp_bits = s->layout.timestamp_bits;
+	f->node_bits = s->layout.node_bits;
+	f->sequence_bits = s->layout.sequence_bits;
+	f->reserved_ms = -1;		/* an empty history, as without a file */
+	f->last = -1;
+	snowflake_state_seal(f);
+	return true;
+}
+
+/*
  * sf_start_reason
  *		Why, at this start, the reservation in the file cannot be trusted
  *		to cover every ID of this data directory's history, or NULL.
@@ -405,7 +448,8 @@ sf_load_state(SnowflakeShared *s)
 		(f.epoch_ms != s->layout.epoch_ms ||
 		 f.timestamp_bits != s->layout.timestamp_bits ||
 		 f.node_bits != s->layout.node_bits ||
-		 f.sequence_bits != s->layout.sequence_bits))
+		 f.sequence_bits != s->layout.sequence_bits) &&
+		!sf_unused_layout_replaced(s, &f))
 		sf_layout_changed(s, &f);
 	else if (got > 0)
 		sf_resume(s, &f);
