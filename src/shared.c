@@ -168,6 +168,33 @@ sf_refuse(SnowflakeShared *s, SnowflakeRefusal why, int err,
 	strlcpy(s->refusal_detail, detail, sizeof(s->refusal_detail));
 }
 
+/*
+ * sf_log_node_change
+ *		Say at startup that the node field of the IDs changes.  On timeline 1
+ *		(or an unknown one) the field is snowflake.node_id itself, whatever
+ *		the span; on a later one it is the node id plus the timeline's offset
+ *		within the span, and the file records only the field, so both
+ *		settings are named with the values that give the new one.
+ */
+static void
+sf_log_node_change(const SnowflakeShared *s, const SnowflakeStateFile *f,
+				   int node)
+{
+	if (f->timeline <= 1)
+		ereport(LOG,
+				(errmsg("parameter \"%s\" changed from %d to %d",
+						"snowflake.node_id", f->node_id, node),
+				 errdetail("IDs minted from now on carry node id %d, from the next millisecond on.",
+						   node)));
+	else
+		ereport(LOG,
+				(errmsg("snowflake node id changed from %d to %d on timeline %u",
+						f->node_id, node, f->timeline),
+				 errdetail("On timeline %u, \"%s\" = %d and \"%s\" = %d give node id %d; IDs minted from now on carry it, from the next millisecond on.",
+						   f->timeline, "snowflake.node_id", s->node_id,
+						   "snowflake.node_id_span", s->node_id_span, node)));
+}
+
 
 /*
  * sf_resume
@@ -186,11 +213,7 @@ sf_resume(SnowflakeShared *s, const SnowflakeStateFile *f)
 	 * write, with the lineage (reservation.c).
 	 */
 	if (f->node_id != node)
-		ereport(LOG,
-				(errmsg("parameter \"%s\" changed from %d to %d",
-						"snowflake.node_id", f->node_id, node),
-				 errdetail("IDs minted from now on carry node id %d, from the next millisecond on.",
-						   node)));
+		sf_log_node_change(s, f, node);
 
 	/*
 	 * Resume strictly above what the file proves.  After a clean shutdown
