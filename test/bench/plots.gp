@@ -27,7 +27,7 @@ if (plot eq 'bulk') {
     # The clock read, the floor of any time-based ID, in grey.
     plot data using (0):0:(0):2:($0 - 0.35):($0 + 0.35):($0 == 0 ? 0xd9d9d9 : 0x9fc5e8):ytic(1) skip 1 \
              with boxxyerror fc rgb variable fs solid 1.0 border lc rgb '#555555', \
-         '' using 2:0:3:4 skip 1 with xerrorbars lc rgb '#333333' pt -1, \
+         '' using 3:0:($4 - $3):(0) skip 1 with vectors heads size screen 0.006,90 lc rgb '#333333', \
          '' using 4:0:(sprintf('  %.2f', $2)) skip 1 with labels left font ',9'
 }
 
