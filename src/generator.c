@@ -473,6 +473,70 @@ sf_refuse_exhausted(SnowflakeShared *s)
 					   (long long) snowflake_max_ms(&s->layout))));
 }
 
+/* How long one call has slept for the clock so far. */
+typedef struct SfWait
+{
+	int64		waited;			/* ms slept so far by this call */
+	bool		slept;
+	instr_time	start;
+} SfWait;
+
+/*
+ * sf_clear_the_way
+ *		After an attempt that issued nothing, decide what was in the way,
+ *		outside the spinlock, and remove it: refuse the call, sleep for the
+ *		clock, or write the reservation (or wait for the write under way).
+ *		The caller then tries again.
+ */
+static void
+sf_clear_the_way(SnowflakeShared *s, const SfAttempt *a, int64 now,
+				 int64 drift, SfWait *wait)
+{
+	int64		waited = wait->slept ? wait->waited : -1;
+
+	if (a->end_ms > snowflake_max_ms(&s->layout))
+		sf_refuse_exhausted(s);
+
+	/*
+	 * A floor not yet applied (a failover, a restore, a lost state file)
+	 * comes first: the lead it sets is what the call must wait for.
+	 */
+	if (unlikely(s->floor_pending))
+	{
+		sf_extend_needed(s, a->end_ms, now, waited);
+		return;
+	}
+
+	/*
+	 * This process allows a larger lead than the server's bound (a reload
+	 * raised max_drift_ms, or this backend still runs under a value a reload
+	 * lowered): record the larger lead first.
+	 */
+	if (a->limit < drift && a->end_ms > now + a->limit)
+	{
+		sf_extend_needed(s, a->end_ms, now, waited);
+		return;
+	}
+
+	if (a->end_ms > now + drift)
+	{
+		int64		excess = a->end_ms - (now + drift);
+
+		if (wait->waited + excess > snowflake_max_wait_ms)
+			sf_refuse_lead(s, a, now, drift, waited);
+		wait->waited = sf_sleep(excess, &wait->start);
+		wait->slept = true;
+		return;
+	}
+
+	/*
+	 * Only the reservation is in the way (a burst, a batch, a first call
+	 * after idling, the background writer stopped or behind): write a new
+	 * one, or wait for the write under way.
+	 */
+	sf_extend_needed(s, a->end_ms, now, waited);
+}
+
 /*
  * sf_generate_slow
  *		Everything snowflake_generate's fast path does not handle: the first
@@ -485,9 +549,7 @@ sf_generate_slow(int64 count)
 {
 	SnowflakeShared *s;
 	int			sb;
-	int64		waited = 0;		/* ms slept so far by this call */
-	bool		slept = false;
-	instr_time	wait_start;
+	SfWait		wait = {0};
 
 	/* Attaches and loads the shared state first, without the preload. */
 	if (!sf_backend_ready)
@@ -498,7 +560,7 @@ sf_generate_slow(int64 count)
 
 	s = snowflake_shared;
 	sb = s->layout.sequence_bits;
-	INSTR_TIME_SET_ZERO(wait_start);
+	INSTR_TIME_SET_ZERO(wait.start);
 
 	/* A batch spans at least this many milliseconds past its first. */
 	if (unlikely(((count - 1) >> sb) > snowflake_max_drift_ms))
@@ -514,54 +576,15 @@ sf_generate_slow(int64 count)
 		if (unlikely(now < 0 || now > snowflake_max_ms(&s->layout)))
 			sf_refuse_clock(s, now);
 
-		issued = sf_try_issue(s, now, count, drift, slept ? waited : -1,
+		issued = sf_try_issue(s, now, count, drift,
+							  wait.slept ? wait.waited : -1,
 							  unlikely(snowflake_spread_sequence) ?
 							  sf_spread_offset(sb) : 0, &a);
 		sf_after_attempt(s, now, &a, issued);
 		if (issued)
 			return (int64) a.first;
 
-		/* Decide what went wrong, outside the spinlock. */
-		if (a.end_ms > snowflake_max_ms(&s->layout))
-			sf_refuse_exhausted(s);
-		/*
-		 * A floor not yet applied (a failover, a restore, a lost state file)
-		 * comes first: the lead it sets is what the call must wait for.
-		 */
-		if (unlikely(s->floor_pending))
-		{
-			sf_extend_needed(s, a.end_ms, now, slept ? waited : -1);
-			continue;
-		}
-
-		/*
-		 * This process allows a larger lead than the server's bound (a
-		 * reload raised max_drift_ms, or this backend still runs under a
-		 * value a reload lowered): record the larger lead first.
-		 */
-		if (a.limit < drift && a.end_ms > now + a.limit)
-		{
-			sf_extend_needed(s, a.end_ms, now, slept ? waited : -1);
-			continue;
-		}
-
-		if (a.end_ms > now + drift)
-		{
-			int64		excess = a.end_ms - (now + drift);
-
-			if (waited + excess > snowflake_max_wait_ms)
-				sf_refuse_lead(s, &a, now, drift, slept ? waited : -1);
-			waited = sf_sleep(excess, &wait_start);
-			slept = true;
-			continue;
-		}
-
-		/*
-		 * Only the reservation is in the way (a burst, a batch, a first call
-		 * after idling, the background writer stopped or behind): write a
-		 * new one, or wait for the write under way, and retry.
-		 */
-		sf_extend_needed(s, a.end_ms, now, slept ? waited : -1);
+		sf_clear_the_way(s, &a, now, drift, &wait);
 	}
 }
 

@@ -168,6 +168,33 @@ sf_refuse(SnowflakeShared *s, SnowflakeRefusal why, int err,
 	strlcpy(s->refusal_detail, detail, sizeof(s->refusal_detail));
 }
 
+/*
+ * sf_log_node_change
+ *		Say at startup that the node field of the IDs changes.  On timeline 1
+ *		(or an unknown one) the field is snowflake.node_id itself, whatever
+ *		the span; on a later one it is the node id plus the timeline's offset
+ *		within the span, and the file records only the field, so both
+ *		settings are named with the values that give the new one.
+ */
+static void
+sf_log_node_change(const SnowflakeShared *s, const SnowflakeStateFile *f,
+				   int node)
+{
+	if (f->timeline <= 1)
+		ereport(LOG,
+				(errmsg("parameter \"%s\" changed from %d to %d",
+						"snowflake.node_id", f->node_id, node),
+				 errdetail("IDs minted from now on carry node id %d, from the next millisecond on.",
+						   node)));
+	else
+		ereport(LOG,
+				(errmsg("snowflake node id changed from %d to %d on timeline %u",
+						f->node_id, node, f->timeline),
+				 errdetail("On timeline %u, \"%s\" = %d and \"%s\" = %d give node id %d; IDs minted from now on carry it, from the next millisecond on.",
+						   f->timeline, "snowflake.node_id", s->node_id,
+						   "snowflake.node_id_span", s->node_id_span, node)));
+}
+
 
 /*
  * sf_resume
@@ -186,11 +213,7 @@ sf_resume(SnowflakeShared *s, const SnowflakeStateFile *f)
 	 * write, with the lineage (reservation.c).
 	 */
 	if (f->node_id != node)
-		ereport(LOG,
-				(errmsg("parameter \"%s\" changed from %d to %d",
-						"snowflake.node_id", f->node_id, node),
-				 errdetail("IDs minted from now on carry node id %d, from the next millisecond on.",
-						   node)));
+		sf_log_node_change(s, f, node);
 
 	/*
 	 * Resume strictly above what the file proves.  After a clean shutdown
@@ -262,6 +285,49 @@ sf_layout_changed(SnowflakeShared *s, const SnowflakeStateFile *f)
 	s->recorded_end_unix_ms = f->epoch_ms + old_ms;
 	s->recorded_max_id = old_ms < 0 ? -1 :
 		(int64) ((((uint64) old_ms + 1) << old_shift) - 1);
+}
+
+/*
+ * sf_unused_layout_replaced
+ *		Whether the file's epoch or layout, which differ from the
+ *		configured ones, issued no ID, so that the configured ones may take
+ *		their place (an epoch set in the future by mistake, then corrected);
+ *		if so, f is made the file of the configured layout and that is
+ *		logged.
+ *
+ * Every ID lies at or below the reservation in the file (it is written
+ * durably before the ID is issued) and in a millisecond at or past the
+ * epoch, and a clean shutdown records the exact last ID.  So a file whose
+ * reservation lies before the epoch and that records no last ID proves
+ * that nothing was issued under its layout; anything else is refused, as
+ * before.
+ */
+static bool
+sf_unused_layout_replaced(SnowflakeShared *s, SnowflakeStateFile *f)
+{
+	char		rec_epoch[64];
+	char		cfg_epoch[64];
+
+	if (f->reserved_ms >= 0 || f->last >= 0)
+		return false;
+
+	snowflake_format_ms(f->epoch_ms, rec_epoch, sizeof(rec_epoch));
+	snowflake_format_ms(s->layout.epoch_ms, cfg_epoch, sizeof(cfg_epoch));
+	ereport(LOG,
+			(errmsg("snowflake epoch and layout recorded in \"%s\" replaced by the configured ones",
+					SNOWFLAKE_STATE_FILE),
+			 errdetail("The state file records epoch %s and layout %d/%d/%d (timestamp/node/sequence bits) and no ID issued under them; the server is configured with epoch %s and layout %d/%d/%d.",
+					   rec_epoch, f->timestamp_bits, f->node_bits,
+					   f->sequence_bits, cfg_epoch, s->layout.timestamp_bits,
+					   s->layout.node_bits, s->layout.sequence_bits)));
+	f->epoch_ms = s->layout.epoch_ms;
+	f->timestamp_bits = s->layout.timestamp_bits;
+	f->node_bits = s->layout.node_bits;
+	f->sequence_bits = s->layout.sequence_bits;
+	f->reserved_ms = -1;		/* an empty history, as without a file */
+	f->last = -1;
+	snowflake_state_seal(f);
+	return true;
 }
 
 /*
@@ -405,7 +471,8 @@ sf_load_state(SnowflakeShared *s)
 		(f.epoch_ms != s->layout.epoch_ms ||
 		 f.timestamp_bits != s->layout.timestamp_bits ||
 		 f.node_bits != s->layout.node_bits ||
-		 f.sequence_bits != s->layout.sequence_bits))
+		 f.sequence_bits != s->layout.sequence_bits) &&
+		!sf_unused_layout_replaced(s, &f))
 		sf_layout_changed(s, &f);
 	else if (got > 0)
 		sf_resume(s, &f);

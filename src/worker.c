@@ -241,13 +241,17 @@ sf_writer_step(SnowflakeShared *s, SfWriterState *w)
 	 * apply it now, so that the wait it imposes on the first IDs elapses
 	 * before anyone asks for one.  Read without the LWLock as a hint; the
 	 * write rechecks under it, and writes nothing if no floor is pending.
+	 * No ID needs it: the reservation covers the floor and the clock, and
+	 * while the clock is before the epoch it stays before it too, so that
+	 * the file proves that nothing was issued (shared.c,
+	 * sf_unused_layout_replaced).
 	 */
 	if (unlikely(s->floor_pending))
 	{
 		SfWriteFailure failure;
 
-		(void) snowflake_extend_reservation(-1, now, SF_EXTEND_BACKGROUND,
-											&failure);
+		(void) snowflake_extend_reservation(PG_INT64_MIN, now,
+											SF_EXTEND_BACKGROUND, &failure);
 		if (s->floor_pending)
 			return SNOWFLAKE_WRITER_FLOOR_RETRY_MS;
 		/* The floor raised the last value: that is no ID issued. */

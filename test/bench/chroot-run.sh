@@ -9,7 +9,8 @@
 #
 # Every option after the major goes to test/bench/run.sh.  The report is
 # written to docs/performance/report-pg<major>.md, or to --output FILE (a path
-# outside the chroot).  Environment: CHROOT_DIR, as for test/chroot-check.sh.
+# outside the chroot), its plots and their data beside it (see run.sh).
+# Environment: CHROOT_DIR, as for test/chroot-check.sh.
 #
 # Mirrors test/chroot-check.sh: builds the chroot first if it is missing
 # (test/chroot-check.sh MAJOR --prepare), takes the same lock (one run per
@@ -98,6 +99,18 @@ if [ "$callgrind" -eq 1 ] && ! chroot "$CHROOT" sh -c 'command -v valgrind' >/de
         log "could not install valgrind (see $work/apt.log with --keep); the callgrind section will be skipped"
 fi
 
+# gnuplot draws the report's plots (run.sh would install it too, but
+# without the apt configuration above).
+if ! chroot "$CHROOT" sh -c 'command -v gnuplot' >/dev/null 2>&1; then
+    log "installing gnuplot-nox in the chroot for the report's plots"
+    echo 'Acquire::Check-Valid-Until "false";' >"$CHROOT/etc/apt/apt.conf.d/99snowflake-test"
+    chroot "$CHROOT" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+        bash -c 'source "$1/test/lib.sh" && sf_apt_install gnuplot-nox' bash "$inner" >"$work/apt-gnuplot.log" 2>&1 || {
+        log "could not install gnuplot-nox in the chroot (see $work/apt-gnuplot.log with --keep)"
+        exit 1
+    }
+fi
+
 git_rev=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)
 if git -C "$src" status --porcelain -- src Makefile snowflake.control 'snowflake--*.sql' 2>/dev/null | grep -q .; then
     git_rev="$git_rev (src/ has uncommitted changes)"
@@ -113,6 +126,15 @@ chroot "$CHROOT" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF
         make -s PG_CONFIG="$PG_CONFIG" >/dev/null
         make -s install PG_CONFIG="$PG_CONFIG" >/dev/null
         test/bench/run.sh "$@"' \
-    bash "$inner" --output "$inner/report.md" "${args[@]}"
-cp "$work/report.md" "$output"
+    bash "$inner" --output "$inner/$(basename "$output")" "${args[@]}"
+cp "$work/$(basename "$output")" "$output"
 log "report written to ${output#"$src"/}"
+# Its plots and their data, under the names the report links to; an
+# earlier run's at the same path go first.
+base=$(basename "${output%.md}")
+for plot in bulk everyday decode; do
+    for ext in tsv svg; do
+        rm -f "${output%.md}-$plot.$ext"
+        [ ! -f "$work/$base-$plot.$ext" ] || cp "$work/$base-$plot.$ext" "${output%.md}-$plot.$ext"
+    done
+done

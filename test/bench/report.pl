@@ -2,8 +2,10 @@
 # test/bench/report.pl: turn the raw data of test/bench/run.sh into the
 # markdown report (printed on standard output).
 #
-#   perl report.pl DIR
+#   perl report.pl DIR [PREFIX]
 #
+# With PREFIX, also the data of the plots, PREFIX-{bulk,everyday,decode}.tsv
+# (see "The plots' data" at the end), which run.sh draws with plots.gp.
 # DIR is run.sh's temporary directory (kept with --keep): meta.txt
 # (key=value lines), results.tsv (the first five sections' measurements),
 # callgrind.tsv (per-dump instruction counts), waits.tsv (pgbench wait
@@ -16,8 +18,8 @@
 use strict;
 use warnings;
 
-my ($dir) = @ARGV;
-die "usage: report.pl DIR\n" unless defined $dir && -d $dir;
+my ($dir, $plot_prefix) = @ARGV;
+die "usage: report.pl DIR [PREFIX]\n" unless defined $dir && -d $dir;
 my $meta_file = "$dir/meta.txt";
 my $results_file = "$dir/results.tsv";
 my $cg_file = "$dir/callgrind.tsv";
@@ -1194,6 +1196,79 @@ if (@new_targets_rows) {
         . '(see the load averages above) they are disturbed, and a p99 over few samples is decided by a few slow ones. '
         . 'The counters (reservation writes) do not depend on timing.';
     out;
+}
+
+# ---------------------------------------------------------------------------
+# The plots' data: with a second argument PREFIX, the numbers the plots of
+# the performance page show are written to PREFIX-bulk.tsv,
+# PREFIX-everyday.tsv and PREFIX-decode.tsv (for the sections that ran),
+# which test/bench/plots.gp draws as PREFIX-*.svg; the report embeds them.
+
+sub write_data {
+    my ($file, $header, @rows) = @_;
+    return 0 unless @rows;
+    open my $df, '>', $file or die "$file: $!\n";
+    print $df join("\t", @$header), "\n";
+    print $df join("\t", map { defined $_ ? $_ : 'NaN' } @$_), "\n" for @rows;
+    close $df or die "$file: $!\n";
+    return 1;
+}
+
+my @plots;
+if (defined $plot_prefix) {
+    (my $base = $plot_prefix) =~ s{.*/}{};
+    # Bulk: M IDs/s, median and range over the repetitions, the clock read
+    # (the floor any time-based ID pays) first.
+    my %plot_bulk = (clock => 'clock_timestamp() (the clock read)', snowflake => 'snowflake_nextval()',
+        nextval_c1 => 'nextval(), CACHE 1', nextval_c32 => 'nextval(), CACHE 32',
+        uuid7core => 'uuidv7()', uuid4 => 'gen_random_uuid()');
+    my @bulk_rows = map {
+        my @r = rates(rows('bulk', $_));
+        @r ? [ $plot_bulk{$_}, map { sprintf('%.3f', $_ / 1e6) } median(@r), minv(@r), maxv(@r) ] : ()
+    } grep { $ran{bulk} } qw(clock snowflake nextval_c32 nextval_c1 uuid7core uuid4);
+    push @plots, [ 'bulk', "IDs per second, one backend: snowflake_nextval() against the clock read, nextval() and UUIDs" ]
+        if write_data("$plot_prefix-bulk.tsv", [ 'contender', 'M_ids_per_s_median', 'min', 'max' ], @bulk_rows);
+
+    # Everyday rates: median and p99 latency (ms) per disk and rate, one
+    # column pair per key kind.
+    my @ev_rows;
+    my @evd = read_tsv("$dir/everyday.tsv");
+    my %ev_name = (snowflake => 'snowflake_nextval()', bigserial => 'bigserial', uuid7core => 'uuidv7()');
+    my @ev_kinds = grep { my $k = $_; grep { $_->{kind} eq $k } @evd } qw(snowflake bigserial uuid7core);
+    if ($ran{everyday} && @evd) {
+        my $lat = read_latencies("$dir/everyday_lat.tsv", 4);
+        for my $disk (qw(machine slow)) {
+            for my $rate (split ' ', ($m{everyday_rates} // '2 50')) {
+                next unless grep { $_->{disk} eq $disk && $_->{rate} eq $rate } @evd;
+                push @ev_rows, [ sprintf('%s, %s/s', $disk eq 'slow' ? "every fsync +$m{fsync_delay_ms} ms" : "this machine's disk", $rate),
+                    map { my $v = $lat->{"$disk|$rate|$_"}; map { defined $_ ? sprintf('%.3f', $_ / 1000) : undef } pct($v, 50), pct($v, 99) } @ev_kinds ];
+            }
+        }
+    }
+    push @plots, [ 'everyday', 'Single-row insert latency at everyday rates, one client: median (bar) and p99 (whisker)' ]
+        if write_data("$plot_prefix-everyday.tsv",
+            [ 'disk_rate', map { ($ev_name{$_}, "$_ p99") } @ev_kinds ], @ev_rows);
+
+    # Decoding: ns per row over count(1), per form.
+    my %plot_dec = (timestamp => 'snowflake_timestamp(id)', select_ts => '(snowflake_decode(id)).ts',
+        from_ts => 'FROM t, snowflake_decode(t.id) d', select_star => '(snowflake_decode(id)).*',
+        select_ts_as_written => '(snowflake_decode(id)).ts, as written',
+        from_ts_as_written => 'FROM t, snowflake_decode(t.id) d, as written');
+    my @dec_rows = map { [ $plot_dec{$_}, map { defined $_ ? sprintf('%.1f', $_) : undef } dec_over(\%dec_ns, $_), dec_over(\%dec_cpu, $_) ] }
+        grep { $ran{decode} && defined dec_over(\%dec_ns, $_) }
+        qw(timestamp select_ts from_ts select_star select_ts_as_written from_ts_as_written);
+    push @plots, [ 'decode', 'Decoding a table of keys: ns per row over count(1)' ]
+        if write_data("$plot_prefix-decode.tsv", [ 'form', 'ns_over_count1', 'cpu_ns_over_count1' ], @dec_rows);
+
+    if (@plots) {
+        $sink = \@head;
+        out '## Plots';
+        out;
+        out "Drawn by gnuplot (`test/bench/plots.gp`) from the data files beside this report (`$base-*.tsv`).";
+        out;
+        out "![$_->[1]]($base-$_->[0].svg)" for @plots;
+        out;
+    }
 }
 
 print join("\n", @head, @old_targets, @new_targets, @old_body, @new_body), "\n";

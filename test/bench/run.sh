@@ -45,13 +45,17 @@
 #   --fsync-delay MS      the slow disk: every fsync sleeps MS ms first
 #                         (default 20)
 #   --no-callgrind        skip the instruction counts (valgrind)
-#   --output FILE         where to write the report (default docs/performance/report.md)
+#   --output FILE         where to write the report (default docs/performance/report.md);
+#                         its plots and their data go beside it, FILE less
+#                         ".md" followed by -bulk, -everyday and -decode,
+#                         .svg and .tsv
 #   --keep                keep the temporary directory (server, logs, raw data)
 #
 # Needs the extension built and installed into the PostgreSQL that
 # PG_CONFIG (default: pg_config on PATH) names: make && make install.
 # Run as root, the server runs as the "postgres" operating system user; run
-# as anyone else, as that user.  Needs psql, pgbench, perl; a C compiler
+# as anyone else, as that user.  Needs psql, pgbench, perl, gnuplot (Debian's
+# gnuplot-nox, installed through test/lib.sh when missing); a C compiler
 # for the slow-fsync runs (test/faultshim.c, an LD_PRELOAD shim); valgrind
 # for the instruction counts (skipped with a note when missing).
 set -euo pipefail
@@ -207,6 +211,12 @@ fi
 if [ "$callgrind" -eq 1 ] && ! command -v valgrind >/dev/null 2>&1; then
     callgrind=0
     cg_skip="valgrind is not installed"
+fi
+# The plots of the report (plots.gp): gnuplot, installed if missing.
+plots="bulk everyday decode"
+if ! command -v gnuplot >/dev/null 2>&1 && ! sf_apt_install gnuplot-nox; then
+    echo "run.sh: gnuplot is needed to draw the report's plots (Debian: gnuplot-nox)" >&2
+    exit 1
 fi
 slow_disk=0
 if want everyday || want latency; then
@@ -1197,6 +1207,18 @@ echo "suite_seconds=$(($(date +%s) - suite_t0))" >> "$meta"
 # ---------------------------------------------------------------------------
 # The report
 
-perl "$here/report.pl" "$work" > "$output.tmp"
+# The report, and beside it the data of its plots (PREFIX-*.tsv, PREFIX
+# the report's path less ".md"), drawn as PREFIX-*.svg; those of an earlier
+# run at the same path go first, so that no plot outlives its data.
+plot_prefix=${output%.md}
+for plot in $plots; do
+    rm -f "$plot_prefix-$plot.tsv" "$plot_prefix-$plot.svg"
+done
+perl "$here/report.pl" "$work" "$plot_prefix" > "$output.tmp"
 mv "$output.tmp" "$output"
 log "report written to ${output#"$root"/}"
+for plot in $plots; do
+    [ -f "$plot_prefix-$plot.tsv" ] || continue
+    gnuplot -e "prefix='$plot_prefix'; plot='$plot'" "$here/plots.gp"
+    log "plot drawn: ${plot_prefix#"$root"/}-$plot.svg"
+done

@@ -7,8 +7,10 @@
 # has corrected it.  PostgreSQL must start there: generation refuses each
 # call with 22003 (and issues nothing) until the clock passes the epoch,
 # then resumes by itself, without a restart.  An epoch configured in the
-# future likewise starts the server and refuses calls.  The epoch is read
-# with PostgreSQL's own time input, so named time zones work.
+# future likewise starts the server and refuses calls; once corrected, the
+# epoch recorded in the state file, under which nothing was issued, gives
+# way, while a change after an ID was issued is still refused.  The epoch is
+# read with PostgreSQL's own time input, so named time zones work.
 
 use strict;
 use warnings;
@@ -81,6 +83,45 @@ like($stderr,
 is($future->safe_psql('postgres',
 		"SELECT snowflake_compose('2999-01-01 00:00:00.001 America/New_York', 0, 0)"),
 	'4194304', 'IDs compose against the zoned epoch (1 ms after it)');
+$future->stop;
+
+# --- the mistaken epoch corrected: nothing was issued under it ---
+
+# The new cluster recorded the mistaken epoch, and no ID under it.
+my $rec = read_state($future);
+is($rec->{epoch_ms}, 32472162000000, 'the state file records the mistaken epoch');
+ok($rec->{reserved_ms} < 0 && $rec->{last} < 0,
+	'and no reservation or last ID at or past it');
+
+$future->append_conf('postgresql.conf', "snowflake.epoch = '2024-01-01'");
+my $log_offset = -s $future->logfile;
+$future->start;
+is( $future->safe_psql(
+		'postgres', q{
+SELECT snowflake_timestamp(id) BETWEEN now() - interval '1 minute'
+		AND clock_timestamp() + interval '1 second'
+FROM snowflake_nextval() id}),
+	't',
+	'corrected, the server issues IDs at the corrected epoch');
+ok( log_appears(
+		$future,
+		qr/LOG:  snowflake epoch and layout recorded in "snowflake\.state" replaced by the configured ones\n.*DETAIL:  The state file records epoch 2999-01-01 05:00:00\.000\+00 and layout 41\/10\/12 \(timestamp\/node\/sequence bits\) and no ID issued under them; the server is configured with epoch 2024-01-01 00:00:00\.000\+00 and layout 41\/10\/12\./,
+		$log_offset),
+	'and logs that the recorded epoch, under which nothing was issued, gave way');
+$future->stop;
+is(read_state($future)->{epoch_ms}, 1704067200000,
+	'the state file records the corrected epoch once an ID was issued');
+
+# An ID was issued under 2024-01-01: a change of epoch is refused again.
+$future->append_conf('postgresql.conf', "snowflake.epoch = '2025-01-01'");
+$log_offset = -s $future->logfile;
+$future->start;
+($sqlstate, $stderr) = sql_error($future, 'SELECT snowflake_nextval()');
+is($sqlstate, '55000', 'after an ID was issued, another epoch is still refused');
+like($stderr, qr/snowflake epoch or layout differs from the one recorded in "snowflake\.state"/,
+	'with the usual message');
+ok(!$future->log_contains(qr/replaced by the configured ones/, $log_offset),
+	'and nothing is replaced');
 $future->stop;
 
 done_testing();

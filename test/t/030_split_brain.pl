@@ -244,6 +244,24 @@ is( join(',',
 	'siblings: both mint with node id 6; the span does not keep siblings apart');
 $_->stop foreach @siblings;
 
+# Only the span changes (2 to 1) on timeline 2: the node id becomes 5, and
+# the log says so without claiming that snowflake.node_id changed.
+my $sibling = $siblings[0];
+$sibling->append_conf('postgresql.conf', 'snowflake.node_id_span = 1');
+my $log_offset = -s $sibling->logfile;
+$sibling->start;
+is($sibling->safe_psql('postgres',
+		'WITH i AS (INSERT INTO ids SELECT snowflake_nextval() RETURNING id) SELECT snowflake_node_id(id) FROM i'),
+	'5', 'span changed to 1 on timeline 2: IDs carry node id 5');
+ok( log_appears(
+		$sibling,
+		qr/LOG:  snowflake node id changed from 6 to 5 on timeline 2\n.*DETAIL:  On timeline 2, "snowflake\.node_id" = 5 and "snowflake\.node_id_span" = 1 give node id 5; IDs minted from now on carry it, from the next millisecond on\./,
+		$log_offset),
+	'the log names both settings that give the new node id');
+ok(!$sibling->log_contains(qr/parameter "snowflake\.node_id" changed/, $log_offset),
+	'and does not say that snowflake.node_id changed');
+$sibling->stop;
+
 # --- a span that does not fit the node field ---
 
 my $bad = start_snowflake_node('bad_span',

@@ -27,6 +27,11 @@
 #   and a file may carry <!-- test settings: name = value; ... --> to run on
 #   a server of its own with those settings.  A marker without a reason, or
 #   an unknown one, fails the test.
+#
+# Two rules of CONTRIBUTING.md are checked here too, since they concern
+# what a reader sees of the source: no C function in src/ is longer than
+# 80 lines (test/function-length.pl, shown to fail on one that is), and the
+# pictures of docs/img/ are what their script draws now.
 
 use strict;
 use warnings;
@@ -226,6 +231,30 @@ foreach my $file (@link_files)
 		  unless $anchor_cache{$resolved}{$anchor};
 	}
 	is(join("\n", @bad), '', "$file: every relative link resolves");
+}
+
+# ---- Function length ----
+
+{
+	my @sources = map { "src/$_" } sort grep { /\.c$/ }
+	  do { opendir my $dh, "$root/src" or die "$root/src: $!"; readdir $dh };
+	cmp_ok(scalar(@sources), '>=', 10, 'the C sources are found');
+	my ($out, $err);
+	my $ok = IPC::Run::run([ $^X, 'test/function-length.pl', @sources ],
+		'>', \$out, '2>', \$err, init => sub { chdir $root or die $! });
+	is($out . $err, '', 'no function in src/*.c is over 80 lines');
+	ok($ok, 'test/function-length.pl exits 0 on src/*.c');
+
+	# The check fails on a function of 81 lines, and names it.
+	my $probe = PostgreSQL::Test::Utils::tempdir() . '/probe.c';
+	open my $fh, '>', $probe or die "$probe: $!";
+	print $fh "static int\nsf_short(void)\n{\n\treturn 0;\n}\n\n",
+	  "static void\nsf_long(int a,\n\t\tint b)\n{\n", "\ta++;\n" x 79, "}\n";
+	close $fh;
+	$ok = IPC::Run::run([ $^X, "$root/test/function-length.pl", $probe ],
+		'>', \$out, '2>', \$err);
+	ok(!$ok, 'test/function-length.pl fails on a function of 81 lines');
+	is($out, "$probe: sf_long is 81 lines (limit 80)\n", 'and names it with its length');
 }
 
 # ---- SQL examples ----
@@ -439,6 +468,60 @@ foreach my $file (@run_files)
 note("all files: $total_ran sql blocks ran, $total_marked marked not run");
 cmp_ok($ran{'README.md'} // 0, '>=', 4, "README.md: the quick start's examples ran");
 cmp_ok($total_ran, '>', 3 * $total_marked, 'most sql examples run');
+
+# ---- Pictures ----
+
+# The layout pictures are what docs/img/layouts.pl draws now, and their
+# numbers are what the server says of the same layouts: the epoch and the
+# last time a bigint holds (its largest value decoded), the lifetime
+# between them, and the number of values of every other field.
+{
+	package SnowflakeLayoutPicture;
+	do "$root/docs/img/layouts.pl" or die "docs/img/layouts.pl: $@ $!";
+}
+my @pictures = SnowflakeLayoutPicture::layouts();
+my $pic_node = server_for('');
+$pic_node->safe_psql('postgres', 'CREATE DATABASE pictures');
+$pic_node->safe_psql('pictures', 'CREATE EXTENSION snowflake');
+foreach my $l (@pictures)
+{
+	my $file = "docs/img/layout-$l->{file}.svg";
+	is(-e "$root/$file" ? slurp($file) : '', SnowflakeLayoutPicture::svg($l),
+		"$file is what docs/img/layouts.pl draws");
+
+	my ($total, @fields) = SnowflakeLayoutPicture::numbers($l);
+	my $arg = defined $l->{layout} ? ", '$l->{layout}'" : '';
+	my $max = '9223372036854775807';
+	my ($code, $out, $err) = run_sql($pic_node, 'pictures', qq{\\pset format unaligned
+\\pset tuples_only on
+SELECT snowflake_timestamp(0$arg)::date, snowflake_timestamp($max$arg)::date,
+       round(((extract(epoch FROM snowflake_timestamp($max$arg) - snowflake_timestamp(0$arg))
+               + $l->{unit} / 1000.0) / (365.25 * 86400))::numeric, 1),
+       d.node_id, d.sequence
+  FROM snowflake_decode($max$arg) d;
+} . (defined $l->{layout} ? "SELECT node_fields FROM snowflake_decode($max$arg);\n" : ''));
+	is($err, '', "$l->{file}: the server decodes the layout's bounds");
+	my ($row, $json) = split /\n/, $out;
+	my ($first, $last, $years, $node_max, $seq_max) = split /\|/, $row // '';
+	my ($t) = grep { $_->{kind} eq 't' } @fields;
+	my @node = grep { $_->{kind} eq 'n' } @fields;
+	my ($seq) = grep { $_->{kind} eq 's' } @fields;
+	is("$t->{first} to $t->{last}, $t->{years} years", "$first to $last, $years years",
+		"$file: the timestamp's first and last day and lifetime");
+	is($seq->{count}, $seq_max + 1, "$file: $seq->{count} IDs per unit");
+	if (defined $l->{layout})
+	{
+		my %max = ($json // '') =~ /"(\w+)": (\d+)/g;
+		is(join(',', map { "$_->{name}:$_->{count}" } @node),
+			join(',', map { "$_->{name}:" . (($max{ $_->{name} } // -1) + 1) } @node),
+			"$file: the values of each node field");
+	}
+	else
+	{
+		is($node[0]{count}, $node_max + 1, "$file: $node[0]{count} node ids");
+	}
+}
+cmp_ok(scalar(@pictures), '>=', 7, 'the default layout and the six presets are drawn');
 
 $_->stop foreach values %servers;
 done_testing();
