@@ -34,7 +34,8 @@
 #
 #   SNOWFLAKE_CHAOS_SECONDS=N   how long test/t/051_chaos.pl, the seeded
 #       fault campaign, injects faults (default 20 s, a smoke run; CI's
-#       native stage runs 120; test/chaos.sh runs longer ones)
+#       native stage runs 120; test/chaos.sh runs longer ones), and
+#       SNOWFLAKE_CHAOS_SEED=S its seed (default 1)
 #
 #   test/check.sh --all-majors   (root, CI) every suite on the PostgreSQL
 #       installed here (15 on Debian 12), then the Patroni failover test
@@ -116,6 +117,7 @@ status=0
     SNOWFLAKE_FRAMEWORKS="${SF_FRAMEWORKS:-1}" \
     ${SNOWFLAKE_OLD_BINDIR:+SNOWFLAKE_OLD_BINDIR="$SNOWFLAKE_OLD_BINDIR"} \
     ${SNOWFLAKE_CHAOS_SECONDS:+SNOWFLAKE_CHAOS_SECONDS="$SNOWFLAKE_CHAOS_SECONDS"} \
+    ${SNOWFLAKE_CHAOS_SEED:+SNOWFLAKE_CHAOS_SEED="$SNOWFLAKE_CHAOS_SEED"} \
     make -C "$RUN_DIR" installcheck PG_CONFIG="$PG_CONFIG" 2>&1 | tee "$out" || status=$?
 
 if [ "$status" -ne 0 ]; then

@@ -27,6 +27,8 @@
 #                     their packages come to 205 MB on trixie and 530 MB on
 #                     sid, against 107 MB on the host, which has a JDK; see
 #                     CONTRIBUTING.md, CI)
+#   SNOWFLAKE_CHAOS_SEED, SNOWFLAKE_CHAOS_SECONDS  the fault campaign's
+#                     seed and length (test/check.sh), passed into the chroot
 #   SNOWFLAKE_UPGRADES  the upgrades from an older major that
 #                     test/t/050_major_upgrade.pl must run, as OLD:NEW
 #                     pairs (default "18:19": the chroot of 19 is sid, which
@@ -245,6 +247,8 @@ chroot "$CHROOT" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF
     ${SNOWFLAKE_DEB:+SNOWFLAKE_DEB=1} ${SNOWFLAKE_IMAGE:+SNOWFLAKE_IMAGE=1} \
     ${SNOWFLAKE_NO_PRELOAD_PASS:+SNOWFLAKE_NO_PRELOAD_PASS="$SNOWFLAKE_NO_PRELOAD_PASS"} \
     SF_FRAMEWORKS="${SF_FRAMEWORKS:-0}" \
+    ${SNOWFLAKE_CHAOS_SEED:+SNOWFLAKE_CHAOS_SEED="$SNOWFLAKE_CHAOS_SEED"} \
+    ${SNOWFLAKE_CHAOS_SECONDS:+SNOWFLAKE_CHAOS_SECONDS="$SNOWFLAKE_CHAOS_SECONDS"} \
     ${upgrade_from:+SNOWFLAKE_UPGRADE_FROM="$upgrade_from"} \
     ${PROVE_TESTS:+PROVE_TESTS="$PROVE_TESTS"} "${citus[@]}" \
     bash "$inner/test/check.sh"

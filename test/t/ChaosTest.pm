@@ -643,7 +643,8 @@ sub summary
 			$h->{connection_errors}),
 		sprintf('violations: %d', scalar @{ $h->{violations} }),
 		sprintf('server up at the end: %s', $c->{up} ? 'yes' : "no ($c->{up_error})"),
-		sprintf('reproduce: test/chaos.sh --seed %s --minutes %s', $c->{seed}, $minutes));
+		sprintf('reproduce: test/chaos.sh --seed %s --minutes %s --major %d', $c->{seed}, $minutes,
+			$c->{version}->major));
 	my $shown = 0;
 	foreach my $v (@{ $h->{violations} })
 	{
