@@ -149,6 +149,32 @@ sf_publish_write(SnowflakeShared *s, int64 target, int64 drift,
 }
 
 /*
+ * sf_cover_issued
+ *		The millisecond a reservation write must reach at least: needed_ms,
+ *		and never below an ID already issued.  Sets *reserved to the
+ *		reservation in force.
+ *
+ * After a clean shutdown the generator resumes from the exact last ID with
+ * the reservation one millisecond below it (sf_resume), so that the first
+ * call writes; a write made while the clock is still behind that
+ * millisecond (the background writer's, needing nothing) must cover it
+ * too, or a crash would resume inside it and issue its IDs again.
+ */
+static int64
+sf_cover_issued(SnowflakeShared *s, int64 needed_ms, int64 *reserved)
+{
+	int64		last;
+
+	SpinLockAcquire(&s->mutex);
+	*reserved = s->reserved_ms;
+	last = s->last;
+	SpinLockRelease(&s->mutex);
+	if (last >= 0)
+		needed_ms = Max(needed_ms, last >> s->layout.sequence_bits);
+	return needed_ms;
+}
+
+/*
  * snowflake_extend_reservation
  *		Durably raise the reservation so that IDs up to needed_ms may be
  *		issued.  now_ms is the caller's clock reading (ms since the epoch).
@@ -216,10 +242,7 @@ snowflake_extend_reservation(int64 needed_ms, int64 now_ms, SfExtendMode mode,
 	if (floor)
 		needed_ms = Max(needed_ms, sf_raise_to_floor(s, now_ms, lead));
 
-	SpinLockAcquire(&s->mutex);
-	reserved = s->reserved_ms;
-	SpinLockRelease(&s->mutex);
-
+	needed_ms = sf_cover_issued(s, needed_ms, &reserved);
 	if (reserved < needed_ms || floor || drift > bound)
 	{
 		/* The write also clears the file's floor obligation. */
