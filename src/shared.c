@@ -422,6 +422,8 @@ sf_load_state(SnowflakeShared *s)
 	int			err;
 	char		detail[2 * SNOWFLAKE_DETAIL_LEN];
 	const char *reason;
+	bool		differs;
+	bool		replaced;
 
 	/* A temporary file left by a write that a crash interrupted. */
 	if (unlink(SNOWFLAKE_STATE_TMP_FILE) != 0 && errno != ENOENT &&
@@ -467,17 +469,26 @@ sf_load_state(SnowflakeShared *s)
 		strlcpy(s->floor_reason, "the state file records a floor not yet applied",
 				sizeof(s->floor_reason));
 
-	if (got > 0 &&
+	differs = got > 0 &&
 		(f.epoch_ms != s->layout.epoch_ms ||
 		 f.timestamp_bits != s->layout.timestamp_bits ||
 		 f.node_bits != s->layout.node_bits ||
-		 f.sequence_bits != s->layout.sequence_bits) &&
-		!sf_unused_layout_replaced(s, &f))
+		 f.sequence_bits != s->layout.sequence_bits);
+	replaced = differs && sf_unused_layout_replaced(s, &f);
+	if (differs && !replaced)
 		sf_layout_changed(s, &f);
 	else if (got > 0)
 		sf_resume(s, &f);
 
-	reason = sf_start_reason(got > 0, s->preloaded);
+	/*
+	 * A replaced file knows nothing of the configured epoch's numbering
+	 * (other servers of the history, a primary this server took over from,
+	 * may have issued under it): the floor applies as if there were no
+	 * file, and writing it makes the replacement durable.
+	 */
+	reason = replaced ?
+		"the state file's epoch and layout were replaced by the configured ones" :
+		sf_start_reason(got > 0, s->preloaded);
 	if (reason != NULL)
 		sf_record_floor(s, &f, reason);
 }

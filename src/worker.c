@@ -241,10 +241,12 @@ sf_writer_step(SnowflakeShared *s, SfWriterState *w)
 	 * apply it now, so that the wait it imposes on the first IDs elapses
 	 * before anyone asks for one.  Read without the LWLock as a hint; the
 	 * write rechecks under it, and writes nothing if no floor is pending.
-	 * No ID needs it: the reservation covers the floor and the clock, and
-	 * while the clock is before the epoch it stays before it too, so that
-	 * the file proves that nothing was issued (shared.c,
-	 * sf_unused_layout_replaced).
+	 * No ID needs it: the reservation covers the floor and the clock (and
+	 * any ID issued), and while the clock is further before the epoch than
+	 * the history's lead plus SNOWFLAKE_RESERVE_AHEAD_MS it stays before
+	 * the epoch too, so that the file proves that nothing was issued
+	 * (shared.c, sf_unused_layout_replaced).  Nearer the epoch it reaches
+	 * past it, and a corrected epoch is refused as before.
 	 */
 	if (unlikely(s->floor_pending))
 	{

@@ -99,15 +99,23 @@ $future->start;
 is( $future->safe_psql(
 		'postgres', q{
 SELECT snowflake_timestamp(id) BETWEEN now() - interval '1 minute'
-		AND clock_timestamp() + interval '1 second'
+		AND clock_timestamp() + interval '2 seconds'
 FROM snowflake_nextval() id}),
 	't',
-	'corrected, the server issues IDs at the corrected epoch');
+	'corrected, the server issues IDs at the corrected epoch (past the floor: the clock plus the lead)');
 ok( log_appears(
 		$future,
 		qr/LOG:  snowflake epoch and layout recorded in "snowflake\.state" replaced by the configured ones\n.*DETAIL:  The state file records epoch 2999-01-01 05:00:00\.000\+00 and layout 41\/10\/12 \(timestamp\/node\/sequence bits\) and no ID issued under them; the server is configured with epoch 2024-01-01 00:00:00\.000\+00 and layout 41\/10\/12\./,
 		$log_offset),
 	'and logs that the recorded epoch, under which nothing was issued, gave way');
+# The replaced file says nothing of IDs other servers issued under the
+# corrected epoch (a primary this server took over from): the floor applies,
+# as it does without a state file.
+ok( log_appears(
+		$future,
+		qr/LOG:  snowflake IDs will resume past the clock plus 1000 ms, because the state file's epoch and layout were replaced by the configured ones/,
+		$log_offset),
+	'and that the floor applies, as without a state file');
 $future->stop;
 is(read_state($future)->{epoch_ms}, 1704067200000,
 	'the state file records the corrected epoch once an ID was issued');
