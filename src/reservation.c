@@ -113,8 +113,11 @@ static int64
 sf_raise_to_floor(SnowflakeShared *s, int64 now_ms, int64 lead)
 {
 	int64		floor_ms = Min(now_ms + lead, snowflake_max_ms(&s->layout));
-	int64		floor_packed = (floor_ms << s->layout.sequence_bits) - 1;
+	int64		floor_packed;
 
+	/* Before the epoch no ID can lie below the floor (nor a shift be negative). */
+	floor_packed = floor_ms <= 0 ? -1 :
+		(floor_ms << s->layout.sequence_bits) - 1;
 	SpinLockAcquire(&s->mutex);
 	if (s->last < floor_packed)
 		s->last = floor_packed;
