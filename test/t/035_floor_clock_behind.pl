@@ -33,9 +33,11 @@ my $node = start_snowflake_node('floor_clock_behind', node_id => 4,
 
 # The first life runs with its clock 30 s ahead and ends cleanly: the
 # recorded last ID lies 30 s ahead of the real clock.  (The clock is moved
-# this way round, and the next life runs on the real time, because a
-# background worker that the postmaster of PostgreSQL 15 starts from a
-# signal handler can miss libfaketime's offset and read the real clock.)
+# this way round, and the next life runs on the real time, because on
+# PostgreSQL 15 the background writer started at the promotion was seen
+# reading the real clock under libfaketime, as were some of the
+# postmaster's own log lines: the floor must be applied on a clock that is
+# behind whichever clock the writer reads.)
 set_clock('+30');
 $node->safe_psql('postgres', q{
 CREATE EXTENSION snowflake;
