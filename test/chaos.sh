@@ -30,7 +30,7 @@ done
 [[ $seed =~ ^[0-9]+$ ]] || { echo "--seed takes a whole number" >&2; exit 2; }
 [[ $minutes =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "--minutes takes a number" >&2; exit 2; }
 [[ -z $major || $major =~ ^[0-9]+$ ]] || { echo "--major takes a PostgreSQL major version" >&2; exit 2; }
-seconds=$(awk -v m="$minutes" 'BEGIN { printf "%d", m * 60 }')
+seconds=$(awk -v m="$minutes" 'BEGIN { printf "%d", m * 60 + 0.5 }')
 
 host_major=$("${PG_CONFIG:-pg_config}" --version 2>/dev/null | sed -nE 's/^PostgreSQL ([0-9]+).*/\1/p')
 if [ -n "$major" ] && [ "$major" != "$host_major" ]; then

@@ -31,7 +31,8 @@ faketime_available() or exit;
 
 my $seed = $ENV{SNOWFLAKE_CHAOS_SEED} // 1;
 my $seconds = $ENV{SNOWFLAKE_CHAOS_SECONDS} // 20;
-my $minutes = sprintf('%g', $seconds / 60);
+# Whole minutes as such, a smoke's 20 s as 0.33 (test/chaos.sh rounds back to 20 s).
+my $minutes = $seconds % 60 ? sprintf('%.2f', $seconds / 60) : $seconds / 60;
 my $dir = PostgreSQL::Test::Utils::tempdir('chaos');
 my $t0 = time();
 
