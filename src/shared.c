@@ -724,30 +724,27 @@ sf_configure_segment(SnowflakeShared *s, bool valid,
 {
 	SnowflakeLifeFile life;
 	SfWriteFailure failure;
+	bool		fresh = !sf_life_of_this_server(&life);
 
-	if (sf_life_of_this_server(&life))
+	if (fresh)
 	{
-		sf_configure(s, &life.layout, life.node_id, life.node_id_span);
-		pg_write_barrier();
-		s->configured = true;
-		return false;
+		if (!valid)
+		{
+			LWLockRelease(&s->lock_data);
+			snowflake_report_settings(ERROR, bad_name, detail);
+		}
+		sf_life_image(&life, layout, node_id, span);
+		if (!snowflake_life_write(&life, &failure))
+		{
+			snowflake_report_write_failure(LOG, &failure,
+										   "The snowflake node id and layout in force are recorded there for the life of the server. Decoding works; generating IDs is refused until the file is written, which each call that generates tries again.");
+			s->life_pending = true;
+		}
 	}
-	if (!valid)
-	{
-		LWLockRelease(&s->lock_data);
-		snowflake_report_settings(ERROR, bad_name, detail);
-	}
-	sf_life_image(&life, layout, node_id, span);
-	if (!snowflake_life_write(&life, &failure))
-	{
-		snowflake_report_write_failure(LOG, &failure,
-									   "The snowflake node id and layout in force are recorded there for the life of the server. Decoding works; generating IDs is refused until the file is written, which each call that generates tries again.");
-		s->life_pending = true;
-	}
-	sf_configure(s, layout, node_id, span);
+	sf_configure(s, &life.layout, life.node_id, life.node_id_span);
 	pg_write_barrier();
 	s->configured = true;
-	return true;
+	return fresh;
 }
 
 /*

@@ -403,7 +403,6 @@ snowflake_worker_main(Datum main_arg)
 	SnowflakeShared *s;
 	SnowflakePosition pos;
 	SfWriterState w;
-
 	struct sigaction sa;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
