@@ -12,9 +12,7 @@
 #      runs; there test/check.sh also runs TAP files without the preload
 #      (on 17 and 19: 18's DSM registry code is 17's, see src/compat.h; left
 #      out on 18 to keep CI under 50 minutes), and the step fails unless it
-#      reports they passed.  On 17
-#      (SNOWFLAKE_CITUS_MAJORS) the Citus test must run, not skip: Citus is
-#      built from ../shared/vendor once per chroot (test/citus.sh).
+#      reports they passed.
 #
 # Each step's output is shown as it runs; at the end a summary, which also
 # lists the TAP files a step skipped because a package they need is not in

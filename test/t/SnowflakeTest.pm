@@ -75,6 +75,25 @@ if (no_preload())
 	}
 }
 
+# Skip the whole file unless the server $node can create the extension
+# $name (it is in pg_available_extensions), saying "extension NAME is not
+# available on this server", and after it $how in parentheses, if given.
+# Asked of the server under test, never of a package archive: the server
+# may be built from source, or be one whose archive has no such package.
+# test/check.sh accepts this skip only where test/setup.sh installed no
+# package for NAME (SF_TEST_PROVIDES in test/setup.sh).
+push @EXPORT, 'skip_without_extension';
+
+sub skip_without_extension
+{
+	my ($node, $name, $how) = @_;
+	return
+	  if $node->safe_psql('postgres',
+		"SELECT count(*) FROM pg_available_extensions WHERE name = '$name'") ne '0';
+	plan skip_all => "extension $name is not available on this server"
+	  . (defined $how ? " ($how)" : '');
+}
+
 # A query that shows a snowflake setting as the library reads it (SHOW
 # would, preloaded).  Without the preload a session loads the library at its
 # first snowflake call, and SHOW gives only a placeholder's raw text before
