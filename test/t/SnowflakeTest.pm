@@ -94,6 +94,21 @@ sub skip_without_extension
 	  . (defined $how ? " ($how)" : '');
 }
 
+# The path of program $name, found in PATH or in /usr/sbin (where Debian
+# puts daemons such as pgpool); if there is none, skip the whole file,
+# saying "command NAME not found", which test/check.sh accepts only where
+# test/setup.sh installed no package for NAME (SF_TEST_PROVIDES).
+push @EXPORT, 'skip_without_command';
+
+sub skip_without_command
+{
+	my ($name) = @_;
+	my ($path) = grep { -x $_ }
+	  map { "$_/$name" } (File::Spec->path, '/usr/sbin', '/usr/bin');
+	return $path if defined $path;
+	plan skip_all => "command $name not found";
+}
+
 # A query that shows a snowflake setting as the library reads it (SHOW
 # would, preloaded).  Without the preload a session loads the library at its
 # first snowflake call, and SHOW gives only a placeholder's raw text before
@@ -284,6 +299,17 @@ sub error_report
 {
 	my ($node, $sql, %opts) = @_;
 	my (undef, $stderr) = sql_error($node, $sql, %opts);
+	return stderr_report($stderr);
+}
+
+# The first error in psql's standard error $stderr (printed with VERBOSITY
+# verbose), as error_report() gives it; 'none' if there is none.  For
+# clients run otherwise (through a pooler).
+push @EXPORT, 'stderr_report';
+
+sub stderr_report
+{
+	my ($stderr) = @_;
 	my @lines = split /\n/, $stderr;
 	my @report;
 	foreach my $line (@lines)
