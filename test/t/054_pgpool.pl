@@ -111,8 +111,28 @@ $lists
 };
 }
 
+# Whether process $pid runs (one that exited, a zombie until reaped, does
+# not), and the processes whose parent is $pid: from /proc.
+sub proc_stat
+{
+	my ($pid) = @_;
+	open my $fh, '<', "/proc/$pid/stat" or return undef;
+	my $stat = <$fh>;
+	return defined $stat && $stat =~ /^\d+ \(.*\) (\S) (\d+) / ? ($1, $2) : undef;
+}
+sub running { my ($state) = proc_stat($_[0]); return defined $state && $state ne 'Z'; }
+
+sub children_of
+{
+	my ($pid) = @_;
+	opendir my $dh, '/proc' or return ();
+	return grep { /^\d+$/ && ((proc_stat($_))[1] // 0) == $pid } readdir $dh;
+}
+
 # Start pgpool with $lists in its configuration and wait (a bounded poll)
-# until a query goes through it; return its handle.
+# until a query goes through it; return its handle and PID (from its PID
+# file).  Its log goes to a file: a pipe nobody reads while pgbench runs
+# would fill up and stop it.
 my @pools;
 sub start_pgpool
 {
@@ -120,6 +140,7 @@ sub start_pgpool
 	open my $fh, '>', "$dir/pgpool.conf" or die "could not write pgpool.conf: $!";
 	print $fh pgpool_conf($lists);
 	close $fh;
+	unlink "$dir/pgpool.pid";
 	my $log = "$PostgreSQL::Test::Utils::log_path/054_pgpool_pgpool_" . (@pools + 1) . '.log';
 	# -n: in the foreground; -D: forget the backends' status of a run before.
 	my $h = IPC::Run::start(
@@ -129,32 +150,44 @@ sub start_pgpool
 		],
 		'>', $log, '2>&1',
 		IPC::Run::timeout(4 * $PostgreSQL::Test::Utils::timeout_default));
-	push @pools, $h;
+	my $pool = { h => $h };
+	push @pools, $pool;
 	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
 	while (time() < $deadline)
 	{
 		$h->pump_nb;
-		die "pgpool exited: " . slurp_file($log) unless $h->pumpable;
-		return $h if (through('SELECT 1'))[0] eq '1';
+		die 'pgpool exited: ' . slurp_file($log) unless $h->pumpable;
+		($pool->{pid}) = slurp_file("$dir/pgpool.pid") =~ /^(\d+)/
+		  if !$pool->{pid} && -s "$dir/pgpool.pid";
+		return $pool if $pool->{pid} && (through('SELECT 1'))[0] eq '1';
 		Time::HiRes::usleep(100_000);
 	}
-	die "pgpool did not accept connections: " . slurp_file($log);
+	die 'pgpool did not accept connections: ' . slurp_file($log);
 }
 
-# Stop pgpool by its PID: SIGTERM, then SIGKILL if it is still there after
-# the framework's timeout.
+# Stop pgpool by its PID: SIGINT (a fast shutdown, which stops its
+# children), and wait for it at most $grace seconds (the framework's
+# timeout by default); if it or a child is still there then, SIGKILL.
 sub stop_pgpool
 {
-	my ($h) = @_;
-	$h->signal('INT');
-	$h->finish;
+	my ($pool, $grace) = @_;
+	return if $pool->{stopped}++;
+	my $pid = $pool->{pid} // return $pool->{h}->kill_kill;
+	my @children = children_of($pid);
+	kill 'INT', $pid;
+	my $deadline = time() + ($grace // $PostgreSQL::Test::Utils::timeout_default);
+	Time::HiRes::usleep(50_000) while running($pid) && time() < $deadline;
+	my @left = grep { running($_) } ($pid, @children);
+	kill 'KILL', @left if @left;
+	$pool->{h}->finish;
 	return;
 }
 
 END
 {
 	# However the test ends.
-	$_->kill_kill(grace => 5) foreach grep { $_->pumpable } @pools;
+	local $?;
+	stop_pgpool($_, 5) foreach @pools;
 }
 
 # psql through pgpool, one session running each statement of @sql in turn
