@@ -16,7 +16,9 @@
 #    default and mints; RETURNING gives the shard's key, an UPDATE through
 #    the router leaves the key alone, and a key given by the client is
 #    refused (428C9).  A table partitioned by the key itself cannot be
-#    declared so (42P17): the router needs the key to route the row.
+#    declared so (42P17): the router needs the key to route the row.  No
+#    primary key on the router over foreign partitions (42809): each
+#    shard's own holds.
 #  - orders_plain (no default): postgres_fdw sends every column of the
 #    foreign table, NULL for this one, so the shard's default is never
 #    used and the insert fails (23502).
@@ -103,6 +105,10 @@ is( error_report($router,
 	qq{42P17: cannot use generated column in partition key\n}
 	  . 'DETAIL:  Column "id" is a generated column.',
 	'a table partitioned by its key cannot leave the key to the shards');
+is( error_report($router, 'ALTER TABLE orders_sharded ADD PRIMARY KEY (id, region)'),
+	qq{42809: cannot create unique index on partitioned table "orders_sharded"\n}
+	  . 'DETAIL:  Table "orders_sharded" contains partitions that are foreign tables.',
+	'the router cannot hold a primary key over foreign partitions');
 is( error_report($router, "INSERT INTO orders_plain (region, src) VALUES (1, 'plain')"),
 	qq{23502: null value in column "id" of relation "orders" violates not-null constraint\n}
 	  . 'DETAIL:  Failing row contains (null, 1, plain).',
