@@ -12,14 +12,12 @@
 #      runs; there test/check.sh also runs TAP files without the preload
 #      (on 17 and 19: 18's DSM registry code is 17's, see src/compat.h; left
 #      out on 18 to keep CI under 50 minutes), and the step fails unless it
-#      reports they passed.  On 17
-#      (SNOWFLAKE_CITUS_MAJORS) the Citus test must run, not skip: Citus is
-#      built from ../shared/vendor once per chroot (test/citus.sh).
+#      reports they passed.
 #
 # Each step's output is shown as it runs; at the end a summary, which also
-# lists the TAP files a step skipped because a package they need is not in
-# its archive (test/check.sh).  Fails if any step failed or did not report
-# that every one of its suites ran.
+# lists the TAP files a step skipped because an extension or a program
+# they need is not installed there (test/check.sh).  Fails if any step
+# failed or did not report that every one of its suites ran.
 # CHROOT_MAJORS="17" restricts step 3 (default "17 18 19").
 set -uo pipefail
 # Each major's suites are followed by the Debian package stage; on 18 and
@@ -95,7 +93,7 @@ order=(native patroni)
 # not pass with test/t/046_frameworks.pl left out.  The seeded fault
 # campaign (test/t/051_chaos.pl) runs its two minutes here, seed 1; the
 # chroot stages run its 20-second smoke.
-run_step native '^==> PostgreSQL [0-9]+: every suite passed \(pg_regress, isolation, [1-9][0-9]* TAP files(, [1-9][0-9]* TAP files without the preload)?(; skipped, not in the archive: .+)?\)$' \
+run_step native '^==> PostgreSQL [0-9]+: every suite passed \(pg_regress, isolation, [1-9][0-9]* TAP files(, [1-9][0-9]* TAP files without the preload)?(; skipped, not installed here: .+)?\)$' \
     env SF_FRAMEWORKS=1 SNOWFLAKE_CHAOS_SECONDS=120 bash "$here/check.sh"
 run_step patroni '^==> patroni: every check passed' bash "$here/patroni-check.sh"
 
@@ -114,7 +112,7 @@ for m in $majors; do
         case " $NO_PRELOAD_SKIP " in
             *" $m "*) no_preload= pass=0 ;;
         esac
-        run_step "pg$m" "^==> PostgreSQL $m: every suite passed \\(pg_regress, isolation, [1-9][0-9]* TAP files$no_preload$image(; skipped, not in the archive: .+)?\\)\$" \
+        run_step "pg$m" "^==> PostgreSQL $m: every suite passed \\(pg_regress, isolation, [1-9][0-9]* TAP files$no_preload$image(; skipped, not installed here: .+)?\\)\$" \
             env SNOWFLAKE_NO_PRELOAD_PASS=$pass bash "$here/chroot-check.sh" "$m"
     fi
     i=$((i + 1))

@@ -19,13 +19,6 @@
 #   SNOWFLAKE_IMAGE=1 (root, PostgreSQL 18 and later) build the extension
 #                     image (image/build.sh) first, and run
 #                     044_extension_dir.pl against its unpacked layers
-#   SNOWFLAKE_CITUS_TARBALL=FILE   Citus's release source, which
-#       test/citus.sh builds (once, cached) and installs for
-#       test/t/048_citus.pl on PostgreSQL 16 and later; default
-#       ../shared/vendor/citus-14.0.1.tar.gz beside the repository, used
-#       when it is there
-#   SNOWFLAKE_REQUIRE_CITUS=1   048_citus.pl must run, not skip for want of
-#       Citus (test/chroot-check.sh sets it for the major CI runs Citus on)
 #   SNOWFLAKE_UPGRADE_FROM=N    an older major that test/t/050_major_upgrade.pl
 #       upgrades from, besides its upgrades within this major: test/setup.sh
 #       installs PostgreSQL N and builds the extension for it too, when 050
@@ -71,16 +64,6 @@ fi
 if [ "${SF_FRAMEWORKS:-1}" = 0 ]; then
     echo "==> 045_pgbouncer.pl: JDBC and Go through PgBouncer skipped (SF_FRAMEWORKS=0)"
 fi
-# Citus, for test/t/048_citus.pl when it is chosen: built from its release
-# source when one is at hand (test/citus.sh, cached), never with snowflake.
-# Without it the file skips, which is accepted below unless
-# SNOWFLAKE_REQUIRE_CITUS is set.
-citus_tarball=${SNOWFLAKE_CITUS_TARBALL:-$SNOWFLAKE_ROOT/../shared/vendor/citus-14.0.1.tar.gz}
-if [ "$PG_MAJOR" -ge 16 ] && [ -e "$citus_tarball" ] &&
-    grep -q '048_citus' <<<"${PROVE_TESTS:-test/t/048_citus.pl}"; then
-    bash "$SNOWFLAKE_ROOT/test/citus.sh" "$citus_tarball"
-fi
-
 # Show what the failed suites left (the regression diffs, the tail of each
 # TAP file's log), say $1, remove the output file $out and exit 1.
 fail_with_logs() {
@@ -113,7 +96,6 @@ chmod a+r "$out"
 status=0
 "${RUN_AS[@]}" env PATH="$PG_BINDIR:$PATH" ${PROVE_TESTS:+PROVE_TESTS="$PROVE_TESTS"} \
     ${SNOWFLAKE_EXTENSION_DIR:+SNOWFLAKE_EXTENSION_DIR="$SNOWFLAKE_EXTENSION_DIR"} \
-    ${SNOWFLAKE_REQUIRE_CITUS:+SNOWFLAKE_REQUIRE_CITUS="$SNOWFLAKE_REQUIRE_CITUS"} \
     SNOWFLAKE_FRAMEWORKS="${SF_FRAMEWORKS:-1}" \
     ${SNOWFLAKE_OLD_BINDIR:+SNOWFLAKE_OLD_BINDIR="$SNOWFLAKE_OLD_BINDIR"} \
     ${SNOWFLAKE_CHAOS_SECONDS:+SNOWFLAKE_CHAOS_SECONDS="$SNOWFLAKE_CHAOS_SECONDS"} \
@@ -147,10 +129,15 @@ tap_expected=$(cd "$RUN_DIR" && ls -d ${PROVE_TESTS:-test/t/*.pl} | wc -l)
 # A file may skip only for one of two reasons, saying so:
 #  - this major lacks what it tests ("skipped: ... need PostgreSQL N or
 #    later" with N above this major);
-#  - a package it needs does not exist in this system's archive ("skipped:
-#    ... no package NAME in the archive"), as for a new major that other
-#    extensions have not been packaged for yet.  Accepted only if apt, asked
-#    here, knows this major's server package and not NAME.
+#  - the server under test cannot create an extension it needs ("skipped:
+#    extension NAME is not available on this server", asked of the server,
+#    test/t/SnowflakeTest.pm's skip_without_extension), or a program it
+#    needs is not there ("skipped: command NAME not found",
+#    skip_without_command): a new major that other extensions have not
+#    been packaged for yet, Citus (which no archive CI reaches ships), a
+#    server built from source.  Accepted only for what test/setup.sh
+#    installed no package for (SF_TEST_PROVIDES): a package it installed
+#    must work.
 # Any other skip counts as a file that did not pass.  The second kind is
 # listed in the summary line (and in the CI summary of test/all-majors.sh).
 tap_skipped=0
@@ -159,27 +146,19 @@ while read -r need; do
         tap_skipped=$((tap_skipped + 1))
     fi
 done < <(sed -nE 's/^test\/t\/.*\.pl \.+ skipped: .*need PostgreSQL ([0-9]+) or later.*/\1/p' "$out")
-# And 048_citus.pl because Citus is not installed, unless it is required.
-citus_skipped=0
-if [ -z "${SNOWFLAKE_REQUIRE_CITUS:-}" ]; then
-    citus_skipped=$(grep -cE '^test/t/048_citus\.pl \.+ skipped: Citus is not installed' "$out" || true)
-elif grep -qE '^test/t/048_citus\.pl \.+ skipped' "$out"; then
-    echo "FAILED: test/t/048_citus.pl skipped, but SNOWFLAKE_REQUIRE_CITUS says Citus must be tested here" >&2
-fi
-tap_skipped=$((tap_skipped + citus_skipped))
 missing_skips=()
-while read -r file pkg; do
-    [ -n "$pkg" ] || continue
-    if apt-cache show "postgresql-$PG_MAJOR" >/dev/null 2>&1 &&
-        ! apt-cache show "$pkg" >/dev/null 2>&1; then
-        echo "==> skipped: $file (no package $pkg in the archive)"
-        missing_skips+=("$(basename "$file") (no $pkg)")
-        tap_skipped=$((tap_skipped + 1))
+while read -r file what; do
+    [ -n "$what" ] || continue
+    if printf '%s\n' "${SF_TEST_PROVIDES[@]}" | grep -qxF "$what"; then
+        echo "FAILED: $file skipped for want of $what, which test/setup.sh installed a package for" >&2
+        fail=1
     else
-        echo "FAILED: $file skipped for want of $pkg, but apt knows $pkg (or not postgresql-$PG_MAJOR)" >&2
+        echo "==> skipped: $file ($what is not installed here)"
+        missing_skips+=("$(basename "$file") ($what)")
+        tap_skipped=$((tap_skipped + 1))
     fi
-done < <(sed -nE 's/^(test\/t\/[^ ]*\.pl) \.+ skipped: .*no package ([a-z0-9.+-]+) in the archive.*/\1 \2/p' "$out")
-echo "==> TAP test files passed: $tap_files of $tap_expected ($tap_skipped skipped: they need a later PostgreSQL than $PG_MAJOR, or Citus: $citus_skipped)"
+done < <(sed -nE 's/^(test\/t\/[^ ]*\.pl) \.+ skipped: (extension ([a-z0-9_]+) is not available on this server|command ([a-z0-9_.+-]+) not found)( .*)?$/\1 \3\4/p' "$out")
+echo "==> TAP test files passed: $tap_files of $tap_expected ($tap_skipped skipped: they need a later PostgreSQL than $PG_MAJOR, or what is not installed here: ${#missing_skips[@]})"
 tap_expected=$((tap_expected - tap_skipped))
 rm -f "$out"
 if [ "$tap_files" -ne "$tap_expected" ]; then
@@ -245,7 +224,7 @@ if [ "$image_tested" -eq 1 ] && grep -qE '^test/t/044_extension_dir\.pl \.+ ok' 
     summary="$summary, the extension image"
 fi
 if [ "${#missing_skips[@]}" -gt 0 ]; then
-    summary="$summary; skipped, not in the archive: ${missing_skips[*]}"
+    summary="$summary; skipped, not installed here: ${missing_skips[*]}"
 fi
 echo "==> PostgreSQL $PG_MAJOR: every suite passed ($summary)"
 

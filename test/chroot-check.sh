@@ -35,13 +35,6 @@
 #                     has PostgreSQL 18 too); the run of NEW installs OLD
 #                     and builds the extension for it (test/setup.sh,
 #                     SNOWFLAKE_UPGRADE_FROM)
-#   SNOWFLAKE_CITUS_MAJORS  the majors whose run must test Citus
-#                     (test/t/048_citus.pl), default "17": Citus's release
-#                     source (SNOWFLAKE_CITUS_TARBALL, default
-#                     ../shared/vendor/citus-14.0.1.tar.gz beside the
-#                     repository) goes into the run's tree, test/check.sh
-#                     builds it once in the chroot (test/citus.sh, cached
-#                     there) and SNOWFLAKE_REQUIRE_CITUS=1 makes a skip fail
 #
 # Each run copies the tree into a directory of its own inside the chroot and
 # runs test/check.sh there, so its checks (every suite ran) apply as they do
@@ -175,25 +168,7 @@ trap sf_unmount_all EXIT
 # installs (test/setup.sh) work.  The host's apt configuration is untouched.
 echo 'Acquire::Check-Valid-Until "false";' >"$CHROOT/etc/apt/apt.conf.d/99snowflake-test"
 
-# The majors whose run must test Citus, and its release source.
-citus_wanted=0
-citus_tarball=${SNOWFLAKE_CITUS_TARBALL:-$src/../shared/vendor/citus-14.0.1.tar.gz}
-grep -qw "$major" <<<"${SNOWFLAKE_CITUS_MAJORS:-17}" && citus_wanted=1
-
 if [ "$mode" = "--prepare" ]; then
-    # Citus's build (minutes, cached in the chroot) is done here too, so
-    # that test/check.sh --all-majors does it while the native stage runs;
-    # a failure is only reported: the run's own test/citus.sh tries again.
-    if [ "$citus_wanted" -eq 1 ] && [ -e "$citus_tarball" ]; then
-        prep=$(mktemp -d "$CHROOT/citus-prepare.XXXXXX")
-        cp "$src/test/lib.sh" "$src/test/citus.sh" "$citus_tarball" "$prep/"
-        sf_chroot_mounts
-        chroot "$CHROOT" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
-            PG_CONFIG="$CHROOT_PGC" \
-            bash "/${prep#"$CHROOT"/}/citus.sh" "/${prep#"$CHROOT"/}/$(basename "$citus_tarball")" ||
-            log "building Citus failed here; the run will try again"
-        rm -rf "$prep"
-    fi
     log "chroot ready: $CHROOT"
     exit 0
 fi
@@ -228,17 +203,6 @@ sf_install_node_modules "$src"
 tar -C "$src" --exclude=./.git --exclude='./tmp_check*' --exclude=./results \
     --exclude=./output_iso -cf - . | tar -C "$work" -xf -
 inner=/${work#"$CHROOT"/}
-citus=()
-if [ "$citus_wanted" -eq 1 ]; then
-    citus=(SNOWFLAKE_REQUIRE_CITUS=1)
-    if [ -e "$citus_tarball" ]; then
-        mkdir -p "$work/.citus"
-        cp "$citus_tarball" "$work/.citus/"
-        citus+=(SNOWFLAKE_CITUS_TARBALL="$inner/.citus/$(basename "$citus_tarball")")
-    else
-        log "no Citus source at $citus_tarball: test/t/048_citus.pl will fail"
-    fi
-fi
 # The older major this run upgrades from, if any.
 upgrade_from=$(tr ' ' '\n' <<<"${SNOWFLAKE_UPGRADES-18:19}" | sed -n "s/^\([0-9]*\):$major\$/\1/p" | head -n 1)
 log "running every suite in $CHROOT$inner"
@@ -250,5 +214,5 @@ chroot "$CHROOT" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF
     ${SNOWFLAKE_CHAOS_SEED:+SNOWFLAKE_CHAOS_SEED="$SNOWFLAKE_CHAOS_SEED"} \
     ${SNOWFLAKE_CHAOS_SECONDS:+SNOWFLAKE_CHAOS_SECONDS="$SNOWFLAKE_CHAOS_SECONDS"} \
     ${upgrade_from:+SNOWFLAKE_UPGRADE_FROM="$upgrade_from"} \
-    ${PROVE_TESTS:+PROVE_TESTS="$PROVE_TESTS"} "${citus[@]}" \
+    ${PROVE_TESTS:+PROVE_TESTS="$PROVE_TESTS"} \
     bash "$inner/test/check.sh"

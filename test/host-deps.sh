@@ -17,9 +17,6 @@ sf_pick_major
 wanted=()
 sf_wanted_packages
 wanted+=("${SF_PATRONI_PACKAGES[@]}" "${SF_DEB_PACKAGES[@]}" "${SF_CHROOT_PACKAGES[@]}")
-if [ "$PG_MAJOR" -ge 16 ]; then
-    wanted+=("${SF_CITUS_PACKAGES[@]}")
-fi
 sf_apt_install "${wanted[@]}"
 missing=()
 for p in "${wanted[@]}"; do

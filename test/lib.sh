@@ -91,11 +91,9 @@ sf_install_node_modules() {
 
 # What the stages of test/check.sh --all-majors install on the host besides
 # test/setup.sh's packages (sf_wanted_packages): test/patroni-check.sh,
-# test/deb-check.sh, test/citus.sh (on PostgreSQL 16 and later) and
-# test/chroot-check.sh.  test/host-deps.sh installs them all at once.
+# test/deb-check.sh and test/chroot-check.sh.  test/host-deps.sh installs them all at once.
 SF_PATRONI_PACKAGES=(patroni etcd-server python3-etcd python3-psycopg2 curl)
 SF_DEB_PACKAGES=(debhelper dpkg-dev postgresql-server-dev-all)
-SF_CITUS_PACKAGES=(make gcc liblz4-dev libzstd-dev libkrb5-dev libicu-dev libssl-dev libxml2-dev)
 SF_CHROOT_PACKAGES=(debootstrap)
 
 # The Debian chroot of PostgreSQL major $1 that test/chroot-check.sh builds:

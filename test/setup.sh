@@ -12,7 +12,8 @@
 #   ASSERTS=1  build with the extension's assertions on (test/check.sh sets it)
 #   SF_TEST_DEPS=1  also install what the test suites need (test/check.sh
 #              sets it): node, npm and the client tests' npm packages,
-#              pg_partman, PgBouncer, and the frameworks of the recipes
+#              pg_partman, PL/Proxy, PgBouncer, pgpool-II, the Prometheus
+#              exporter and promtool, and the frameworks of the recipes
 #              (Python, Ruby, Java and Go packages) unless SF_FRAMEWORKS=0
 #   SNOWFLAKE_UPGRADE_FROM=N  also install PostgreSQL N (server and
 #              headers) and build and install the extension for it, for
@@ -60,8 +61,11 @@ sf_pick_major() {
 }
 
 # The Debian packages building (and, with SF_TEST_DEPS, testing) needs,
-# into the array "wanted".
+# into the array "wanted"; and into SF_TEST_PROVIDES the extensions and
+# commands the test packages among them provide, which a TAP file may
+# therefore not skip for want of (test/check.sh).
 sf_wanted_packages() {
+    SF_TEST_PROVIDES=()
     wanted=(make gcc libc6-dev perl libipc-run-perl faketime libfaketime
                   "postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR"
                   "postgresql-client-$PG_MAJOR")
@@ -85,6 +89,7 @@ sf_wanted_packages() {
         # Through it, the drivers whose settings docs/deployment/poolers.md
         # gives: node-postgres (npm), psycopg 2 and 3, asyncpg.
         wanted+=(pgbouncer python3-psycopg2 python3-psycopg python3-asyncpg)
+        SF_TEST_PROVIDES+=(pgbouncer)
         # The fault campaign (test/t/ChaosTest.pm, 051_chaos.pl): its
         # clients are Perl processes on DBD::Pg.
         wanted+=(libdbd-pg-perl)
@@ -94,11 +99,27 @@ sf_wanted_packages() {
         # its packaged service on port 9187; the test runs its own on a
         # free loopback port and never touches that one.
         wanted+=(prometheus-postgres-exporter prometheus)
-        if sf_in_archive "postgresql-$PG_MAJOR-partman"; then
-            wanted+=("postgresql-$PG_MAJOR-partman")
-        else
-            log "no package postgresql-$PG_MAJOR-partman in the archive: 042_partitioning.pl skips"
-        fi
+        SF_TEST_PROVIDES+=(prometheus-postgres-exporter promtool)
+        # The scale-out tests: PL/Proxy (053_plproxy.pl) and pgpool-II
+        # (054_pgpool.pl; postgres_fdw, for 052, comes with the server).
+        # Installing pgpool2 where systemd runs starts its packaged service
+        # (on the port of /etc/pgpool2/pgpool.conf); the test runs its own
+        # on a free loopback port and never touches that one.
+        wanted+=(pgpool2)
+        SF_TEST_PROVIDES+=(pgpool)
+        # pg_partman and PL/Proxy, where the archive has them for this
+        # major (a new major may have neither at first): a file that needs
+        # one skips where the server cannot create it, and test/check.sh
+        # accepts that only for what SF_TEST_PROVIDES does not name.
+        local ext
+        for ext in partman:pg_partman plproxy:plproxy; do
+            if sf_in_archive "postgresql-$PG_MAJOR-${ext%%:*}"; then
+                wanted+=("postgresql-$PG_MAJOR-${ext%%:*}")
+                SF_TEST_PROVIDES+=("${ext#*:}")
+            else
+                log "no package postgresql-$PG_MAJOR-${ext%%:*} in the archive: the tests that need ${ext#*:} skip"
+            fi
+        done
         # The framework recipes (046_frameworks.pl, docs/adoption/), unless
         # SF_FRAMEWORKS=0: SQLAlchemy and Django with psycopg2, SQLAlchemy
         # on asyncpg (greenlet), psycopg 3 and asyncpg directly (the

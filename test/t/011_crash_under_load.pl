@@ -60,7 +60,7 @@ ok($node->poll_query_until('postgres', 'SELECT count(*) >= 20000 FROM loaded'),
 # IDs handed to a client and kept nowhere else: fetched just before the
 # crash, while the load runs.
 my $observer = $node->background_psql('postgres');
-my $client_max = $observer->query_safe(
+my $client_max = query_value($observer,
 	'SELECT max(x) FROM (SELECT snowflake_nextval_batch(1000)) b(x)');
 
 # Kill a backend that is generating IDs.  pg_stat_activity may briefly show

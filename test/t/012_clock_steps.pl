@@ -68,10 +68,10 @@ my $step_ms = 900;
 my $session = $node->background_psql('postgres');
 my $log_offset = -s $node->logfile;
 my $t0 = Time::HiRes::time();
-my $before = $session->query_safe('SELECT snowflake_nextval()');
+my $before = query_value($session, 'SELECT snowflake_nextval()');
 set_clock(-$step_ms / 1000);
 my ($n, $increasing, $after, $lead) =
-  split /\|/, $session->query_safe(series_sql(1000, $before));
+  split /\|/, query_value($session, series_sql(1000, $before));
 my $gap_ms = (Time::HiRes::time() - $t0) * 1000;
 is($n, 1000, "after a $step_ms ms step back, calls still succeed");
 is($increasing, 't', 'and every ID is above the one before');
@@ -106,9 +106,9 @@ $node->poll_query_until('postgres',
 $session->query_safe('SET snowflake.max_wait_ms = 3000');
 $st = stats($node);
 $t0 = Time::HiRes::time();
-my $x = $session->query_safe('SELECT snowflake_nextval()');
+my $x = query_value($session, 'SELECT snowflake_nextval()');
 set_clock('-2.5');
-my $y = $session->query_safe('SELECT snowflake_nextval()');
+my $y = query_value($session, 'SELECT snowflake_nextval()');
 $gap_ms = (Time::HiRes::time() - $t0) * 1000;
 cmp_ok($y, '>', $x, 'after a 2.5 s step back, the call waits and succeeds, above');
 my $st1 = stats($node);

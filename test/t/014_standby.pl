@@ -153,7 +153,7 @@ is(generates_above($restarted, $max),
 # anything was issued.
 promote_and_wait($crashed);
 my $session = $crashed->background_psql('postgres');
-my $pid = $session->query_safe('SELECT pg_backend_pid()');
+my $pid = query_value($session, 'SELECT pg_backend_pid()');
 my $log_offset = -s $crashed->logfile;
 kill 'KILL', $pid;
 $crashed->wait_for_log(qr/all server processes terminated; reinitializing/,

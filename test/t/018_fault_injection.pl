@@ -171,7 +171,7 @@ sub start_batches
 {
 	my ($label, $count) = @_;
 	my $sess = $node->background_psql('postgres');
-	my $pid = $sess->query_safe('SELECT pg_backend_pid()');
+	my $pid = query_value($sess, 'SELECT pg_backend_pid()');
 	$sess->query_until(
 		qr/started/, qq{\\echo started
 DO \$\$
@@ -197,7 +197,7 @@ my $sess_b = $node->background_psql('postgres');
 my $within = 0;
 for my $i (1 .. 3)
 {
-	my $id = $sess_b->query_safe(
+	my $id = query_value($sess_b,
 		'INSERT INTO singles (id) VALUES (snowflake_nextval()) RETURNING id');
 	my $disk = read_state($node);
 	$within++ if id_ms($id) <= $disk->{reserved_ms};
@@ -309,7 +309,7 @@ my ($samples, $past) = (0, 0);
 while ($pgbench->pumpable)
 {
 	$pgbench->pump_nb;
-	my $id = $probe->query_safe('SELECT snowflake_nextval()');
+	my $id = query_value($probe, 'SELECT snowflake_nextval()');
 	my $disk = read_state($node);
 	$samples++;
 	if (id_ms($id) > $disk->{reserved_ms})
@@ -344,7 +344,7 @@ SELECT greatest((SELECT max(id) FROM crash_ids), (SELECT max(id) FROM ids),
 	(SELECT max(id) FROM loaded), (SELECT max(hi) FROM batches))});
 
 my $sess_k = $node->background_psql('postgres');
-my $pid_k = $sess_k->query_safe('SELECT pg_backend_pid()');
+my $pid_k = query_value($sess_k, 'SELECT pg_backend_pid()');
 set_fault('fsync hold');
 $sess_k->query_until(
 	qr/started/, q{\echo started

@@ -251,7 +251,7 @@ foreach my $who ('writer', 'backend')
 			ok(wait_past_reservation($node), "$case: the reservation lapsed");
 			set_fault("$what hold");
 			$sess = $node->background_psql('postgres', on_error_stop => 0);
-			my $bpid = $sess->query_safe('SELECT pg_backend_pid()');
+			my $bpid = query_value($sess, 'SELECT pg_backend_pid()');
 			$sess->query_until(qr/started/,
 				"\\echo started\nSELECT snowflake_nextval();\n");
 			$held = wait_for_held();

@@ -183,7 +183,7 @@ like(
 # A crash re-initialisation drops the DSM registry, not the values of the
 # server's life: the reloaded node id still waits for a restart.
 my $victim = $node->background_psql('postgres');
-my $victim_pid = $victim->query_safe('SELECT pg_backend_pid()');
+my $victim_pid = query_value($victim, 'SELECT pg_backend_pid()');
 my $crash_offset = -s $node->logfile;
 ok(kill('KILL', $victim_pid), 'a backend is killed with SIGKILL');
 ok( log_appears(

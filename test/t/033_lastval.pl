@@ -55,45 +55,45 @@ is(session_error($sa, 'SELECT snowflake_lastval()'),
 	'55000: snowflake_lastval is not yet defined in this session',
 	'session A: 55000 before its first ID');
 # B mints first: A still has none.
-my $b1 = $sb->query_safe('SELECT snowflake_nextval()');
+my $b1 = query_value($sb, 'SELECT snowflake_nextval()');
 is(session_error($sa, 'SELECT snowflake_lastval()'),
 	'55000: snowflake_lastval is not yet defined in this session',
 	"session A: still 55000 after session B's first ID");
-is($sb->query_safe('SELECT snowflake_lastval()'), $b1,
+is(query_value($sb, 'SELECT snowflake_lastval()'), $b1,
 	"session B: its own ID from snowflake_nextval()");
 
 # Interleaved: each session sees its own last ID.
-my $a1 = $sa->query_safe('SELECT snowflake_nextval()');
-my $b2 = $sb->query_safe('SELECT snowflake_nextval()');
+my $a1 = query_value($sa, 'SELECT snowflake_nextval()');
+my $b2 = query_value($sb, 'SELECT snowflake_nextval()');
 cmp_ok($b2, '>', $a1, "B's second ID comes after A's first");
-is($sa->query_safe('SELECT snowflake_lastval()'), $a1,
+is(query_value($sa, 'SELECT snowflake_lastval()'), $a1,
 	"session A: its own ID, not B's later one");
-is($sb->query_safe('SELECT snowflake_lastval()'), $b2, 'session B: its own');
+is(query_value($sb, 'SELECT snowflake_lastval()'), $b2, 'session B: its own');
 
 # A default fills it: INSERT without RETURNING, then the key read back.
 $sa->query_safe(q{INSERT INTO t (who) VALUES ('a')});
-is( $sa->query_safe(
+is( query_value($sa,
 		q{SELECT snowflake_lastval() = (SELECT id FROM t WHERE who = 'a')}),
 	't', 'session A: the key of the row its INSERT just made');
 # Several rows: the last one made, the largest.
 $sa->query_safe(q{INSERT INTO t (who) SELECT 'a-many' FROM generate_series(1, 50)});
-is( $sa->query_safe(
+is( query_value($sa,
 		q{SELECT snowflake_lastval() = (SELECT max(id) FROM t WHERE who = 'a-many')}),
 	't', 'session A: after a 50-row INSERT, its last (largest) key');
 
 # A batch: its largest ID.  B's batch leaves A alone.
-is( $sb->query_safe(
+is( query_value($sb,
 		q{CREATE TEMP TABLE batch AS SELECT b FROM snowflake_nextval_batch(1000) b;
 		  SELECT snowflake_lastval() = max(b), count(*) FROM batch}),
 	't|1000', 'session B: after a batch of 1000, its largest ID');
-is( $sa->query_safe(
+is( query_value($sa,
 		q{SELECT snowflake_lastval() = (SELECT max(id) FROM t WHERE who = 'a-many')}),
 	't', "session A: unchanged by B's batch");
 
 # A batch read only in part was handed out whole: its largest ID still.
-my ($first, $last_of_10) = split /\|/, $sb->query_safe(
+my ($first, $last_of_10) = split /\|/, query_value($sb,
 	q{SELECT b, snowflake_lastval() FROM (SELECT snowflake_nextval_batch(10) b LIMIT 1) s;});
-my $after = $sb->query_safe('SELECT snowflake_nextval()');
+my $after = query_value($sb, 'SELECT snowflake_nextval()');
 cmp_ok($last_of_10, '>', $first, 'a batch read in part: its last value is past the row read');
 cmp_ok($after, '>', $last_of_10, 'and the next ID comes after it');
 
@@ -109,67 +109,67 @@ my $pgbench = IPC::Run::start(
 	],
 	'>', \$out, '2>', \$err,
 	IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
-my $a2 = $sa->query_safe(q{INSERT INTO t (who) VALUES ('a2'); SELECT snowflake_lastval()});
+my $a2 = query_value($sa, q{INSERT INTO t (who) VALUES ('a2'); SELECT snowflake_lastval()});
 $pgbench->finish;
 is($pgbench->result(0), 0, 'pgbench minted 2000 keys meanwhile') or diag($err);
 is($node->safe_psql('postgres', q{SELECT count(*) FROM t WHERE who = 'pgbench'}),
 	'2000', 'its 2000 rows are there');
-is($sa->query_safe('SELECT snowflake_lastval()'), $a2,
+is(query_value($sa, 'SELECT snowflake_lastval()'), $a2,
 	"session A: its own key, whatever the others minted meanwhile");
 is($node->safe_psql('postgres', qq{SELECT who FROM t WHERE id = $a2}),
 	'a2', "and it is the key of A's row");
 
 # A rollback does not undo it: the ID was handed out all the same.
 $sa->query_safe(q{BEGIN; INSERT INTO t (who) VALUES ('rolled back')});
-my $rolled = $sa->query_safe('SELECT snowflake_lastval()');
+my $rolled = query_value($sa, 'SELECT snowflake_lastval()');
 $sa->query_safe('ROLLBACK');
 cmp_ok($rolled, '>', $a2, 'an ID made in a transaction');
-is($sa->query_safe('SELECT snowflake_lastval()'), $rolled,
+is(query_value($sa, 'SELECT snowflake_lastval()'), $rolled,
 	'session A: the rolled-back ID is still its last value');
 is($node->safe_psql('postgres', "SELECT count(*) FROM t WHERE id = $rolled"),
 	'0', 'though no row has it');
 # Nor a savepoint's rollback, nor an aborted transaction.
 $sa->query_safe(q{BEGIN; SAVEPOINT s; SELECT snowflake_nextval()});
-my $in_sp = $sa->query_safe('SELECT snowflake_lastval()');
+my $in_sp = query_value($sa, 'SELECT snowflake_lastval()');
 $sa->query_safe('ROLLBACK TO SAVEPOINT s; COMMIT');
-is($sa->query_safe('SELECT snowflake_lastval()'), $in_sp,
+is(query_value($sa, 'SELECT snowflake_lastval()'), $in_sp,
 	'session A: an ID of a rolled-back savepoint stays');
 $sa->query_safe('BEGIN');
-my $in_failed = $sa->query_safe('SELECT snowflake_nextval()');
+my $in_failed = query_value($sa, 'SELECT snowflake_nextval()');
 is(session_error($sa, 'SELECT 1/0'), '22012: division by zero', 'a failed transaction');
 $sa->query_safe('ROLLBACK');
-is($sa->query_safe('SELECT snowflake_lastval()'), $in_failed,
+is(query_value($sa, 'SELECT snowflake_lastval()'), $in_failed,
 	'session A: an ID of an aborted transaction stays');
 
 # A call that fails issues nothing, and changes nothing.
 is(session_error($sa, 'SELECT snowflake_nextval_batch(0)'),
 	'22023: batch size must be between 1 and 1000000', 'a refused batch');
-is($sa->query_safe('SELECT snowflake_lastval()'), $in_failed,
+is(query_value($sa, 'SELECT snowflake_lastval()'), $in_failed,
 	'session A: unchanged by a refused batch');
 
 # DISCARD ALL and DISCARD SEQUENCES forget it, as they forget lastval();
 # DISCARD PLANS and DISCARD TEMP do not.
 $sa->query_safe('DISCARD PLANS; DISCARD TEMP');
-is($sa->query_safe('SELECT snowflake_lastval()'), $in_failed,
+is(query_value($sa, 'SELECT snowflake_lastval()'), $in_failed,
 	'session A: DISCARD PLANS and DISCARD TEMP keep it');
 $sa->query_safe('DISCARD SEQUENCES');
 is(session_error($sa, 'SELECT snowflake_lastval()'),
 	'55000: snowflake_lastval is not yet defined in this session',
 	'session A: DISCARD SEQUENCES forgets it');
-is($sb->query_safe('SELECT snowflake_lastval()'), $after,
+is(query_value($sb, 'SELECT snowflake_lastval()'), $after,
 	"session B: A's DISCARD leaves B's alone");
 $sb->query_safe('DISCARD ALL');
 is(session_error($sb, 'SELECT snowflake_lastval()'),
 	'55000: snowflake_lastval is not yet defined in this session',
 	'session B: DISCARD ALL forgets it');
-my $b3 = $sb->query_safe('SELECT snowflake_nextval()');
-is($sb->query_safe('SELECT snowflake_lastval()'), $b3,
+my $b3 = query_value($sb, 'SELECT snowflake_nextval()');
+is(query_value($sb, 'SELECT snowflake_lastval()'), $b3,
 	'session B: the next ID sets it again');
 
 # lastval() of sequences and snowflake_lastval() are independent.
 $sa->query_safe('CREATE SEQUENCE s; SELECT nextval(\'s\')');
-my $a3 = $sa->query_safe('SELECT snowflake_nextval()');
-is($sa->query_safe('SELECT lastval(), snowflake_lastval()'), "1|$a3",
+my $a3 = query_value($sa, 'SELECT snowflake_nextval()');
+is(query_value($sa, 'SELECT lastval(), snowflake_lastval()'), "1|$a3",
 	"a sequence's lastval() and snowflake_lastval() each keep their own");
 
 # A parallel plan: the generators are PARALLEL RESTRICTED (1.2), so the
@@ -183,12 +183,12 @@ $sa->query_safe(
 	  SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0;
 	  SET min_parallel_table_scan_size = 0; SET max_parallel_workers_per_gather = 2;
 	  SET parallel_leader_participation = off});
-my $plan = $sa->query_safe(
+my $plan = query_value($sa,
 	q{EXPLAIN (COSTS OFF) CREATE TABLE par AS SELECT snowflake_nextval() AS id, g FROM big});
 like($plan, qr/Gather\n.*Workers Planned: 2\n.*->  Parallel Seq Scan on big/s,
 	'a parallel plan: the scan under a Gather');
 $sa->query_safe(q{CREATE TABLE par AS SELECT snowflake_nextval() AS id, g FROM big});
-is( $sa->query_safe(
+is( query_value($sa,
 		q{SELECT count(DISTINCT id), snowflake_lastval() = max(id) FROM par}),
 	'20000|t',
 	'session A: after a parallel CREATE TABLE AS, the largest ID it minted');

@@ -247,7 +247,7 @@ is(insert_ids_above($node, 't', $max), '1000|t',
 sub crash
 {
 	my $victim = $node->background_psql('postgres');
-	my $victim_pid = $victim->query_safe('SELECT pg_backend_pid()');
+	my $victim_pid = query_value($victim, 'SELECT pg_backend_pid()');
 	my $offset = -s $node->logfile;
 	kill('KILL', $victim_pid) or die "could not kill $victim_pid";
 	log_appears($node, qr/all server processes terminated; reinitializing/,

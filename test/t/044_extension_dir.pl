@@ -165,7 +165,7 @@ FROM (SELECT id, lag(id) OVER (ORDER BY n) AS prev FROM ids) s,
 	is(mapped_libraries($writer), "$ext/lib/snowflake.so",
 		"$mode: the writer runs lib/snowflake.so of the extension directory");
 	my $session = $node->background_psql('postgres');
-	my $backend = $session->query_safe(
+	my $backend = query_value($session,
 		'SELECT pg_backend_pid() FROM (SELECT snowflake_nextval()) s');
 	is(mapped_libraries($backend), "$ext/lib/snowflake.so",
 		"$mode: a backend runs lib/snowflake.so of the extension directory");

@@ -75,6 +75,56 @@ if (no_preload())
 	}
 }
 
+# The result of $sql run in the background session $session
+# (PostgreSQL::Test::BackgroundPsql's query_safe), as a value: without
+# trailing newlines.  Minor releases of the framework differ there: 16.2's
+# query() leaves the result's last newline, those of the 15, 17, 18 and 19
+# that CI runs remove it.  Every test reads such results through this, so
+# that none depends on the framework's minor release.
+push @EXPORT, 'query_value';
+
+sub query_value
+{
+	my ($session, $sql) = @_;
+	my $result = $session->query_safe($sql);
+	$result =~ s/\n+\z// if defined $result;
+	return $result;
+}
+
+# Skip the whole file unless the server $node can create the extension
+# $name (it is in pg_available_extensions), saying "extension NAME is not
+# available on this server", and after it $how in parentheses, if given.
+# Asked of the server under test, never of a package archive: the server
+# may be built from source, or be one whose archive has no such package.
+# test/check.sh accepts this skip only where test/setup.sh installed no
+# package for NAME (SF_TEST_PROVIDES in test/setup.sh).
+push @EXPORT, 'skip_without_extension';
+
+sub skip_without_extension
+{
+	my ($node, $name, $how) = @_;
+	return
+	  if $node->safe_psql('postgres',
+		"SELECT count(*) FROM pg_available_extensions WHERE name = '$name'") ne '0';
+	plan skip_all => "extension $name is not available on this server"
+	  . (defined $how ? " ($how)" : '');
+}
+
+# The path of program $name, found in PATH or in /usr/sbin (where Debian
+# puts daemons such as pgpool); if there is none, skip the whole file,
+# saying "command NAME not found", which test/check.sh accepts only where
+# test/setup.sh installed no package for NAME (SF_TEST_PROVIDES).
+push @EXPORT, 'skip_without_command';
+
+sub skip_without_command
+{
+	my ($name) = @_;
+	my ($path) = grep { -x $_ }
+	  map { "$_/$name" } (File::Spec->path, '/usr/sbin', '/usr/bin');
+	return $path if defined $path;
+	plan skip_all => "command $name not found";
+}
+
 # A query that shows a snowflake setting as the library reads it (SHOW
 # would, preloaded).  Without the preload a session loads the library at its
 # first snowflake call, and SHOW gives only a placeholder's raw text before
@@ -265,6 +315,17 @@ sub error_report
 {
 	my ($node, $sql, %opts) = @_;
 	my (undef, $stderr) = sql_error($node, $sql, %opts);
+	return stderr_report($stderr);
+}
+
+# The first error in psql's standard error $stderr (printed with VERBOSITY
+# verbose), as error_report() gives it; 'none' if there is none.  For
+# clients run otherwise (through a pooler).
+push @EXPORT, 'stderr_report';
+
+sub stderr_report
+{
+	my ($stderr) = @_;
 	my @lines = split /\n/, $stderr;
 	my @report;
 	foreach my $line (@lines)
@@ -380,7 +441,7 @@ sub paced_calls
 	my $sess = $node->background_psql('postgres');
 	for my $i (1 .. $count)
 	{
-		my $id = $sess->query_safe('SELECT snowflake_nextval()');
+		my $id = query_value($sess, 'SELECT snowflake_nextval()');
 		$max = $id if $id > $max;
 		Time::HiRes::sleep($pause) if $i < $count;
 	}
@@ -481,7 +542,7 @@ sub start_faked
 push @EXPORT,
   qw(set_fault fault_marker wait_for_held read_state);
 
-my ($faultshim_lib, $fault_control);
+my ($faultshim_lib, $fault_control, $fault_owner);
 
 # Compile the shim once per test file; return the library's path.
 sub faultshim_lib
@@ -522,7 +583,24 @@ sub set_fault
 	my @lines = @_;
 	my $control = fault_control();
 	replace_file($control, @lines);
+	$fault_owner = $$ if @lines;
 	return $control;
+}
+
+# A fault the test left set, because it died or failed before it cleared
+# it, is cleared when the test ends: a process held by "fsync hold" would
+# otherwise keep its server from stopping, and the test from ending.  This
+# END block runs before PostgreSQL::Test::Cluster's, which stops the
+# servers (END blocks run in the reverse order of their compilation, and
+# the framework's was compiled first, by the "use" above).  Only in the
+# process that set the fault, not in a child that forked from it.
+END
+{
+	local $?;
+	replace_file($fault_control)
+	  if defined $fault_owner
+	  && $fault_owner == $$
+	  && -s $fault_control;
 }
 
 # Start the node with the shim preloaded; the environment is restored
