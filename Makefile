@@ -20,12 +20,12 @@ endif
 
 # pg_regress: an ordered list, the first creates the extension.  Each run
 # starts its own server with the library preloaded (test/snowflake.conf).
-REGRESS = setup layout decode inline decode_differential foreign generate lastval errors convert fleet
+REGRESS = setup layout decode decode_differential foreign generate lastval errors convert fleet
 REGRESS_OPTS = --temp-instance=$(CURDIR)/tmp_check_regress \
 	--temp-config=$(srcdir)/test/snowflake.conf --inputdir=$(srcdir)
 
 # Isolation specs live in test/specs with their output in test/expected.
-ISOLATION = concurrent
+ISOLATION = concurrent decode_recheck
 ISOLATION_OPTS = --temp-instance=$(CURDIR)/tmp_check_isolation \
 	--temp-config=$(srcdir)/test/snowflake.conf --inputdir=$(srcdir)/test
 

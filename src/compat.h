@@ -165,20 +165,6 @@ sf_name_tranche(int tranche_id, const char *name)
 #endif
 
 /*
- * The planner hook's parameters: PostgreSQL 19 passes EXPLAIN's state too.
- * SF_PLANNER_HOOK_PARAMS declares them, SF_PLANNER_HOOK_ARGS passes them on.
- */
-#if PG_VERSION_NUM >= 190000
-#define SF_PLANNER_HOOK_PARAMS Query *parse, const char *query_string, \
-	int cursorOptions, ParamListInfo boundParams, ExplainState *es
-#define SF_PLANNER_HOOK_ARGS parse, query_string, cursorOptions, boundParams, es
-#else
-#define SF_PLANNER_HOOK_PARAMS Query *parse, const char *query_string, \
-	int cursorOptions, ParamListInfo boundParams
-#define SF_PLANNER_HOOK_ARGS parse, query_string, cursorOptions, boundParams
-#endif
-
-/*
  * EXECUTE on a function: pg_proc_aclcheck() until 15, object_aclcheck()
  * from 16.
  */
@@ -195,45 +181,12 @@ sf_proc_aclcheck(Oid funcid, Oid roleid, AclMode mode)
 }
 
 /*
- * From 18 the parser replaces an expression a query groups by, in its
- * target list and HAVING, by a column of the grouping step's range table
- * entry (RTE_GROUP), which grouping sets null: a field of snowflake_decode
- * left in those clauses is over grouped columns only, and may be rewritten
- * (inline.c).  Before 18 the grouped expression itself stays there.
- */
-#if PG_VERSION_NUM >= 180000
-#define SNOWFLAKE_GROUPING_RTE 1
-#endif
-
-/*
  * From 19 a support function can replace a function call in FROM by a
  * subquery (SupportRequestInlineInFrom); before 19 a planner hook does it
  * (inline.c).
  */
 #if PG_VERSION_NUM >= 190000
 #define SNOWFLAKE_HAVE_INLINE_IN_FROM 1
-#endif
-
-/*
- * The hook that edits a relation's planner information (its indexes,
- * partition key, statistics objects): get_relation_info_hook until 18,
- * build_simple_rel_hook from 19, called at the same point.  SF_REL_HOOK
- * names it, SF_REL_HOOK_PARAMS declares a hook's parameters and
- * SF_REL_HOOK_ARGS passes them on; the RelOptInfo is rel in both.
- */
-#if PG_VERSION_NUM >= 190000
-#include "optimizer/pathnode.h"
-typedef build_simple_rel_hook_type sf_rel_hook_type;
-#define SF_REL_HOOK build_simple_rel_hook
-#define SF_REL_HOOK_PARAMS PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte
-#define SF_REL_HOOK_ARGS root, rel, rte
-#else
-#include "optimizer/plancat.h"
-typedef get_relation_info_hook_type sf_rel_hook_type;
-#define SF_REL_HOOK get_relation_info_hook
-#define SF_REL_HOOK_PARAMS PlannerInfo *root, Oid relationObjectId, \
-	bool inhparent, RelOptInfo *rel
-#define SF_REL_HOOK_ARGS root, relationObjectId, inhparent, rel
 #endif
 
 /* PostgreSQL 18 lets a module state its name and version. */

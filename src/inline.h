@@ -1,8 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * inline.h
- *	  snowflake_decode planned as the scalar decoders (inline.c): the
- *	  planner hooks, the support function and snowflake.inline_decode.
+ *	  The planner support function of snowflake_decode (inline.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -10,7 +9,5 @@
 #define SNOWFLAKE_INLINE_H
 
 #include "layout.h"
-
-extern SNOWFLAKE_INTERNAL void snowflake_inline_init(void);
 
 #endif							/* SNOWFLAKE_INLINE_H */

@@ -40,7 +40,6 @@
 #include "compat.h"
 #include "config.h"
 #include "functions.h"
-#include "inline.h"
 #include "shared.h"
 #include "worker.h"
 
@@ -51,9 +50,6 @@ void		_PG_init(void);
 void
 _PG_init(void)
 {
-	snowflake_inline_init();	/* decode planned as the scalar decoders;
-								 * its setting, defined before config_init
-								 * reserves the prefix */
 	snowflake_config_init();	/* the settings */
 	snowflake_shared_init();	/* shared memory hooks, when preloaded */
 	snowflake_worker_init();	/* the background writer, when preloaded */
