@@ -30,8 +30,8 @@ CREATE FUNCTION twin.snowflake_decode(id bigint, layout text, OUT ts timestamptz
 RETURNS record AS '$libdir/snowflake', 'snowflake_decode'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 GRANT USAGE ON SCHEMA twin TO PUBLIC;
--- Declared as the extension declares its own (the twin has no support
--- function to compare).
+-- Declared as the extension declares its own, neither with a support
+-- function.
 SELECT p.oid::regprocedure AS function, p.prosupport, p.provolatile, p.proisstrict,
        p.proparallel, p.procost, p.prorows
   FROM pg_catalog.pg_proc p

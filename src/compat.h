@@ -164,31 +164,6 @@ sf_name_tranche(int tranche_id, const char *name)
 #endif
 #endif
 
-/*
- * EXECUTE on a function: pg_proc_aclcheck() until 15, object_aclcheck()
- * from 16.
- */
-#include "catalog/pg_proc.h"
-#include "utils/acl.h"
-static inline AclResult
-sf_proc_aclcheck(Oid funcid, Oid roleid, AclMode mode)
-{
-#if PG_VERSION_NUM >= 160000
-	return object_aclcheck(ProcedureRelationId, funcid, roleid, mode);
-#else
-	return pg_proc_aclcheck(funcid, roleid, mode);
-#endif
-}
-
-/*
- * From 19 a support function can replace a function call in FROM by a
- * subquery (SupportRequestInlineInFrom); before 19 a planner hook does it
- * (inline.c).
- */
-#if PG_VERSION_NUM >= 190000
-#define SNOWFLAKE_HAVE_INLINE_IN_FROM 1
-#endif
-
 /* PostgreSQL 18 lets a module state its name and version. */
 #if PG_VERSION_NUM >= 180000
 #define SNOWFLAKE_MODULE_MAGIC() \

@@ -7,8 +7,6 @@
  * calling only the ones below it:
  *
  *	snowflake.c     module init: one init call per module
- *	inline.c        snowflake_decode planned as the scalar decoders: the
- *	                planner hooks, its support function, its setting
  *	functions.c     the SQL-callable functions
  *	worker.c        the background writer that keeps the reservation ahead
  *	generator.c     the hot path: minting IDs under the spinlock
