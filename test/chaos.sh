@@ -15,8 +15,9 @@
 #              the history (every client's acknowledgements and errors, the
 #              schedule of faults) and the summary in DIR, and the copy of
 #              the tree the campaign runs in, with the servers' data
-#              directories and logs (tree/tmp_check), in DIR/tree, removed
-#              at the end unless --keep
+#              directories and logs under tree/tmp_check (the TAP framework
+#              removes the data directories of a run that passed), in
+#              DIR/tree, removed at the end unless --keep
 # --port P     the servers listen on the first free ports from P on, P
 #              from 10200 to 32767, the range of PostgreSQL's TAP framework
 #              (default: free ports from a random one, as every TAP test)
