@@ -330,7 +330,7 @@ SELECT count(*) AS queries,
                                OR c.same_order IS FALSE) AS differ
   FROM dd_corpus, regress.dd_compare(q, ordered) c;
 
--- Two of the plans in full: an index on ((snowflake_decode(id)).ts) serves
+-- Three of the plans in full: an index on ((snowflake_decode(id)).ts) serves
 -- a query written the same way, and a table partitioned by it prunes; in
 -- FROM, the function scan's column d.ts matches neither.
 SELECT regress.dd_plan(q, 'x') AS plan
