@@ -258,24 +258,3 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION @extschema@.snowflake_lastval() IS
 'the last ID snowflake_nextval() or snowflake_nextval_batch() handed to this session (of a batch, its largest); an error before the first';
-
--- The planner support function of snowflake_decode (1.2).  On PostgreSQL 19
--- it replaces snowflake_decode(x) in FROM by a subquery of the scalar
--- decoders, which the planner pulls up into the query (no function scan per
--- row); it declines every other request, and on 15 to 18 every request (the
--- library's planner hook serves there; src/inline.c says which mechanism
--- serves which form and why).  Attached to both signatures, on every major,
--- so that a cluster upgraded to 19 has it.  Its argument is of type
--- internal: it cannot be called from SQL.
-CREATE FUNCTION @extschema@.snowflake_decode_support(pg_catalog.internal)
-RETURNS pg_catalog.internal
-AS 'MODULE_PATHNAME', 'snowflake_decode_support'
-LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-
-COMMENT ON FUNCTION @extschema@.snowflake_decode_support(pg_catalog.internal) IS
-'planner support for snowflake_decode: on PostgreSQL 19, inlines a call in FROM as the scalar decoders';
-
-ALTER FUNCTION @extschema@.snowflake_decode(pg_catalog.int8)
-    SUPPORT @extschema@.snowflake_decode_support;
-ALTER FUNCTION @extschema@.snowflake_decode(pg_catalog.int8, pg_catalog.text)
-    SUPPORT @extschema@.snowflake_decode_support;

@@ -140,28 +140,40 @@ sf_layout(SnowflakeLayout *layout, bool *fixed)
 }
 
 /* Reject a negative ID. */
-static void
+static pg_noinline void
+sf_negative_id(int64 id)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("snowflake ID must not be negative"),
+			 errdetail("The value %lld has the sign bit set, which no snowflake ID has.",
+					   (long long) id)));
+}
+
+static inline void
 sf_check_id(int64 id)
 {
-	if (id < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("snowflake ID must not be negative"),
-				 errdetail("The value %lld has the sign bit set, which no snowflake ID has.",
-						   (long long) id)));
+	if (unlikely(id < 0))
+		sf_negative_id(id);
 }
 
 /*
  * What a call site of a function here (one FmgrInfo: an expression of a
  * query, an index expression, a partition bound) keeps between calls, in
  * fn_extra: the layout it works with, parsed once for a constant layout
- * argument, and snowflake_decode's result type, looked up and blessed once.
- * Decoding a table's rows then costs each row none of that.
+ * argument, with what its decoding needs worked out (the fields' shifts and
+ * masks, the timestamp's offset and bound), and snowflake_decode's result
+ * type, looked up and blessed once.  Decoding a table's rows then costs
+ * each row none of that: no catalog look-up, no parsing, no division.
  */
 typedef struct SfCallCache
 {
 	SnowflakeFormat fmt;		/* the layout of the last call */
 	bool		fmt_fixed;		/* fmt is the server's own, fixed for good */
+	SnowflakeUnpacker unpacker; /* fmt's fields */
+	int64		ts_offset_ms;	/* fmt's epoch, in ms after 2000-01-01 */
+	int64		ts_max_units;	/* the largest timestamp field a timestamptz
+								 * holds */
 	int			len;			/* length of the layout argument's text in
 								 * fmt, -1 before the first */
 	char	   *text;			/* that text */
@@ -180,6 +192,24 @@ sf_call_cache(FunctionCallInfo fcinfo)
 	cache->len = -1;
 	fcinfo->flinfo->fn_extra = cache;
 	return cache;
+}
+
+/*
+ * Makes fmt the cache's layout, with what decoding needs: the unpacker,
+ * and the timestamp's offset and bound.  0 <= units < 2^63 and |offset| <
+ * 2^48, so the bound is positive, and a field within it converts without
+ * overflow (sf_id_timestamp).
+ */
+static void
+sf_set_format(SfCallCache *cache, const SnowflakeFormat *fmt)
+{
+	int64		offset = fmt->epoch_ms - SF_POSTGRES_EPOCH_UNIX_MS;
+	int64		limit = END_TIMESTAMP / 1000 - offset;
+
+	cache->fmt = *fmt;
+	snowflake_format_unpacker(fmt, &cache->unpacker);
+	cache->ts_offset_ms = offset;
+	cache->ts_max_units = fmt->unit_ms == 1 ? limit - 1 : (limit - 1) / fmt->unit_ms;
 }
 
 /*
@@ -213,12 +243,12 @@ sf_parse_layout_arg(const char *str, SnowflakeFormat *fmt)
 
 /*
  * sf_call_format
- *		The layout a call works with: its argument number argno when given
- *		(a preset or a spelled-out layout, 22023 when invalid), else the
- *		server's own.  Points into the call site's cache, valid until the
- *		next call.
+ *		The call site's cache with the layout the call works with: its
+ *		argument number argno when given (a preset or a spelled-out layout,
+ *		22023 when invalid), else the server's own.  The layout is valid
+ *		until the next call.
  */
-static const SnowflakeFormat *
+static SfCallCache *
 sf_call_format(FunctionCallInfo fcinfo, int argno)
 {
 	SfCallCache *cache = sf_call_cache(fcinfo);
@@ -231,14 +261,15 @@ sf_call_format(FunctionCallInfo fcinfo, int argno)
 	if (PG_NARGS() <= argno)
 	{
 		if (likely(cache->fmt_fixed))
-			return &cache->fmt;
+			return cache;
 
 		{
 			SnowflakeLayout layout;
 
 			sf_layout(&layout, &cache->fmt_fixed);
-			snowflake_format_from_layout(&layout, &cache->fmt);
-			return &cache->fmt;
+			snowflake_format_from_layout(&layout, &fmt);
+			sf_set_format(cache, &fmt);
+			return cache;
 		}
 	}
 
@@ -246,7 +277,7 @@ sf_call_format(FunctionCallInfo fcinfo, int argno)
 	data = VARDATA_ANY(arg);
 	len = VARSIZE_ANY_EXHDR(arg);
 	if (cache->len == len && memcmp(cache->text, data, len) == 0)
-		return &cache->fmt;
+		return cache;
 
 	/* Parsed aside: an invalid layout leaves the cache as it was. */
 	str = text_to_cstring(arg);
@@ -260,8 +291,8 @@ sf_call_format(FunctionCallInfo fcinfo, int argno)
 		pfree(cache->text);
 	cache->text = str;
 	cache->len = len;
-	cache->fmt = fmt;
-	return &cache->fmt;
+	sf_set_format(cache, &fmt);
+	return cache;
 }
 
 /* units * unit_ms, saturated at PG_INT64_MAX (only for messages). */
@@ -273,24 +304,27 @@ sf_units_ms(const SnowflakeFormat *fmt, int64 units)
 	return units * fmt->unit_ms;
 }
 
-/* An ID's time: its timestamp field's units after the layout's epoch. */
-static TimestampTz
-sf_id_timestamp(const SnowflakeFormat *fmt, int64 units)
+/* A timestamp field past the largest timestamp: 22008. */
+static pg_noinline void
+sf_timestamp_out_of_range(const SnowflakeFormat *fmt, int64 units)
 {
-	int64		offset = fmt->epoch_ms - SF_POSTGRES_EPOCH_UNIX_MS;
-	int64		limit = END_TIMESTAMP / 1000 - offset;
+	ereport(ERROR,
+			(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+			 errmsg("timestamp out of range"),
+			 errdetail("The ID's timestamp field, %lld ms after the epoch, is past the largest timestamp.",
+					   (long long) sf_units_ms(fmt, units))));
+}
 
-	/*
-	 * 0 <= units < 2^63 and |offset| < 2^48, so limit > 0: compare before
-	 * multiplying and adding.
-	 */
-	if (fmt->unit_ms == 1 ? units > limit - 1 : units > (limit - 1) / fmt->unit_ms)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-				 errmsg("timestamp out of range"),
-				 errdetail("The ID's timestamp field, %lld ms after the epoch, is past the largest timestamp.",
-						   (long long) sf_units_ms(fmt, units))));
-	return (TimestampTz) (units * fmt->unit_ms + offset) * 1000;
+/*
+ * An ID's time: its timestamp field's units after the layout's epoch, the
+ * layout being the cache's (22008 past the largest timestamp).
+ */
+static inline TimestampTz
+sf_id_timestamp(const SfCallCache *cache, int64 units)
+{
+	if (unlikely(units > cache->ts_max_units))
+		sf_timestamp_out_of_range(&cache->fmt, units);
+	return (TimestampTz) (units * cache->fmt.unit_ms + cache->ts_offset_ms) * 1000;
 }
 
 /*
@@ -460,18 +494,21 @@ sf_node_fields(const SnowflakeFormat *fmt, int64 node_id)
  * sf_decode_id
  *		The parts of the decoders' first argument, an ID, in the layout of
  *		their optional second (22023 for a negative ID or an invalid
- *		layout); returns that layout (see sf_call_format).
+ *		layout); returns the call site's cache, which has that layout (see
+ *		sf_call_format).  Inlined in each decoder: with the server's layout
+ *		fixed, a call costs a test of the cache and a few shifts.
  */
-static inline const SnowflakeFormat *
+static inline const SfCallCache *
 sf_decode_id(FunctionCallInfo fcinfo, SnowflakeParts *parts)
 {
 	int64		id = PG_GETARG_INT64(0);
-	const SnowflakeFormat *fmt;
+	const SfCallCache *cache = (const SfCallCache *) fcinfo->flinfo->fn_extra;
 
 	sf_check_id(id);
-	fmt = sf_call_format(fcinfo, 1);
-	snowflake_format_unpack(fmt, id, parts);
-	return fmt;
+	if (unlikely(cache == NULL || !cache->fmt_fixed || PG_NARGS() > 1))
+		cache = sf_call_format(fcinfo, 1);
+	snowflake_unpack_with(&cache->unpacker, id, parts);
+	return cache;
 }
 
 /*
@@ -480,7 +517,7 @@ sf_decode_id(FunctionCallInfo fcinfo, SnowflakeParts *parts)
  * 1.0's definition has OUT parameters, so it is a record whose shape only
  * pg_proc tells.
  */
-static SfCallCache *
+static pg_noinline SfCallCache *
 sf_decode_cache(FunctionCallInfo fcinfo)
 {
 	SfCallCache *cache = sf_call_cache(fcinfo);
@@ -515,9 +552,11 @@ sf_decode_row3(TupleDesc tupdesc, TimestampTz ts, int32 node_id,
 {
 	const Size	hoff = MAXALIGN(SizeofHeapTupleHeader);
 	const Size	len = hoff + sizeof(TimestampTz) + 2 * sizeof(int32);
-	HeapTupleHeader td = (HeapTupleHeader) palloc0(len);
+	HeapTupleHeader td = (HeapTupleHeader) palloc(len);
 	char	   *data = (char *) td + hoff;
 
+	/* The header and its padding zeroed, the data written whole below. */
+	memset(td, 0, hoff);
 	HeapTupleHeaderSetDatumLength(td, len);
 	HeapTupleHeaderSetTypeId(td, tupdesc->tdtypeid);
 	HeapTupleHeaderSetTypMod(td, tupdesc->tdtypmod);
@@ -541,25 +580,26 @@ sf_decode_row3(TupleDesc tupdesc, TimestampTz ts, int32 node_id,
 Datum
 snowflake_decode(PG_FUNCTION_ARGS)
 {
-	const SnowflakeFormat *fmt;
 	SnowflakeParts parts;
-	SfCallCache *cache;
+	const SfCallCache *cache = sf_decode_id(fcinfo, &parts);
+	TimestampTz ts;
 	TupleDesc	tupdesc;
 	Datum		values[4];
 	bool		nulls[4] = {false, false, false, false};
 
-	fmt = sf_decode_id(fcinfo, &parts);
-	cache = sf_decode_cache(fcinfo);
+	if (unlikely(cache->tupdesc == NULL))
+		cache = sf_decode_cache(fcinfo);
+	ts = sf_id_timestamp(cache, parts.ms);
 	tupdesc = cache->tupdesc;
 	if (likely(cache->row3))
-		return sf_decode_row3(tupdesc, sf_id_timestamp(fmt, parts.ms),
-							  (int32) parts.node_id, (int32) parts.sequence);
+		return sf_decode_row3(tupdesc, ts, (int32) parts.node_id,
+							  (int32) parts.sequence);
 
-	values[0] = TimestampTzGetDatum(sf_id_timestamp(fmt, parts.ms));
+	values[0] = TimestampTzGetDatum(ts);
 	values[1] = Int32GetDatum((int32) parts.node_id);
 	values[2] = Int32GetDatum((int32) parts.sequence);
 	if (tupdesc->natts == 4)
-		values[3] = sf_node_fields(fmt, parts.node_id);
+		values[3] = sf_node_fields(&cache->fmt, parts.node_id);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 
@@ -567,9 +607,9 @@ Datum
 snowflake_timestamp(PG_FUNCTION_ARGS)
 {
 	SnowflakeParts parts;
-	const SnowflakeFormat *fmt = sf_decode_id(fcinfo, &parts);
+	const SfCallCache *cache = sf_decode_id(fcinfo, &parts);
 
-	PG_RETURN_TIMESTAMPTZ(sf_id_timestamp(fmt, parts.ms));
+	PG_RETURN_TIMESTAMPTZ(sf_id_timestamp(cache, parts.ms));
 }
 
 Datum
@@ -598,7 +638,7 @@ snowflake_sequence(PG_FUNCTION_ARGS)
 Datum
 snowflake_min_id(PG_FUNCTION_ARGS)
 {
-	const SnowflakeFormat *fmt = sf_call_format(fcinfo, 1);
+	const SnowflakeFormat *fmt = &sf_call_format(fcinfo, 1)->fmt;
 	int64		units = sf_ts_to_units(fmt, PG_GETARG_TIMESTAMPTZ(0));
 
 	PG_RETURN_INT64(units << (fmt->node_bits + fmt->sequence_bits));
@@ -607,7 +647,7 @@ snowflake_min_id(PG_FUNCTION_ARGS)
 Datum
 snowflake_max_id(PG_FUNCTION_ARGS)
 {
-	const SnowflakeFormat *fmt = sf_call_format(fcinfo, 1);
+	const SnowflakeFormat *fmt = &sf_call_format(fcinfo, 1)->fmt;
 	int			shift = fmt->node_bits + fmt->sequence_bits;
 	int64		units = sf_ts_to_units(fmt, PG_GETARG_TIMESTAMPTZ(0));
 
@@ -623,7 +663,7 @@ snowflake_max_id(PG_FUNCTION_ARGS)
 Datum
 snowflake_compose(PG_FUNCTION_ARGS)
 {
-	const SnowflakeFormat *fmt = sf_call_format(fcinfo, 3);
+	const SnowflakeFormat *fmt = &sf_call_format(fcinfo, 3)->fmt;
 	SnowflakeParts parts;
 	char		detail[SNOWFLAKE_DETAIL_LEN];
 	int64		id;

@@ -759,6 +759,21 @@ snowflake_format_names_server(const char *text)
 }
 
 /*
+ * snowflake_format_unpacker
+ *		The shifts and masks that split an ID of fmt (snowflake_unpack_with).
+ */
+void
+snowflake_format_unpacker(const SnowflakeFormat *fmt,
+						  SnowflakeUnpacker *unpacker)
+{
+	unpacker->ms_shift = fmt->node_bits + fmt->sequence_bits;
+	unpacker->node_shift = fmt->sequence_above_node ? 0 : fmt->sequence_bits;
+	unpacker->seq_shift = fmt->sequence_above_node ? fmt->node_bits : 0;
+	unpacker->node_mask = (int64) ((UINT64CONST(1) << fmt->node_bits) - 1);
+	unpacker->seq_mask = (int64) ((UINT64CONST(1) << fmt->sequence_bits) - 1);
+}
+
+/*
  * snowflake_format_unpack
  *		Split an ID into its fields as the bits say; parts->ms counts the
  *		format's units.  As snowflake_unpack, the timestamp is not masked.
@@ -767,14 +782,10 @@ void
 snowflake_format_unpack(const SnowflakeFormat *fmt, int64 id,
 						SnowflakeParts *parts)
 {
-	int			node_shift = fmt->sequence_above_node ? 0 : fmt->sequence_bits;
-	int			seq_shift = fmt->sequence_above_node ? fmt->node_bits : 0;
+	SnowflakeUnpacker unpacker;
 
-	parts->ms = id >> (fmt->node_bits + fmt->sequence_bits);
-	parts->node_id = (id >> node_shift) &
-		(int64) ((UINT64CONST(1) << fmt->node_bits) - 1);
-	parts->sequence = (id >> seq_shift) &
-		(int64) ((UINT64CONST(1) << fmt->sequence_bits) - 1);
+	snowflake_format_unpacker(fmt, &unpacker);
+	snowflake_unpack_with(&unpacker, id, parts);
 }
 
 /*

@@ -152,6 +152,34 @@ extern SNOWFLAKE_INTERNAL bool snowflake_format_names_server(const char *text);
 extern SNOWFLAKE_INTERNAL void snowflake_format_unpack(const SnowflakeFormat *fmt,
 													   int64 id,
 													   SnowflakeParts *parts);
+
+/*
+ * A format's unpacking worked out once (snowflake_format_unpacker): the
+ * shift of each field and the masks of the node and sequence fields, so
+ * that snowflake_unpack_with splits an ID, as snowflake_format_unpack does,
+ * in a few instructions.  The decoders keep one per call site.
+ */
+typedef struct SnowflakeUnpacker
+{
+	int			ms_shift;		/* node_bits + sequence_bits */
+	int			node_shift;
+	int			seq_shift;
+	int64		node_mask;
+	int64		seq_mask;
+} SnowflakeUnpacker;
+
+extern SNOWFLAKE_INTERNAL void snowflake_format_unpacker(const SnowflakeFormat *fmt,
+														 SnowflakeUnpacker *unpacker);
+
+/* Split an ID as the bits say: parts->ms counts the format's units. */
+static inline void
+snowflake_unpack_with(const SnowflakeUnpacker *unpacker, int64 id,
+					  SnowflakeParts *parts)
+{
+	parts->ms = id >> unpacker->ms_shift;
+	parts->node_id = (id >> unpacker->node_shift) & unpacker->node_mask;
+	parts->sequence = (id >> unpacker->seq_shift) & unpacker->seq_mask;
+}
 extern SNOWFLAKE_INTERNAL bool snowflake_format_pack(const SnowflakeFormat *fmt,
 													 const SnowflakeParts *parts,
 													 int64 *id, char *detail);

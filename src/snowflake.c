@@ -7,8 +7,6 @@
  * calling only the ones below it:
  *
  *	snowflake.c     module init: one init call per module
- *	inline.c        snowflake_decode planned as the scalar decoders: the
- *	                planner hooks, its support function, its setting
  *	functions.c     the SQL-callable functions
  *	worker.c        the background writer that keeps the reservation ahead
  *	generator.c     the hot path: minting IDs under the spinlock
@@ -40,7 +38,6 @@
 #include "compat.h"
 #include "config.h"
 #include "functions.h"
-#include "inline.h"
 #include "shared.h"
 #include "worker.h"
 
@@ -51,9 +48,6 @@ void		_PG_init(void);
 void
 _PG_init(void)
 {
-	snowflake_inline_init();	/* decode planned as the scalar decoders;
-								 * its setting, defined before config_init
-								 * reserves the prefix */
 	snowflake_config_init();	/* the settings */
 	snowflake_shared_init();	/* shared memory hooks, when preloaded */
 	snowflake_worker_init();	/* the background writer, when preloaded */

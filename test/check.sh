@@ -59,10 +59,10 @@ if [ "${SF_FRAMEWORKS:-1}" = 0 ] && [ -z "${PROVE_TESTS:-}" ]; then
         grep -vxF -f <(printf '%s\n' $FRAMEWORK_TESTS) | tr '\n' ' ')
     echo "==> not running $FRAMEWORK_TESTS (SF_FRAMEWORKS=0: the frameworks are not installed)"
 fi
-# 045_pgbouncer.pl runs pgjdbc and lib/pq through PgBouncer only where the
+# 045_pgbouncer.pl runs pgjdbc, lib/pq and SQLAlchemy through PgBouncer only where the
 # frameworks are installed; elsewhere it must run them (and fails without).
 if [ "${SF_FRAMEWORKS:-1}" = 0 ]; then
-    echo "==> 045_pgbouncer.pl: JDBC and Go through PgBouncer skipped (SF_FRAMEWORKS=0)"
+    echo "==> 045_pgbouncer.pl: JDBC, Go and SQLAlchemy through PgBouncer skipped (SF_FRAMEWORKS=0)"
 fi
 # Show what the failed suites left (the regression diffs, the tail of each
 # TAP file's log), say $1, remove the output file $out and exit 1.

@@ -449,6 +449,20 @@ out sprintf('† above the layout\'s sustained ceiling of %s M IDs/s: the run bo
     mega($ceiling));
 out;
 
+# Instructions per ID or row (callgrind), for sections 1b and 5.
+my %cgper;    # name -> per-ID total, and fn -> per-ID
+if (%cg) {
+    for my $name (keys %cg) {
+        my ($a, $b) = ($cg{$name}{n1}, $cg{$name}{n2});
+        next unless $a && $b && $b->{n} > $a->{n};
+        my $dn = $b->{n} - $a->{n};
+        my %fns = map { $_ => 1 } (keys %{ $a->{fn} }, keys %{ $b->{fn} });
+        for my $fn (keys %fns) {
+            $cgper{$name}{$fn} = (($b->{fn}{$fn} // 0) - ($a->{fn}{$fn} // 0)) / $dn;
+        }
+    }
+}
+
 # ---------------------------------------------------------------------------
 # 1b. Decoding
 
@@ -456,11 +470,10 @@ $sink = $ran{decode} ? \@old_body : [];
 out '## 1b. Decoding a table of keys, one backend';
 out;
 out '`SELECT count(EXPR) FROM bench_decode_keys`, a table of real IDs of this server (frozen), and '
-    . '`snowflake_decode()` in FROM as the README writes it: `FROM t, snowflake_decode(t.id) d`. The library plans '
-    . 'both `snowflake_decode()` forms as the scalar decoders (src/inline.c): no row is built, no Function Scan runs. '
-    . 'The `.*` form is `SELECT count(d) FROM (SELECT (snowflake_decode(id)).* FROM t) d`. "As written": the same '
-    . 'statement with `snowflake.inline_decode = off`, as PostgreSQL plans it itself (what a query costs where '
-    . 'the library leaves the call alone).';
+    . '`snowflake_decode()` in FROM: `FROM t, snowflake_decode(t.id) d`. PostgreSQL plans and runs each form as it '
+    . 'does any C function (the field builds a row per ID and takes it apart; in FROM a function scan runs per row); '
+    . 'the `.*` form is `SELECT count(d) FROM (SELECT (snowflake_decode(id)).* FROM t) d`, which PostgreSQL expands '
+    . 'into one call per column.' . ($m{extra_settings} ? " Server settings added with `--set`: $m{extra_settings}." : '');
 out;
 out '| expression | rows per run | ns/row median | min – max | over `count(1)` | x `snowflake_timestamp()` | CPU ns/row | CPU over `count(1)` | x, CPU |';
 out '|---|---:|---:|---:|---:|---:|---:|---:|---:|';
@@ -471,8 +484,6 @@ my %decode_label = (
     select_ts => '`(snowflake_decode(id)).ts`',
     select_star => '`(snowflake_decode(id)).*`',
     from_ts => '`d.ts` from `FROM t, snowflake_decode(t.id) d`',
-    select_ts_as_written => '`(snowflake_decode(id)).ts`, as written',
-    from_ts_as_written => '`d.ts` from `FROM t, snowflake_decode(t.id) d`, as written',
 );
 # Cost over count(1), and that cost as a multiple of snowflake_timestamp()'s.
 my %dec_ns = map { $_ => median(ns_per(rows('decode', $_))) } keys %decode_label;
@@ -489,7 +500,7 @@ sub dec_x {
     return undef unless defined $over && defined $scalar && $scalar > 0;
     return $over / $scalar;
 }
-for my $name (qw(count1 timestamp sequence select_ts select_star from_ts select_ts_as_written from_ts_as_written)) {
+for my $name (qw(count1 timestamp sequence select_ts select_star from_ts)) {
     my @rows = rows('decode', $name);
     next unless @rows;
     my @ns = ns_per(@rows);
@@ -499,6 +510,30 @@ for my $name (qw(count1 timestamp sequence select_ts select_star from_ts select_
         f('%.1f', $dec_cpu{$name}), f('%.1f', dec_over(\%dec_cpu, $name)), f('%.1f', dec_x(\%dec_cpu, $name)));
 }
 out;
+if ($cgper{dec_count1}) {
+    out 'Instructions per row (`valgrind --tool=callgrind`, as in section 5: a single-user backend, each statement at '
+        . 'two sizes, (Ir(N2) - Ir(N1)) / (N2 - N1); deterministic, unlike the timings), over IDs that '
+        . '`generate_series` makes: `SELECT count(EXPR) FROM generate_series(450000000000000000, 450000000000000000 + N) g`, '
+        . 'the forms as above with `g` for `id`.';
+    out;
+    out '| expression | N1 / N2 | instructions per row | over `count(g)` | x `snowflake_timestamp()` |';
+    out '|---|---:|---:|---:|---:|';
+    my $base = $cgper{dec_count1}{TOTAL};
+    my $ts = $cgper{dec_timestamp} ? $cgper{dec_timestamp}{TOTAL} - $base : undef;
+    for my $name (qw(count1 timestamp select_ts select_star from_ts)) {
+        my $c = $cgper{"dec_$name"} or next;
+        my $over = $c->{TOTAL} - $base;
+        my $label = {
+            count1 => '`count(g)` (baseline)', timestamp => '`snowflake_timestamp(g)`',
+            select_ts => '`(snowflake_decode(g)).ts`', select_star => '`(snowflake_decode(g)).*`',
+            from_ts => '`d.ts` from `FROM generate_series(...) g, snowflake_decode(g) d`' }->{$name};
+        out sprintf('| %s | %s / %s | %s | %s | %s |', $label, fmt_n($cg{"dec_$name"}{n1}{n}),
+            fmt_n($cg{"dec_$name"}{n2}{n}), f('%.0f', $c->{TOTAL}),
+            $name eq 'count1' ? '–' : f('%.0f', $over),
+            $name eq 'count1' || !$ts ? '–' : f('%.1f', $over / $ts));
+    }
+    out;
+}
 
 # ---------------------------------------------------------------------------
 # 2. pgbench
@@ -676,22 +711,9 @@ if (@rw) {
     out;
 }
 
-# Instructions.
-my %cgper;    # name -> per-ID total, and fn -> per-ID
-if (%cg) {
-    for my $name (keys %cg) {
-        my ($a, $b) = ($cg{$name}{n1}, $cg{$name}{n2});
-        next unless $a && $b && $b->{n} > $a->{n};
-        my $dn = $b->{n} - $a->{n};
-        my %fns = map { $_ => 1 } (keys %{ $a->{fn} }, keys %{ $b->{fn} });
-        for my $fn (keys %fns) {
-            $cgper{$name}{$fn} = (($b->{fn}{$fn} // 0) - ($a->{fn}{$fn} // 0)) / $dn;
-        }
-    }
-}
 
 $sink = ($ran{callgrind} || $ran{bulk} || $ran{pgbench} || $ran{inserts} || $ran{micro}) ? \@old_body : [];
-if (%cgper) {
+if ($cgper{count1}) {
     out '### Instructions per ID (callgrind)';
     out;
     out 'A single-user backend (`postgres --single`) on the same data directory under '
@@ -758,7 +780,7 @@ if (%cgper) {
         out sprintf('| %s | %.1f |', substr($_, 5), $cgper{snowflake}{$_}) for @incl;
         out;
     }
-} else {
+} elsif (!$cgper{dec_count1}) {
     out "Instructions per ID: not measured ($m{callgrind_skip}).";
     out;
 }
@@ -1251,12 +1273,10 @@ if (defined $plot_prefix) {
 
     # Decoding: ns per row over count(1), per form.
     my %plot_dec = (timestamp => 'snowflake_timestamp(id)', select_ts => '(snowflake_decode(id)).ts',
-        from_ts => 'FROM t, snowflake_decode(t.id) d', select_star => '(snowflake_decode(id)).*',
-        select_ts_as_written => '(snowflake_decode(id)).ts, as written',
-        from_ts_as_written => 'FROM t, snowflake_decode(t.id) d, as written');
+        from_ts => 'FROM t, snowflake_decode(t.id) d', select_star => '(snowflake_decode(id)).*');
     my @dec_rows = map { [ $plot_dec{$_}, map { defined $_ ? sprintf('%.1f', $_) : undef } dec_over(\%dec_ns, $_), dec_over(\%dec_cpu, $_) ] }
         grep { $ran{decode} && defined dec_over(\%dec_ns, $_) }
-        qw(timestamp select_ts from_ts select_star select_ts_as_written from_ts_as_written);
+        qw(timestamp select_ts select_star from_ts);
     push @plots, [ 'decode', 'Decoding a table of keys: ns per row over count(1)' ]
         if write_data("$plot_prefix-decode.tsv", [ 'form', 'ns_over_count1', 'cpu_ns_over_count1' ], @dec_rows);
 

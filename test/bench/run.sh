@@ -16,12 +16,13 @@
 # Sections (--only takes a comma-separated list of them):
 #   bulk        IDs per second in one backend, count(EXPR)
 #   decode      decoding a table of keys, one backend: the scalar decoders
-#               beside snowflake_decode() in the SELECT list and in FROM,
-#               also as written (snowflake.inline_decode = off)
+#               beside snowflake_decode() in the SELECT list and in FROM
 #   pgbench     SELECT EXPR at 1 to 8 clients
 #   inserts     1M-row INSERT ... SELECT, and 100-row transactions
 #   micro       the generator alone, one and two backends; reservation write
-#   callgrind   instructions per ID (valgrind)
+#   callgrind   instructions per ID (valgrind), of the bulk section's
+#               contenders and, when the decode section runs, per row of
+#               its own (with --only decode,callgrind, only those)
 #   everyday    single-row inserts at 2 and 50 a second, one client, real
 #               commits: latency against bigserial (and uuidv7()), on this
 #               machine's disk and with every fsync slowed down
@@ -45,6 +46,10 @@
 #   --fsync-delay MS      the slow disk: every fsync sleeps MS ms first
 #                         (default 20)
 #   --no-callgrind        skip the instruction counts (valgrind)
+#   --set NAME=VALUE      one more setting of the throwaway server (repeat
+#                         the option for more), e.g. to measure an older
+#                         build with one of its settings; the report lists
+#                         them
 #   --output FILE         where to write the report (default docs/performance/report.md);
 #                         its plots and their data go beside it, FILE less
 #                         ".md" followed by -bulk, -everyday and -decode,
@@ -74,6 +79,7 @@ bulk_rows=
 fsync_delay=20
 callgrind=1
 only=
+extra_settings=()
 output=$root/docs/performance/report.md
 keep=0
 
@@ -91,6 +97,10 @@ while [ $# -gt 0 ]; do
         --bulk-rows) bulk_rows=$2; shift ;;
         --fsync-delay) fsync_delay=$2; shift ;;
         --no-callgrind) callgrind=0 ;;
+        --set)
+            [[ $2 =~ ^[A-Za-z_][A-Za-z0-9_.]*=.+$ ]] ||
+                { echo "run.sh: --set takes NAME=VALUE, not \"$2\"" >&2; exit 2; }
+            extra_settings+=("$2"); shift ;;
         --output) output=$2; shift ;;
         --keep) keep=1 ;;
         -h|--help) usage; exit 0 ;;
@@ -416,6 +426,12 @@ autovacuum = off
 # Nothing runs for ever: the longest measured statement takes seconds.
 statement_timeout = '10min'
 CONF
+if [ "${#extra_settings[@]}" -gt 0 ]; then
+    echo "# --set" >> "$data/postgresql.conf"
+    for kv in "${extra_settings[@]}"; do
+        printf "%s = '%s'\n" "${kv%%=*}" "$(sed "s/'/''/g" <<<"${kv#*=}")" >> "$data/postgresql.conf"
+    done
+fi
 start_server
 "$bindir/psql" -X -q -h "$work" -p "$port" -U postgres -d postgres \
     -c "CREATE DATABASE bench"
@@ -443,6 +459,11 @@ has_uuidv7=$(q -c "SELECT to_regprocedure('pg_catalog.uuidv7()') IS NOT NULL")
     echo "pgmajor=$(q -c "SELECT current_setting('server_version_num')::int / 10000")"
     echo "has_uuidv7=$has_uuidv7"
     echo "settings=$(q -c "SELECT string_agg(name || ' = ' || setting || coalesce(unit, ''), ', ' ORDER BY name) FROM pg_settings WHERE name IN ('shared_buffers', 'work_mem', 'synchronous_commit', 'fsync', 'wal_sync_method', 'autovacuum', 'max_wal_size', 'checkpoint_timeout', 'snowflake.max_drift_ms', 'snowflake.max_wait_ms', 'snowflake.node_id', 'snowflake.background_writer', 'snowflake.writer_idle_timeout', 'jit')")"
+    extra=
+    for kv in "${extra_settings[@]}"; do
+        extra="$extra${extra:+, }$(q -c "SELECT '${kv%%=*}' || ' = ' || current_setting('${kv%%=*}')")"
+    done
+    echo "extra_settings=$extra"
     echo "layout=$(q -c "SELECT timestamp_bits || '/' || node_bits || '/' || sequence_bits FROM snowflake_stats")"
     if git -C "$root" rev-parse --short HEAD >/dev/null 2>&1; then
         echo "git=$(git -C "$root" rev-parse --short HEAD)$(git -C "$root" status --porcelain -- src Makefile snowflake.control 'snowflake--*.sql' 2>/dev/null | grep -q . && echo ' (src/ has uncommitted changes)')"
@@ -617,18 +638,12 @@ if want decode; then
             select_ts) echo "SELECT count((snowflake_decode(id)).ts) $from" ;;
             select_star) echo "SELECT count(d) FROM (SELECT (snowflake_decode(id)).* $from) d" ;;
             from_ts) echo "SELECT count(d.ts) FROM bench_decode_keys k, snowflake_decode(k.id) d" ;;
-            *_as_written) decode_call "${1%_as_written}" ;;
         esac
     }
-    # Times a contender; the _as_written ones with snowflake.inline_decode
-    # off, as PostgreSQL plans the query itself (src/inline.c).
     decode_time() {
-        local extra=
-        [[ $1 == *_as_written ]] && extra="-c snowflake.inline_decode=off"
-        PGOPTIONS_EXTRA="$extra" q -c "SELECT * FROM bench_time('$(decode_call "$1")')"
+        q -c "SELECT * FROM bench_time('$(decode_call "$1")')"
     }
-    decode_names=(count1 timestamp sequence select_ts select_star from_ts
-                  select_ts_as_written from_ts_as_written)
+    decode_names=(count1 timestamp sequence select_ts select_star from_ts)
 
     log "decode: ${#decode_names[@]} contenders over $N_FAST keys x $reps_old repetitions"
     # The keys: real IDs of this server, minted in batches, frozen so that
@@ -1088,6 +1103,9 @@ cg_queries=()
 cg_add() {                    # name, N1, N2, SQL with %N%
     cg_queries+=("$1|$2|$3|$4")
 }
+# The bulk section's contenders, unless only the decode section's are
+# wanted (--only decode,callgrind).
+if want bulk || ! want decode; then
 cg_add count1 "$CG_N1" "$CG_N2" "SELECT count(1) FROM generate_series(1, %N%)"
 cg_add clock "$CG_N1" "$CG_N2" "SELECT count(clock_timestamp()) FROM generate_series(1, %N%)"
 cg_add snowflake "$CG_N1" "$CG_N2" "SELECT count(snowflake_nextval()) FROM generate_series(1, %N%)"
@@ -1100,6 +1118,17 @@ cg_add uuid4 "$CG_SLOW1" "$CG_SLOW2" "SELECT count(gen_random_uuid()) FROM gener
     cg_add uuid7core "$CG_SLOW1" "$CG_SLOW2" "SELECT count(uuidv7()) FROM generate_series(1, %N%)"
 cg_add instagram "$CG_SLOW1" "$CG_SLOW2" "SELECT count(bench_instagram_id()) FROM generate_series(1, %N%)"
 cg_add uuid7 "$CG_SLOW1" "$CG_SLOW2" "SELECT count(bench_uuid_v7()) FROM generate_series(1, %N%)"
+fi
+# The decode section's, over IDs of the default layout in 2027 (the
+# series' own numbers: no table to read), against count(g) over the same.
+if want decode; then
+    cg_ids="generate_series(450000000000000000, 450000000000000000 + %N%) g"
+    cg_add dec_count1 "$CG_N1" "$CG_N2" "SELECT count(g) FROM $cg_ids"
+    cg_add dec_timestamp "$CG_N1" "$CG_N2" "SELECT count(snowflake_timestamp(g)) FROM $cg_ids"
+    cg_add dec_select_ts "$CG_N1" "$CG_N2" "SELECT count((snowflake_decode(g)).ts) FROM $cg_ids"
+    cg_add dec_select_star "$CG_N1" "$CG_N2" "SELECT count(d) FROM (SELECT (snowflake_decode(g)).* FROM $cg_ids) d"
+    cg_add dec_from_ts "$CG_N1" "$CG_N2" "SELECT count(d.ts) FROM $cg_ids, snowflake_decode(g) d"
+fi
 
 if [ "$callgrind" -eq 1 ]; then
     log "callgrind: instructions per ID in a single-user backend"

@@ -5,7 +5,8 @@
 #	test/t/045_pgbouncer.pl.
 #
 #	clients.py load DRIVER HOST PORT DB CLIENTS TXNS
-#	    DRIVER (psycopg2, psycopg, asyncpg), with the setting
+#	    DRIVER (psycopg2, psycopg, asyncpg, or sqlalchemy: SQLAlchemy's
+#	    asyncio engine on asyncpg), with the setting
 #	    docs/deployment/poolers.md gives for it: CLIENTS connections at
 #	    once, each running TXNS transactions that insert a row of table
 #	    drv keyed by DEFAULT snowflake_nextval() (a parameterized
@@ -26,6 +27,7 @@ from collections import Counter
 
 SQL_PG = "INSERT INTO drv (driver, client, n) VALUES (%s, %s, %s) RETURNING id"
 SQL_ASYNCPG = "INSERT INTO drv (driver, client, n) VALUES ($1, $2, $3) RETURNING id"
+SQL_SQLALCHEMY = "INSERT INTO drv (driver, client, n) VALUES (:driver, :client, :n) RETURNING id"
 
 
 def report(ok, errors):
@@ -96,6 +98,36 @@ async def load_asyncpg(dsn, clients, txns):
     report(ok[0], errors)
 
 
+async def load_sqlalchemy(host, port, db, clients, txns):
+    import os
+    from sqlalchemy import text
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    # SQLAlchemy on asyncpg, as docs/deployment/poolers.md sets it: no
+    # statement cache in SQLAlchemy's dialect (the URL) nor in asyncpg
+    # (connect_args).  One pooled connection per client.
+    url = (f"postgresql+asyncpg://{os.environ['PGUSER']}@{host}:{port}/{db}"
+           "?prepared_statement_cache_size=0")
+    engine = create_async_engine(url, connect_args={"statement_cache_size": 0},
+                                 pool_size=clients, max_overflow=0)
+    ok, errors = [0], Counter()
+
+    async def client(c):
+        async with engine.connect() as conn:
+            for n in range(txns):
+                try:
+                    async with conn.begin():
+                        await conn.execute(text(SQL_SQLALCHEMY),
+                                           {"driver": "sqlalchemy", "client": c, "n": n})
+                    ok[0] += 1
+                except Exception as e:  # noqa: BLE001 - counted and reported
+                    errors[type(getattr(e, "orig", e)).__name__] += 1
+
+    await asyncio.gather(*[client(c) for c in range(clients)])
+    await engine.dispose()
+    report(ok[0], errors)
+
+
 def forced_psycopg(dsn):
     import psycopg
 
@@ -137,6 +169,8 @@ def main():
         clients, txns = int(sys.argv[6]), int(sys.argv[7])
         if driver == "asyncpg":
             asyncio.run(load_asyncpg(url, clients, txns))
+        elif driver == "sqlalchemy":
+            asyncio.run(load_sqlalchemy(host, port, db, clients, txns))
         else:
             load_sync(driver, dsn, clients, txns)
     elif driver == "psycopg":

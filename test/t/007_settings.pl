@@ -7,9 +7,7 @@
 # no session can change it, a reload does not, a restart does.  The lead
 # bound snowflake.max_drift_ms is an operator knob changed by a reload;
 # snowflake.max_wait_ms is a per-session choice of how long a call may
-# sleep; snowflake.inline_decode, whether snowflake_decode is planned as the
-# scalar decoders, a per-session choice too.  The prefix "snowflake." is
-# reserved.  A value PostgreSQL cannot accept for one of the reload settings
+# sleep.  The prefix "snowflake." is reserved.  A value PostgreSQL cannot accept for one of the reload settings
 # does not stop the server: it logs a WARNING and uses the default (a
 # reload: a LOG line, the value in force stays).
 
@@ -27,8 +25,7 @@ my $node = start_snowflake_node(
 	node_id => 11,
 	settings => {
 		timezone => 'UTC',
-		'snowflake.max_drift_ms' => 200,
-		'snowflake.inline_decode' => 'off'
+		'snowflake.max_drift_ms' => 200
 	});
 $node->safe_psql('postgres',
 	'CREATE EXTENSION snowflake; CREATE ROLE app LOGIN');
@@ -44,7 +41,6 @@ is( $node->safe_psql(
 	join(' ',
 		'snowflake.background_writer:sighup:',
 		'snowflake.epoch:postmaster:',
-		'snowflake.inline_decode:user:',
 		'snowflake.max_drift_ms:sighup:ms',
 		'snowflake.max_wait_ms:user:ms',
 		'snowflake.node_bits:postmaster:',
@@ -54,16 +50,8 @@ is( $node->safe_psql(
 		'snowflake.spread_sequence:sighup:',
 		'snowflake.timestamp_bits:postmaster:',
 		'snowflake.writer_idle_timeout:sighup:ms'),
-	'pg_settings: postmaster for the layout, sighup for max_drift_ms, spread_sequence and the background writer, user for max_wait_ms and inline_decode'
+	'pg_settings: postmaster for the layout, sighup for max_drift_ms, spread_sequence and the background writer, user for max_wait_ms'
 );
-
-# snowflake.inline_decode from postgresql.conf: defined before the prefix is
-# reserved, so the configuration file's value is kept, not removed.
-is( $node->safe_psql(
-		'postgres', q{
-		SELECT setting || ' ' || source FROM pg_settings WHERE name = 'snowflake.inline_decode'}),
-	'off configuration file',
-	'snowflake.inline_decode = off from postgresql.conf is in effect');
 
 # ---------------------------------------------------------------------------
 # Nothing deciding uniqueness can be changed in a session.
@@ -106,24 +94,6 @@ is( $node->safe_psql(
 		connstr => $app),
 	"50ms\n11\nready",
 	'an ordinary user sets max_wait_ms for the session, generates and reads stats');
-# inline_decode, per session: the plan of a field of snowflake_decode.
-my $field_plan = sub {
-	my ($set) = @_;
-	return $node->safe_psql(
-		'postgres', qq{
-		$set
-		CREATE TEMP TABLE k (id bigint);
-		EXPLAIN (COSTS OFF, VERBOSE) SELECT (snowflake_decode(id)).ts FROM k},
-		connstr => $app);
-};
-like(
-	$field_plan->('SET snowflake.inline_decode = on;'),
-	qr/Output: snowflake_timestamp\(id\)/,
-	'an ordinary user turns inline_decode on for the session: the scalar decoder');
-like(
-	$field_plan->(''),
-	qr/Output: \(snowflake_decode\(id\)\)\.ts/,
-	'off in postgresql.conf: the field is planned as written');
 is(error_report($node, 'SELECT snowflake_stats_reset()', connstr => $app),
 	'42501: permission denied for function snowflake_stats_reset',
 	'an ordinary user cannot reset the counters');

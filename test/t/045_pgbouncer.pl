@@ -199,8 +199,11 @@ driver_load('asyncpg', 'asyncpg', '`statement_cache_size=0`', '/usr/bin/python3'
 driver_load('node-postgres', 'node-postgres', 'nothing', 'node', "$FindBin::RealBin/../node/pooler-client.mjs", @pyargs);
 SKIP:
 {
-	skip 'JDBC and Go through PgBouncer: SNOWFLAKE_FRAMEWORKS=0, Java and Go are not installed in this stage', 4
+	skip 'JDBC, Go and SQLAlchemy through PgBouncer: SNOWFLAKE_FRAMEWORKS=0, Java, Go and SQLAlchemy are not installed in this stage', 9
 	  if ($ENV{SNOWFLAKE_FRAMEWORKS} // '1') eq '0';
+	driver_load('sqlalchemy', 'SQLAlchemy on asyncpg',
+		'`?prepared_statement_cache_size=0` in the URL and `statement_cache_size=0` in `connect_args`',
+		'/usr/bin/python3', "$pooler_dir/clients.py", 'load', 'sqlalchemy', @pyargs);
 	driver_load('jdbc', 'pgjdbc', '`prepareThreshold=0`', 'java', '-cp', '/usr/share/java/postgresql.jar',
 		"$pooler_dir/PoolerClient.java",
 		"jdbc:postgresql://127.0.0.1:$port/drivers?user=$user&prepareThreshold=0", $dclients, $dtxns);
@@ -214,9 +217,11 @@ SKIP:
 # With their defaults, psycopg 3 and asyncpg prepare statements on the
 # server; forced into another server session (see test/pooler/clients.py),
 # the next use of one fails, unless PgBouncer carries named statements
-# itself (max_prepared_statements, on by default from 1.22).
+# itself: max_prepared_statements, which 1.21 added at 0 (off) and 1.24.0
+# turned on by default (200), per PgBouncer's release notes.  Debian 12
+# has 1.18, trixie 1.24.1, sid 1.26.1.
 my ($bv) = `$pgbouncer --version` =~ /PgBouncer (\d+\.\d+)/;
-my $carries = defined $bv && version->parse($bv) >= version->parse('1.22');
+my $carries = defined $bv && version->parse($bv) >= version->parse('1.24');
 note("PgBouncer " . ($bv // 'of unknown version'));
 foreach my $d ([ 'psycopg', 'InvalidSqlStatementName' ], [ 'asyncpg', 'InvalidSQLStatementNameError' ])
 {

@@ -433,6 +433,59 @@ stop_exporter($exporter);
 $standby->stop;
 $primary->stop;
 
+# --- the exporter's role, connected as docs/operations.md#loading-the-files says ---
+
+# Debian's pg_hba.conf lets a Unix-socket connection in by peer (as the
+# role of the operating system user's name) and TCP from 127.0.0.1 by
+# scram-sha-256.  The page's pg_ident.conf map and pg_hba.conf line (this
+# test's user in place of "prometheus", its database in place of "app"),
+# above those lines, let the operating system user in as the role
+# exporter; without them it is refused.  The password way: the page's
+# ALTER ROLE, over TCP.
+{
+	my %recipe = doc_recipes("$root/docs/operations.md");
+	my $os_user = getpwuid($<);
+	my $auth = PostgreSQL::Test::Cluster->new('prom_auth');
+	$auth->init;
+	$auth->append_conf('postgresql.conf', "listen_addresses = '127.0.0.1'");
+	my $debian = "local all all peer\nhost all all 127.0.0.1/32 scram-sha-256\n";
+	my $hba = $auth->data_dir . '/pg_hba.conf';
+	PostgreSQL::Test::Utils::append_to_file($hba . '.debian', $debian);
+	rename($hba . '.debian', $hba) or die "$hba: $!";
+	$auth->start;
+	$auth->safe_psql('postgres', 'CREATE ROLE exporter LOGIN IN ROLE pg_monitor');
+	my $socket = 'host=' . $auth->host . ' port=' . $auth->port . ' dbname=postgres user=exporter';
+	my $connects = sub {
+		my ($connstr) = @_;
+		my ($ret, $out, $err) = $auth->psql('postgres', 'SELECT current_user',
+			connstr => $connstr, on_error_stop => 1);
+		return $ret == 0 ? $out : "refused: $err";
+	};
+	like($connects->($socket), qr/refused: .*Peer authentication failed for user "exporter"/,
+		'peer over the socket, without the map: the operating system user is refused as exporter');
+	PostgreSQL::Test::Utils::append_to_file($auth->data_dir . '/pg_ident.conf',
+		$recipe{'monitoring/pg_ident.conf'} =~ s/\bprometheus\b/$os_user/r);
+	PostgreSQL::Test::Utils::append_to_file("$hba.page",
+		($recipe{'monitoring/pg_hba.conf'} =~ s/\bapp\b/postgres/r) . $debian);
+	rename("$hba.page", $hba) or die "$hba: $!";
+	my $loaded = $auth->safe_psql('postgres', 'SELECT pg_conf_load_time()');
+	$auth->reload;
+	# A new session inherits the postmaster's load time: the reload is done.
+	$auth->poll_query_until('postgres', "SELECT pg_conf_load_time() > '$loaded'")
+	  or die 'the server did not reload its configuration';
+	is($connects->($socket), 'exporter',
+		"with the page's pg_ident.conf map and pg_hba.conf line, it connects as exporter");
+	my ($password) = $recipe{'monitoring/password.sql'} =~ /PASSWORD '([^']+)'/;
+	$auth->safe_psql('postgres', $recipe{'monitoring/password.sql'});
+	my $tcp = 'host=127.0.0.1 port=' . $auth->port . ' dbname=postgres user=exporter';
+	is($connects->("$tcp password=$password"), 'exporter',
+		"the password way: the page's ALTER ROLE, over TCP by scram-sha-256");
+	like($connects->("$tcp password=wrong"),
+		qr/refused: .*password authentication failed for user "exporter"/,
+		'and a wrong password is refused');
+	$auth->stop;
+}
+
 # --- the rules file and its unit tests ---
 
 foreach my $cmd ([ 'promtool', 'check', 'rules', $rules ],

@@ -466,7 +466,6 @@ sub path_logical
 	run_step($label, 'upgrade/carry-settings.sh', %env);
 	# A node id of its own, as the page says.
 	start_new($new, 'snowflake.node_id' => 8);
-	$new->safe_psql('postgres', 'CREATE DATABASE shop');
 	my $before_max = $old->safe_psql('shop', 'SELECT max(id) FROM orders');
 
 	# Live inserts on the old server while the new one copies and follows.

@@ -17,6 +17,13 @@
 #                            test/chaos.sh --minutes M runs M * 60)
 #   SNOWFLAKE_CHAOS_OUT      a directory to copy the history and the
 #                            summary into (test/chaos.sh sets it)
+#   SNOWFLAKE_CHAOS_PORT     the servers take the first free ports from it
+#                            on (test/chaos.sh --port)
+#   SNOWFLAKE_CHAOS_REPRODUCE  the command the summary gives to reproduce
+#                            the campaign (test/chaos.sh sets it: the same
+#                            PostgreSQL and build flags); without it,
+#                            test/chaos.sh with this seed, length and major,
+#                            and PG_CONFIG where it is set
 
 use strict;
 use warnings;
@@ -34,6 +41,10 @@ my $seconds = $ENV{SNOWFLAKE_CHAOS_SECONDS} // 20;
 # Whole minutes as such, a smoke's 20 s as 0.33 (test/chaos.sh rounds back to 20 s).
 my $minutes = $seconds % 60 ? sprintf('%.2f', $seconds / 60) : $seconds / 60;
 my $dir = PostgreSQL::Test::Utils::tempdir('chaos');
+# The next port PostgreSQL::Test::Cluster tries is the one after the last
+# it assigned.
+$PostgreSQL::Test::Cluster::last_port_assigned = $ENV{SNOWFLAKE_CHAOS_PORT} - 1
+  if $ENV{SNOWFLAKE_CHAOS_PORT};
 my $t0 = time();
 
 my $c = run_campaign($seed, $seconds, $dir);

@@ -643,8 +643,10 @@ sub summary
 			$h->{connection_errors}),
 		sprintf('violations: %d', scalar @{ $h->{violations} }),
 		sprintf('server up at the end: %s', $c->{up} ? 'yes' : "no ($c->{up_error})"),
-		sprintf('reproduce: test/chaos.sh --seed %s --minutes %s --major %d', $c->{seed}, $minutes,
-			$c->{version}->major));
+		'reproduce: ' . ($ENV{SNOWFLAKE_CHAOS_REPRODUCE} //
+			  sprintf('%stest/chaos.sh --seed %s --minutes %s --major %d',
+				  $ENV{PG_CONFIG} ? "PG_CONFIG=$ENV{PG_CONFIG} " : '',
+				  $c->{seed}, $minutes, $c->{version}->major)));
 	my $shown = 0;
 	foreach my $v (@{ $h->{violations} })
 	{
