@@ -13,6 +13,9 @@
 #                     (Python, Ruby, Java, Go) nor run their TAP file,
 #                     test/t/046_frameworks.pl (test/chroot-check.sh sets it),
 #                     nor pgjdbc and lib/pq through PgBouncer in 045
+#   SF_BACKUP_TOOLS=0 do not install pgBackRest and Barman (test/chroot-check.sh
+#                     sets it): test/t/054_pgbackrest.pl and 055_barman.pl
+#                     then skip, and only then is that skip accepted
 #   SNOWFLAKE_DEB=1   then test the Debian package too (test/deb-check.sh)
 #   SNOWFLAKE_NO_PRELOAD_PASS=0  leave out the no-preload pass (CI does on
 #                     18, whose DSM registry code is 17's, to save time)
@@ -151,6 +154,10 @@ tap_expected=$(cd "$RUN_DIR" && ls -d ${PROVE_TESTS:-test/t/*.pl} | wc -l)
 #    ... no package NAME in the archive"), as for a new major that other
 #    extensions have not been packaged for yet.  Accepted only if apt, asked
 #    here, knows this major's server package and not NAME.
+#  - a backup tool's command is not installed ("skipped: command NAME is
+#    not installed", the file having asked the command): accepted only
+#    where the scripts were told not to install the tools
+#    (SF_BACKUP_TOOLS=0) and the command, asked here, is indeed missing.
 # Any other skip counts as a file that did not pass.  The second kind is
 # listed in the summary line (and in the CI summary of test/all-majors.sh).
 tap_skipped=0
@@ -179,6 +186,18 @@ while read -r file pkg; do
         echo "FAILED: $file skipped for want of $pkg, but apt knows $pkg (or not postgresql-$PG_MAJOR)" >&2
     fi
 done < <(sed -nE 's/^(test\/t\/[^ ]*\.pl) \.+ skipped: .*no package ([a-z0-9.+-]+) in the archive.*/\1 \2/p' "$out")
+tool_skips=()
+while read -r file cmd; do
+    [ -n "$cmd" ] || continue
+    if [ "${SF_BACKUP_TOOLS:-1}" = 0 ] &&
+        ! "${RUN_AS[@]}" env PATH="$PG_BINDIR:$PATH" sh -c 'command -v "$1"' sh "$cmd" >/dev/null 2>&1; then
+        echo "==> skipped: $file (command $cmd not installed, SF_BACKUP_TOOLS=0)"
+        tool_skips+=("$(basename "$file") (no $cmd)")
+        tap_skipped=$((tap_skipped + 1))
+    else
+        echo "FAILED: $file skipped for want of the command $cmd, but the scripts installed it (SF_BACKUP_TOOLS) or it is there" >&2
+    fi
+done < <(sed -nE 's/^(test\/t\/[^ ]*\.pl) \.+ skipped: command ([a-z0-9_.+-]+) is not installed.*/\1 \2/p' "$out")
 echo "==> TAP test files passed: $tap_files of $tap_expected ($tap_skipped skipped: they need a later PostgreSQL than $PG_MAJOR, or Citus: $citus_skipped)"
 tap_expected=$((tap_expected - tap_skipped))
 rm -f "$out"
@@ -246,6 +265,9 @@ if [ "$image_tested" -eq 1 ] && grep -qE '^test/t/044_extension_dir\.pl \.+ ok' 
 fi
 if [ "${#missing_skips[@]}" -gt 0 ]; then
     summary="$summary; skipped, not in the archive: ${missing_skips[*]}"
+fi
+if [ "${#tool_skips[@]}" -gt 0 ]; then
+    summary="$summary; skipped, not installed: ${tool_skips[*]}"
 fi
 echo "==> PostgreSQL $PG_MAJOR: every suite passed ($summary)"
 
