@@ -98,16 +98,19 @@ sub step
 }
 
 step('replication slot', 'barman-slot.sh');
-my ($rw_out, $rw_err) = ('', '');
+# The WAL receiver, its output in a file (nothing reads a pipe of it).
 my $receiver = do
 {
 	local @ENV{ keys %env } = values %env;
 	IPC::Run::start([ 'barman', 'receive-wal', 'pg' ],
-		'<', \undef, '>', \$rw_out, '2>', \$rw_err);
+		'<', \undef, '>', "$dir/receive-wal.log", '2>&1');
 };
+# Stopped by its PID if the file ends early, before the servers are.
+END { $receiver->kill_kill(grace => 5) if $receiver && $receiver->pumpable; }
 $node->poll_query_until('postgres',
 	"SELECT count(*) = 1 FROM pg_stat_replication WHERE application_name = 'barman_receive_wal'")
-  or die "barman receive-wal did not connect: $rw_out $rw_err";
+  or die 'barman receive-wal did not connect: '
+  . PostgreSQL::Test::Utils::slurp_file("$dir/receive-wal.log");
 # Under load from here on: the check waits for the WAL file it closed,
 # which the receiver finishes only once later WAL comes.
 my $load = start_load("$dir/history");
@@ -123,10 +126,10 @@ wait_for_rows($load, 300);
 step('the WAL up to now archived', 'barman-check.sh');
 wait_for_rows($load, 300);
 
-# A burst that puts the last IDs 5 s ahead of the clock; stop the server
-# under load and the WAL receiver (by its PID; it passes
-# SIGTERM on to its pg_receivewal), move the data directory aside and
-# recover into an empty one.
+# A burst that puts the last IDs at least 5 s ahead of the clock; stop the
+# server under load and the WAL receiver (by its PID; it passes SIGTERM on
+# to its pg_receivewal), move the data directory aside and recover into an
+# empty one.
 burst($load, $node, 5);
 $node->stop;
 set_target($load, undef);
