@@ -93,7 +93,7 @@ order=(native patroni)
 # (A host with 17 or later also reports its TAP files without the preload.)
 # The framework recipes and the backup tools' tests run here whatever the
 # environment says: CI must not pass with test/t/046_frameworks.pl,
-# 054_pgbackrest.pl or 055_barman.pl left out (the chroots skip the last
+# 061_pgbackrest.pl or 062_barman.pl left out (the chroots skip the last
 # two: SF_BACKUP_TOOLS=0).  The seeded fault
 # campaign (test/t/051_chaos.pl) runs its two minutes here, seed 1; the
 # chroot stages run its 20-second smoke.

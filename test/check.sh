@@ -14,7 +14,7 @@
 #                     test/t/046_frameworks.pl (test/chroot-check.sh sets it),
 #                     nor pgjdbc and lib/pq through PgBouncer in 045
 #   SF_BACKUP_TOOLS=0 do not install pgBackRest and Barman (test/chroot-check.sh
-#                     sets it): test/t/054_pgbackrest.pl and 055_barman.pl
+#                     sets it): test/t/061_pgbackrest.pl and 062_barman.pl
 #                     then skip, and only then is that skip accepted
 #   SNOWFLAKE_DEB=1   then test the Debian package too (test/deb-check.sh)
 #   SNOWFLAKE_NO_PRELOAD_PASS=0  leave out the no-preload pass (CI does on
@@ -233,7 +233,7 @@ NO_PRELOAD_TESTS="test/t/004_js_safe_layout.pl test/t/005_concurrent_pgbench.pl
     test/t/031_fsync_off.pl test/t/032_drift_one_bound.pl
     test/t/033_lastval.pl test/t/034_settings_file.pl
     test/t/040_upgrade_dump.pl test/t/049_prometheus.pl
-    test/t/053_restore_pitr.pl"
+    test/t/060_restore_pitr.pl"
 summary="pg_regress, isolation, $tap_files TAP files"
 if [ "$PG_MAJOR" -ge 17 ] && [ "${SNOWFLAKE_NO_PRELOAD_PASS:-1}" = 0 ]; then
     echo "==> the no-preload pass is left out here (SNOWFLAKE_NO_PRELOAD_PASS=0)"

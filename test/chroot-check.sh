@@ -28,7 +28,7 @@
 #                     sid, against 107 MB on the host, which has a JDK; see
 #                     CONTRIBUTING.md, CI)
 #   SF_BACKUP_TOOLS   1 to install pgBackRest and Barman and run
-#                     test/t/054_pgbackrest.pl and 055_barman.pl in the
+#                     test/t/061_pgbackrest.pl and 062_barman.pl in the
 #                     chroot too (default 0: they skip there; CI runs them
 #                     natively on 15, see CONTRIBUTING.md, CI)
 #   SNOWFLAKE_CHAOS_SEED, SNOWFLAKE_CHAOS_SECONDS  the fault campaign's

@@ -94,7 +94,7 @@ sf_wanted_packages() {
         # its packaged service on port 9187; the test runs its own on a
         # free loopback port and never touches that one.
         wanted+=(prometheus-postgres-exporter prometheus)
-        # The backup tools (054_pgbackrest.pl, 055_barman.pl), unless
+        # The backup tools (061_pgbackrest.pl, 062_barman.pl), unless
         # SF_BACKUP_TOOLS=0 (test/chroot-check.sh's default): without them
         # those files skip, which test/check.sh accepts only then.
         if [ "${SF_BACKUP_TOOLS:-1}" != 0 ]; then

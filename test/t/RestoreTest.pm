@@ -1,8 +1,8 @@
 # Copyright: see LICENSE
 #
 # RestoreTest.pm
-#	What the backup and restore tests share (053_restore_pitr.pl,
-#	054_pgbackrest.pl, 055_barman.pl): a primary under insert load whose
+#	What the backup and restore tests share (060_restore_pitr.pl,
+#	061_pgbackrest.pl, 062_barman.pl): a primary under insert load whose
 #	clients record every key they were given, snowflake's and a bigserial
 #	column's side by side, and the checks after each restore, which count
 #	every key a client ever held: no snowflake ID handed out twice, the

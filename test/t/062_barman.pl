@@ -1,6 +1,6 @@
 # Copyright: see LICENSE
 #
-# 055_barman.pl
+# 062_barman.pl
 #	Barman on the database server, without ssh, with the configuration
 #	and commands of docs/operations.md ("Backups and restores", the blocks
 #	marked <!-- recipe: backup/barman... -->), run as the page shows them

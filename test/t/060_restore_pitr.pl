@@ -1,6 +1,6 @@
 # Copyright: see LICENSE
 #
-# 053_restore_pitr.pl
+# 060_restore_pitr.pl
 #	Point-in-time recovery with no backup tool: WAL archived by
 #	archive_command (a copy into an archive directory), a base backup by
 #	pg_basebackup taken under insert load, then, the server stopped, the
@@ -12,7 +12,7 @@
 #	out again values clients hold; the time from the restored server's
 #	start to its first ID and the gap between the last ID before and the
 #	first after are printed.  The restored server then takes the load.
-#	(pgBackRest and Barman: 054_pgbackrest.pl, 055_barman.pl.)
+#	(pgBackRest and Barman: 061_pgbackrest.pl, 062_barman.pl.)
 
 use strict;
 use warnings;

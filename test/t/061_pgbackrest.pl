@@ -1,6 +1,6 @@
 # Copyright: see LICENSE
 #
-# 054_pgbackrest.pl
+# 061_pgbackrest.pl
 #	pgBackRest, with the configuration and commands of docs/operations.md
 #	("Backups and restores", the blocks marked
 #	<!-- recipe: backup/pgbackrest... -->), run as the page shows them with
