@@ -51,7 +51,7 @@ $primary->poll_query_until('postgres',
   or die "timed out waiting for $segment to be archived";
 wait_for_rows($load, 300);
 
-# A bad change at the target time; a burst puts the last IDs at least 5 s
+# A bad change at the target time; a burst puts the last IDs some 5 s
 # ahead of the clock; stop the server under load and go back.
 burst($load, $primary, 5);
 $primary->stop;

@@ -116,7 +116,7 @@ $node->poll_query_until('postgres',
   or die "timed out waiting for $segment to be archived";
 wait_for_rows($load, 300);
 
-# A burst that puts the last IDs at least 5 s ahead of the clock, then stop
+# A burst that puts the last IDs some 5 s ahead of the clock, then stop
 # the server under load (-m immediate or fast), restore by the page's step
 # $name into its data directory, emptied first if $empty, and start it;
 # then the checks after a restore.

@@ -126,7 +126,7 @@ wait_for_rows($load, 300);
 step('the WAL up to now archived', 'barman-check.sh');
 wait_for_rows($load, 300);
 
-# A burst that puts the last IDs at least 5 s ahead of the clock; stop the
+# A burst that puts the last IDs some 5 s ahead of the clock; stop the
 # server under load and the WAL receiver (by its PID; it passes SIGTERM on
 # to its pg_receivewal), move the data directory aside and recover into an
 # empty one.
