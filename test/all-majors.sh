@@ -89,12 +89,14 @@ run_step() {
 
 order=(native patroni)
 # (A host with 17 or later also reports its TAP files without the preload.)
-# The framework recipes run here whatever the environment says: CI must
-# not pass with test/t/046_frameworks.pl left out.  The seeded fault
+# The framework recipes and the backup tools' tests run here whatever the
+# environment says: CI must not pass with test/t/046_frameworks.pl,
+# 061_pgbackrest.pl or 062_barman.pl left out (the chroots skip the last
+# two: SF_BACKUP_TOOLS=0).  The seeded fault
 # campaign (test/t/051_chaos.pl) runs its two minutes here, seed 1; the
 # chroot stages run its 20-second smoke.
 run_step native '^==> PostgreSQL [0-9]+: every suite passed \(pg_regress, isolation, [1-9][0-9]* TAP files(, [1-9][0-9]* TAP files without the preload)?(; skipped, not installed here: .+)?\)$' \
-    env SF_FRAMEWORKS=1 SNOWFLAKE_CHAOS_SECONDS=120 bash "$here/check.sh"
+    env SF_FRAMEWORKS=1 SF_BACKUP_TOOLS=1 SNOWFLAKE_CHAOS_SECONDS=120 bash "$here/check.sh"
 run_step patroni '^==> patroni: every check passed' bash "$here/patroni-check.sh"
 
 i=0

@@ -13,6 +13,11 @@
 #                     (Python, Ruby, Java, Go) nor run their TAP file,
 #                     test/t/046_frameworks.pl (test/chroot-check.sh sets it),
 #                     nor pgjdbc and lib/pq through PgBouncer in 045
+#   SF_BACKUP_TOOLS=0 do not install pgBackRest and Barman (test/chroot-check.sh
+#                     sets it): test/t/061_pgbackrest.pl and 062_barman.pl
+#                     then skip ("command NAME not found"), which is
+#                     accepted as for anything test/setup.sh installed
+#                     no package for
 #   SNOWFLAKE_DEB=1   then test the Debian package too (test/deb-check.sh)
 #   SNOWFLAKE_NO_PRELOAD_PASS=0  leave out the no-preload pass (CI does on
 #                     18, whose DSM registry code is 17's, to save time)
@@ -175,7 +180,8 @@ fi
 # clock set back, clock steps, layout changes, standbys, promotion and
 # failover, the lineage floor, state file faults, edge errors, the stats
 # (and their Prometheus metrics through a real exporter),
-# and the install and update scripts with dump and restore.
+# the install and update scripts with dump and restore, and a
+# point-in-time recovery under load.
 # Files whose subject is the preloaded mode itself (settings as real GUCs
 # at startup, the writer registered with the postmaster, the clean-shutdown
 # record) are not in it; 029_no_preload.pl covers what differs without the
@@ -191,7 +197,8 @@ NO_PRELOAD_TESTS="test/t/004_js_safe_layout.pl test/t/005_concurrent_pgbench.pl
     test/t/027_early_write.pl test/t/030_split_brain.pl
     test/t/031_fsync_off.pl test/t/032_drift_one_bound.pl
     test/t/033_lastval.pl test/t/034_settings_file.pl
-    test/t/040_upgrade_dump.pl test/t/049_prometheus.pl"
+    test/t/040_upgrade_dump.pl test/t/049_prometheus.pl
+    test/t/060_restore_pitr.pl"
 summary="pg_regress, isolation, $tap_files TAP files"
 if [ "$PG_MAJOR" -ge 17 ] && [ "${SNOWFLAKE_NO_PRELOAD_PASS:-1}" = 0 ]; then
     echo "==> the no-preload pass is left out here (SNOWFLAKE_NO_PRELOAD_PASS=0)"

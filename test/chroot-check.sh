@@ -27,6 +27,10 @@
 #                     their packages come to 205 MB on trixie and 530 MB on
 #                     sid, against 107 MB on the host, which has a JDK; see
 #                     CONTRIBUTING.md, CI)
+#   SF_BACKUP_TOOLS   1 to install pgBackRest and Barman and run
+#                     test/t/061_pgbackrest.pl and 062_barman.pl in the
+#                     chroot too (default 0: they skip there; CI runs them
+#                     natively on 15, see CONTRIBUTING.md, CI)
 #   SNOWFLAKE_CHAOS_SEED, SNOWFLAKE_CHAOS_SECONDS  the fault campaign's
 #                     seed and length (test/check.sh), passed into the chroot
 #   SNOWFLAKE_UPGRADES  the upgrades from an older major that
@@ -210,7 +214,7 @@ chroot "$CHROOT" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF
     PG_MAJOR="$major" ${PG_TEST_PORT_DIR:+PG_TEST_PORT_DIR="$PG_TEST_PORT_DIR"} \
     ${SNOWFLAKE_DEB:+SNOWFLAKE_DEB=1} ${SNOWFLAKE_IMAGE:+SNOWFLAKE_IMAGE=1} \
     ${SNOWFLAKE_NO_PRELOAD_PASS:+SNOWFLAKE_NO_PRELOAD_PASS="$SNOWFLAKE_NO_PRELOAD_PASS"} \
-    SF_FRAMEWORKS="${SF_FRAMEWORKS:-0}" \
+    SF_FRAMEWORKS="${SF_FRAMEWORKS:-0}" SF_BACKUP_TOOLS="${SF_BACKUP_TOOLS:-0}" \
     ${SNOWFLAKE_CHAOS_SEED:+SNOWFLAKE_CHAOS_SEED="$SNOWFLAKE_CHAOS_SEED"} \
     ${SNOWFLAKE_CHAOS_SECONDS:+SNOWFLAKE_CHAOS_SECONDS="$SNOWFLAKE_CHAOS_SECONDS"} \
     ${upgrade_from:+SNOWFLAKE_UPGRADE_FROM="$upgrade_from"} \

@@ -11,8 +11,10 @@
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 
 SF_TEST_DEPS=1
-# CI runs the framework recipes whatever the environment says (all-majors.sh).
+# CI runs the framework recipes and the backup tools' tests whatever the
+# environment says (all-majors.sh).
 SF_FRAMEWORKS=1
+SF_BACKUP_TOOLS=1
 sf_pick_major
 wanted=()
 sf_wanted_packages

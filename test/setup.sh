@@ -120,6 +120,14 @@ sf_wanted_packages() {
                 log "no package postgresql-$PG_MAJOR-${ext%%:*} in the archive: the tests that need ${ext#*:} skip"
             fi
         done
+        # The backup tools (061_pgbackrest.pl, 062_barman.pl), unless
+        # SF_BACKUP_TOOLS=0 (test/chroot-check.sh's default): without them
+        # those files skip, which test/check.sh accepts only where no
+        # package was installed for them (SF_TEST_PROVIDES).
+        if [ "${SF_BACKUP_TOOLS:-1}" != 0 ]; then
+            wanted+=(pgbackrest barman)
+            SF_TEST_PROVIDES+=(pgbackrest barman)
+        fi
         # The framework recipes (046_frameworks.pl, docs/adoption/), unless
         # SF_FRAMEWORKS=0: SQLAlchemy and Django with psycopg2, SQLAlchemy
         # on asyncpg (greenlet), psycopg 3 and asyncpg directly (the
