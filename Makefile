@@ -20,7 +20,7 @@ endif
 
 # pg_regress: an ordered list, the first creates the extension.  Each run
 # starts its own server with the library preloaded (test/snowflake.conf).
-REGRESS = setup layout decode inline decode_differential foreign generate lastval errors convert fleet
+REGRESS = setup layout decode inline decode_differential foreign generate lastval errors convert fleet textform
 REGRESS_OPTS = --temp-instance=$(CURDIR)/tmp_check_regress \
 	--temp-config=$(srcdir)/test/snowflake.conf --inputdir=$(srcdir)
 
