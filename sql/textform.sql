@@ -196,14 +196,6 @@ SELECT count(*) FILTER (WHERE snowflake_from_base32(snowflake_to_base32(id, 'ord
        count(*) FILTER (WHERE snowflake_from_hex(snowflake_to_hex(id, 'ord_'), 'ord_') <> id) AS hex,
        count(*) FILTER (WHERE snowflake_to_base32(id, 'ord_') <> 'ord_' || snowflake_to_base32(id)) AS prefix_is_prepended
   FROM tf.million WHERE id % 10 = 0;
--- Every text is distinct where the IDs are (no two IDs share a text).
-SELECT count(DISTINCT snowflake_to_base32(id)) = count(DISTINCT id) AS base32,
-       count(DISTINCT snowflake_to_base62(id)) = count(DISTINCT id) AS base62,
-       count(DISTINCT snowflake_to_base58(id)) = count(DISTINCT id) AS base58,
-       count(DISTINCT snowflake_to_base36(id)) = count(DISTINCT id) AS base36,
-       count(DISTINCT snowflake_to_hex(id)) = count(DISTINCT id) AS hex
-  FROM tf.million;
-
 -- ---------------------------------------------------------------------------
 -- 4. Order: the fixed-width texts compare as their IDs under "C"
 -- ---------------------------------------------------------------------------
