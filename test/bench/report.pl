@@ -811,9 +811,13 @@ if ($ran{textform}) {
         for my $h (\%w, \%c, \%i) {
             my $x = ratio($h->{$name}, $h->{$base});
             my $unit = $h == \%i ? '' : ' ns';
+            # A cost at or below zero is a baseline that ran slower than
+            # the contender: the noise of a busy machine, no verdict.
+            my $noise = defined $x && ($h->{$name} <= 0 || $h->{$base} <= 0);
             push @cells, defined $x
-                ? (sprintf('%s x (%s vs %s%s)', f('%.2f', $x), f('%.1f', $h->{$name}), f('%.1f', $h->{$base}), $unit),
-                    verdict($x <= 2))
+                ? (sprintf('%s x (%s vs %s%s)%s', f('%.2f', $x), f('%.1f', $h->{$name}), f('%.1f', $h->{$base}), $unit,
+                        $noise ? ', within the noise' : ''),
+                    $noise ? 'n/a' : verdict($x <= 2))
                 : ('not measured', 'n/a');
         }
         out sprintf('| %s <= 2 x %s | %s |', $tf_label{$name}, $tf_label{$base}, join(' | ', @cells));
