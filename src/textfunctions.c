@@ -27,6 +27,7 @@
 #include "mb/pg_wchar.h"
 #include "utils/builtins.h"
 
+#include "compat.h"
 #include "textform.h"
 
 PG_FUNCTION_INFO_V1(snowflake_to_base32);
