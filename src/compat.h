@@ -9,10 +9,11 @@
  * Checked against 19's headers (19~rc1): besides the DSM registry, the
  * tranche functions and the varlena macros below, nothing the extension
  * uses changed.  19 adds ShmemRequestStruct() and RegisterShmemCallbacks(),
- * but keeps what every major here uses: shmem_request_hook and shmem_startup_hook,
- * RequestAddinShmemSpace(), ShmemInitStruct() and the named LWLock tranche
- * requests; background worker registration, WaitEventExtensionNew(), the
- * GUC definitions and their check hooks are as in 18.
+ * but keeps what every major here uses: shmem_request_hook and
+ * shmem_startup_hook, RequestAddinShmemSpace(), ShmemInitStruct() and the
+ * named LWLock tranche requests; background worker registration,
+ * WaitEventExtensionNew(), the GUC definitions and their check hooks are as
+ * in 18.
  *
  *-------------------------------------------------------------------------
  */
