@@ -4,7 +4,7 @@ EXTENSION = snowflake
 EXTVERSION = $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(EXTENSION).control)
 
 MODULE_big = snowflake
-OBJS = src/snowflake.o src/functions.o src/worker.o src/generator.o src/reservation.o src/shared.o src/statefile.o src/config.o src/layout.o
+OBJS = src/snowflake.o src/functions.o src/worker.o src/generator.o src/reservation.o src/shared.o src/statefile.o src/config.o src/layout.o src/textfunctions.o src/textform.o
 # The scripts: snowflake--1.0.sql (released, frozen) and one update script
 # per later version, snowflake--A--B.sql, and no install script of a later
 # version: CREATE EXTENSION chains 1.0 and the updates, so each SQL object is
@@ -20,7 +20,7 @@ endif
 
 # pg_regress: an ordered list, the first creates the extension.  Each run
 # starts its own server with the library preloaded (test/snowflake.conf).
-REGRESS = setup layout decode decode_differential foreign generate lastval errors convert fleet
+REGRESS = setup layout decode decode_differential foreign generate lastval errors convert fleet textform
 REGRESS_OPTS = --temp-instance=$(CURDIR)/tmp_check_regress \
 	--temp-config=$(srcdir)/test/snowflake.conf --inputdir=$(srcdir)
 

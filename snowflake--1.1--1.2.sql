@@ -258,3 +258,172 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION @extschema@.snowflake_lastval() IS
 'the last ID snowflake_nextval() or snowflake_nextval_batch() handed to this session (of a batch, its largest); an error before the first';
+
+-- Text forms of IDs (1.2): snowflake_to_<form>(id [, prefix]) and
+-- snowflake_from_<form>(text [, prefix]) for base32 (Crockford), base62,
+-- base58 (Bitcoin's alphabet), base36 and hex; src/textfunctions.c and
+-- src/textform.c, docs/text-forms.md.  One C function serves each name with
+-- and without the prefix.  The prefix is written as given ('ord_'), and the
+-- decoders require it, byte for byte.  IMMUTABLE: the result depends on the
+-- arguments alone, so the text can be a generated column or an index
+-- expression.
+
+CREATE FUNCTION @extschema@.snowflake_to_base32(id pg_catalog.int8)
+RETURNS pg_catalog.text
+AS 'MODULE_PATHNAME', 'snowflake_to_base32'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.snowflake_to_base32(pg_catalog.int8) IS
+'an ID as Crockford base32, 13 characters, upper case (sorts as the number)';
+
+CREATE FUNCTION @extschema@.snowflake_to_base32(id pg_catalog.int8, prefix pg_catalog.text)
+RETURNS pg_catalog.text
+AS 'MODULE_PATHNAME', 'snowflake_to_base32'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.snowflake_to_base32(pg_catalog.int8, pg_catalog.text) IS
+'an ID as Crockford base32, 13 characters, upper case (sorts as the number), after the prefix';
+
+CREATE FUNCTION @extschema@.snowflake_from_base32(id_text pg_catalog.text)
+RETURNS pg_catalog.int8
+AS 'MODULE_PATHNAME', 'snowflake_from_base32'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.snowflake_from_base32(pg_catalog.text) IS
+'the ID written in Crockford base32 (13 digits; any case, I and L read as 1, O as 0, hyphens ignored)';
+
+CREATE FUNCTION @extschema@.snowflake_from_base32(id_text pg_catalog.text, prefix pg_catalog.text)
+RETURNS pg_catalog.int8
+AS 'MODULE_PATHNAME', 'snowflake_from_base32'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.snowflake_from_base32(pg_catalog.text, pg_catalog.text) IS
+'the ID written in Crockford base32 (13 digits; any case, I and L read as 1, O as 0, hyphens ignored) after the prefix, which must be there';
+
+CREATE FUNCTION @extschema@.snowflake_to_base62(id pg_catalog.int8)
+RETURNS pg_catalog.text
+AS 'MODULE_PATHNAME', 'snowflake_to_base62'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.snowflake_to_base62(pg_catalog.int8) IS
+'an ID as base62 (0-9A-Za-z), 11 characters (sorts as the number under the C collation)';
+
+CREATE FUNCTION @extschema@.snowflake_to_base62(id pg_catalog.int8, prefix pg_catalog.text)
+RETURNS pg_catalog.text
+AS 'MODULE_PATHNAME', 'snowflake_to_base62'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.snowflake_to_base62(pg_catalog.int8, pg_catalog.text) IS
+'an ID as base62 (0-9A-Za-z), 11 characters (sorts as the number under the C collation), after the prefix';
+
+CREATE FUNCTION @extschema@.snowflake_from_base62(id_text pg_catalog.text)
+RETURNS pg_catalog.int8
+AS 'MODULE_PATHNAME', 'snowflake_from_base62'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.snowflake_from_base62(pg_catalog.text) IS
+'the ID written in base62 (exactly 11 digits of 0-9A-Za-z)';
+
+CREATE FUNCTION @extschema@.snowflake_from_base62(id_text pg_catalog.text, prefix pg_catalog.text)
+RETURNS pg_catalog.int8
+AS 'MODULE_PATHNAME', 'snowflake_from_base62'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.snowflake_from_base62(pg_catalog.text, pg_catalog.text) IS
+'the ID written in base62 (exactly 11 digits of 0-9A-Za-z) after the prefix, which must be there';
+
+CREATE FUNCTION @extschema@.snowflake_to_base58(id pg_catalog.int8)
+RETURNS pg_catalog.text
+AS 'MODULE_PATHNAME', 'snowflake_to_base58'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.snowflake_to_base58(pg_catalog.int8) IS
+'an ID as base58 (Bitcoin alphabet), no padding';
+
+CREATE FUNCTION @extschema@.snowflake_to_base58(id pg_catalog.int8, prefix pg_catalog.text)
+RETURNS pg_catalog.text
+AS 'MODULE_PATHNAME', 'snowflake_to_base58'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.snowflake_to_base58(pg_catalog.int8, pg_catalog.text) IS
+'an ID as base58 (Bitcoin alphabet), no padding, after the prefix';
+
+CREATE FUNCTION @extschema@.snowflake_from_base58(id_text pg_catalog.text)
+RETURNS pg_catalog.int8
+AS 'MODULE_PATHNAME', 'snowflake_from_base58'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.snowflake_from_base58(pg_catalog.text) IS
+'the ID written in base58 (Bitcoin alphabet, no leading 1)';
+
+CREATE FUNCTION @extschema@.snowflake_from_base58(id_text pg_catalog.text, prefix pg_catalog.text)
+RETURNS pg_catalog.int8
+AS 'MODULE_PATHNAME', 'snowflake_from_base58'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.snowflake_from_base58(pg_catalog.text, pg_catalog.text) IS
+'the ID written in base58 (Bitcoin alphabet, no leading 1) after the prefix, which must be there';
+
+CREATE FUNCTION @extschema@.snowflake_to_base36(id pg_catalog.int8)
+RETURNS pg_catalog.text
+AS 'MODULE_PATHNAME', 'snowflake_to_base36'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.snowflake_to_base36(pg_catalog.int8) IS
+'an ID as base36 (0-9a-z), no padding';
+
+CREATE FUNCTION @extschema@.snowflake_to_base36(id pg_catalog.int8, prefix pg_catalog.text)
+RETURNS pg_catalog.text
+AS 'MODULE_PATHNAME', 'snowflake_to_base36'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.snowflake_to_base36(pg_catalog.int8, pg_catalog.text) IS
+'an ID as base36 (0-9a-z), no padding, after the prefix';
+
+CREATE FUNCTION @extschema@.snowflake_from_base36(id_text pg_catalog.text)
+RETURNS pg_catalog.int8
+AS 'MODULE_PATHNAME', 'snowflake_from_base36'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.snowflake_from_base36(pg_catalog.text) IS
+'the ID written in base36 (any case, no leading 0)';
+
+CREATE FUNCTION @extschema@.snowflake_from_base36(id_text pg_catalog.text, prefix pg_catalog.text)
+RETURNS pg_catalog.int8
+AS 'MODULE_PATHNAME', 'snowflake_from_base36'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.snowflake_from_base36(pg_catalog.text, pg_catalog.text) IS
+'the ID written in base36 (any case, no leading 0) after the prefix, which must be there';
+
+CREATE FUNCTION @extschema@.snowflake_to_hex(id pg_catalog.int8)
+RETURNS pg_catalog.text
+AS 'MODULE_PATHNAME', 'snowflake_to_hex'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.snowflake_to_hex(pg_catalog.int8) IS
+'an ID as hexadecimal, 16 characters, lower case (sorts as the number)';
+
+CREATE FUNCTION @extschema@.snowflake_to_hex(id pg_catalog.int8, prefix pg_catalog.text)
+RETURNS pg_catalog.text
+AS 'MODULE_PATHNAME', 'snowflake_to_hex'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.snowflake_to_hex(pg_catalog.int8, pg_catalog.text) IS
+'an ID as hexadecimal, 16 characters, lower case (sorts as the number), after the prefix';
+
+CREATE FUNCTION @extschema@.snowflake_from_hex(id_text pg_catalog.text)
+RETURNS pg_catalog.int8
+AS 'MODULE_PATHNAME', 'snowflake_from_hex'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.snowflake_from_hex(pg_catalog.text) IS
+'the ID written in hexadecimal (exactly 16 digits, any case)';
+
+CREATE FUNCTION @extschema@.snowflake_from_hex(id_text pg_catalog.text, prefix pg_catalog.text)
+RETURNS pg_catalog.int8
+AS 'MODULE_PATHNAME', 'snowflake_from_hex'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.snowflake_from_hex(pg_catalog.text, pg_catalog.text) IS
+'the ID written in hexadecimal (exactly 16 digits, any case) after the prefix, which must be there';

@@ -6,13 +6,14 @@
  * Supported majors: 15 (shmem_request_hook and MarkGUCPrefixReserved appear
  * there) to 19.  Code elsewhere never tests PG_VERSION_NUM.
  *
- * Checked against 19's headers (19~rc1): besides the DSM registry and the
- * tranche functions below, nothing the extension uses changed.  19 adds
- * ShmemRequestStruct() and RegisterShmemCallbacks(), but keeps what every
- * major here uses: shmem_request_hook and shmem_startup_hook,
- * RequestAddinShmemSpace(), ShmemInitStruct() and the named LWLock tranche
- * requests; background worker registration, WaitEventExtensionNew(), the
- * GUC definitions and their check hooks are as in 18.
+ * Checked against 19's headers (19~rc1): besides the DSM registry, the
+ * tranche functions and the varlena macros below, nothing the extension
+ * uses changed.  19 adds ShmemRequestStruct() and RegisterShmemCallbacks(),
+ * but keeps what every major here uses: shmem_request_hook and
+ * shmem_startup_hook, RequestAddinShmemSpace(), ShmemInitStruct() and the
+ * named LWLock tranche requests; background worker registration,
+ * WaitEventExtensionNew(), the GUC definitions and their check hooks are as
+ * in 18.
  *
  *-------------------------------------------------------------------------
  */
@@ -21,6 +22,14 @@
 
 #if PG_VERSION_NUM < 150000
 #error "snowflake requires PostgreSQL 15 or later"
+#endif
+
+/*
+ * The varlena macros (VARDATA, VARSIZE_ANY_EXHDR, SET_VARSIZE...): in
+ * varatt.h from 16 on, which postgres.h no longer includes in 19.
+ */
+#if PG_VERSION_NUM >= 160000
+#include "varatt.h"
 #endif
 
 /*

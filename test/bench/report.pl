@@ -33,7 +33,7 @@ while (<$fh>) {
 }
 close $fh;
 my %ran = map { $_ => 1 } split /,/, ($m{sections} // 'bulk,pgbench,inserts,micro,callgrind');
-my $old_ran = grep { $ran{$_} } qw(bulk decode pgbench inserts micro callgrind);
+my $old_ran = grep { $ran{$_} } qw(bulk decode textform pgbench inserts micro callgrind);
 my $new_ran = grep { $ran{$_} } qw(everyday bulkload concurrent latency);
 
 # section -> name -> param -> [rows]
@@ -160,9 +160,9 @@ my $sb = (split m{/}, ($m{layout} // '41/10/12'))[2] // 12;
 my $ceiling = (2**$sb) * 1000;    # IDs per second sustained
 
 # The report is written in parts, printed in this order: the header, the
-# targets of issue 4 and of issues 8 and 13, the first five sections, the
-# new ones.
-my (@head, @old_targets, @new_targets, @old_body, @new_body);
+# targets of issue 4, of issues 8 and 13 and of issue 39, the first five
+# sections, those of issues 8 and 13, the text forms'.
+my (@head, @old_targets, @new_targets, @text_targets, @old_body, @new_body, @text_body);
 my $sink = \@head;
 sub out { push @$sink, @_ ? @_ : ''; }
 
@@ -188,9 +188,9 @@ out "| repetitions | "
     . join('; ', ($old_ran ? "$m{reps} per section of issue 4" : ()),
         ($new_ran ? ($m{reps_new} // '?') . ' per section of issues 8 and 13' : ()))
     . ', contenders interleaved round-robin (the starting contender rotates each repetition) |';
-my @load_keys = grep { defined $m{$_} } qw(load_start load_bulk load_decode load_pgbench load_insert load_micro load_concurrent
+my @load_keys = grep { defined $m{$_} } qw(load_start load_bulk load_decode load_textform load_pgbench load_insert load_micro load_concurrent
     load_bulkload load_latency_machine load_everyday_machine load_everyday_slow load_latency_slow load_end);
-my @sec_keys = grep { defined $m{"seconds_$_"} } qw(bulk decode pgbench inserts micro callgrind concurrent bulkload
+my @sec_keys = grep { defined $m{"seconds_$_"} } qw(bulk decode textform pgbench inserts micro callgrind concurrent bulkload
     latency_machine everyday_machine everyday_slow latency_slow);
 out '| duration of each section | '
     . join('; ', map { (my $k = $_) =~ s/_(machine|slow)$/ ($1 disk)/; "$k " . $m{"seconds_$_"} . ' s' } @sec_keys) . ' |'
@@ -786,6 +786,102 @@ if ($cgper{count1}) {
 }
 
 # ---------------------------------------------------------------------------
+# 10. Text forms of IDs (issue 39): each encoder against id::text (int8out),
+# each decoder against text::bigint (int8in), as ns per row over the count()
+# of the column it reads, and in instructions per call (callgrind).
+
+if ($ran{textform}) {
+    my %tf_col = (int8out => 'id', int8in => 'dec', from_base32_prefix => 'b32p');
+    $tf_col{"to_$_"} = 'id' for qw(base32 base62 base58 base36 hex base32_prefix);
+    my %text_col = (base32 => 'b32', base62 => 'b62', base58 => 'b58', base36 => 'b36', hex => 'hex');
+    $tf_col{"from_$_"} = $text_col{$_} for keys %text_col;
+    my %tf_label = (int8out => '`id::text` (int8out)', int8in => '`dec::bigint` (int8in)',
+        to_base32_prefix => "`snowflake_to_base32(id, 'ord_')`",
+        from_base32_prefix => "`snowflake_from_base32(b32p, 'ord_')`");
+    $tf_label{"to_$_"} = "`snowflake_to_$_(id)`" for qw(base32 base62 base58 base36 hex);
+    $tf_label{"from_$_"} = "`snowflake_from_$_($text_col{$_})`" for keys %text_col;
+    my @enc = qw(int8out to_base32 to_base62 to_base58 to_base36 to_hex to_base32_prefix);
+    my @dec = qw(int8in from_base32 from_base62 from_base58 from_base36 from_hex from_base32_prefix);
+    # ns (wall or CPU) per row over the count() of the same column.
+    my $over = sub {
+        my ($name, $per) = @_;
+        my $b = median($per->(rows('textform', "count_$tf_col{$name}")));
+        my $x = median($per->(rows('textform', $name)));
+        return (defined $x && defined $b) ? $x - $b : undef;
+    };
+    my $ir = sub {
+        my ($name) = @_;
+        my ($x, $b) = ($cgper{"text_$name"}, $cgper{"text_count_$tf_col{$name}"});
+        return ($x && $b) ? $x->{TOTAL} - $b->{TOTAL} : undef;
+    };
+    my %w = map { $_ => $over->($_, \&ns_per) } (@enc, @dec);
+    my %c = map { $_ => $over->($_, \&cpu_ns_per) } (@enc, @dec);
+    my %i = map { $_ => $ir->($_) } (@enc, @dec);
+
+    $sink = \@text_targets;
+    out '## Targets (issue 39), from this run';
+    out;
+    out 'Each text form\'s encoder and decoder within 2 x printing and reading the number: cost per call over '
+        . 'the `count()` of the column it reads, as a multiple of `id::text` (int8out) for encoders and of '
+        . '`dec::bigint` (int8in) for decoders.';
+    out;
+    out '| target | wall clock: figure | result | CPU time: figure | result | instructions: figure | result |';
+    out '|---|---|---|---|---|---|---|';
+    for my $name (@enc[1 .. $#enc], @dec[1 .. $#dec]) {
+        my $base = $name =~ /^to_/ ? 'int8out' : 'int8in';
+        my @cells;
+        for my $h (\%w, \%c, \%i) {
+            my $x = ratio($h->{$name}, $h->{$base});
+            my $unit = $h == \%i ? '' : ' ns';
+            # A cost at or below zero is a baseline that ran slower than
+            # the contender: the noise of a busy machine, no verdict.
+            my $noise = defined $x && ($h->{$name} <= 0 || $h->{$base} <= 0);
+            push @cells, defined $x
+                ? (sprintf('%s x (%s vs %s%s)%s', f('%.2f', $x), f('%.1f', $h->{$name}), f('%.1f', $h->{$base}), $unit,
+                        $noise ? ', within the noise' : ''),
+                    $noise ? 'n/a' : verdict($x <= 2))
+                : ('not measured', 'n/a');
+        }
+        out sprintf('| %s <= 2 x %s | %s |', $tf_label{$name}, $tf_label{$base}, join(' | ', @cells));
+    }
+    out;
+
+    $sink = \@text_body;
+    out '## 10. Text forms of IDs, one backend';
+    out;
+    out sprintf('`SELECT count(EXPR) FROM bench_text_keys`, %s real IDs of this server with their texts in one '
+        . 'column per form (frozen). Every expression is measured over the `count()` of the column it reads '
+        . '(`count(id)` for encoders, `count(dec)`, `count(b32)`, ... for decoders), so deforming a later column '
+        . 'costs its baseline as much. `id::text` and `dec::bigint` are what printing and reading the number '
+        . 'cost: PostgreSQL runs int8out then textin, and textout then int8in. Instructions per call: callgrind, '
+        . 'as in section 5, over the first N1 and N2 rows of the same table, less the same column\'s `count()`.',
+        fmt_n($m{n_text}));
+    out;
+    out '| expression | ns/row median (min – max) | ns over baseline | x int8out / int8in | CPU ns over baseline | x, CPU | instructions over baseline | x, instructions |';
+    out '|---|---:|---:|---:|---:|---:|---:|---:|';
+    for my $name (map { "count_$_" } qw(id dec b32 b62 b58 b36 hex b32p)) {
+        my @ns = ns_per(rows('textform', $name));
+        next unless @ns;
+        (my $col = $name) =~ s/^count_//;
+        out sprintf('| `count(%s)` (baseline) | %s (%s – %s) | – | – | – | – | %s | – |', $col,
+            f('%.1f', median(@ns)), f('%.1f', minv(@ns)), f('%.1f', maxv(@ns)),
+            $cgper{"text_$name"} ? f('%.0f', $cgper{"text_$name"}{TOTAL}) . ' (per row)' : '–');
+    }
+    for my $name (@enc, @dec) {
+        my @ns = ns_per(rows('textform', $name));
+        next unless @ns;
+        my $base = $name =~ /^(to_|int8out)/ ? 'int8out' : 'int8in';
+        out sprintf('| %s | %s (%s – %s) | %s | %s | %s | %s | %s | %s |', $tf_label{$name},
+            f('%.1f', median(@ns)), f('%.1f', minv(@ns)), f('%.1f', maxv(@ns)),
+            f('%.1f', $w{$name}), f('%.2f', ratio($w{$name}, $w{$base})),
+            f('%.1f', $c{$name}), f('%.2f', ratio($c{$name}, $c{$base})),
+            f('%.0f', $i{$name}), f('%.2f', ratio($i{$name}, $i{$base})));
+    }
+    out;
+    $sink = \@old_body;
+}
+
+# ---------------------------------------------------------------------------
 # Misses, explained from the figures above
 
 $sink = \@old_body;
@@ -1291,4 +1387,4 @@ if (defined $plot_prefix) {
     }
 }
 
-print join("\n", @head, @old_targets, @new_targets, @old_body, @new_body), "\n";
+print join("\n", @head, @old_targets, @new_targets, @text_targets, @old_body, @new_body, @text_body), "\n";

@@ -17,6 +17,9 @@
 #   bulk        IDs per second in one backend, count(EXPR)
 #   decode      decoding a table of keys, one backend: the scalar decoders
 #               beside snowflake_decode() in the SELECT list and in FROM
+#   textform    the text forms of IDs, one backend: each encoder against
+#               id::text (int8out), each decoder against text::bigint
+#               (int8in); with callgrind, instructions per call too
 #   pgbench     SELECT EXPR at 1 to 8 clients
 #   inserts     1M-row INSERT ... SELECT, and 100-row transactions
 #   micro       the generator alone, one and two backends; reservation write
@@ -117,7 +120,7 @@ for v in "$reps" "$pgbench_seconds" "$everyday_seconds" "$bulk_rows" "$fsync_del
 done
 
 # The sections to run.
-old_sections="bulk decode pgbench inserts micro callgrind"
+old_sections="bulk decode textform pgbench inserts micro callgrind"
 new_sections="everyday bulkload concurrent latency"
 if [ -z "$only" ]; then
     sections="$old_sections $new_sections"
@@ -156,6 +159,7 @@ if [ "$quick" -eq 1 ]; then
     N_UUID=50000           # gen_random_uuid(), uuidv7()
     N_PLPGSQL=20000        # PL/pgSQL Instagram and UUIDv7
     N_MICRO=500000         # generator micro-benchmark, one backend
+    N_TEXT=200000          # keys of the text-form table
     N_MICRO2=250000        # generator micro-benchmark, each of two backends
     INSERT_ROWS=100000     # single-statement insert
     MT_TX=50               # transactions per client of the 4-client insert
@@ -172,6 +176,7 @@ else
     N_UUID=500000
     N_PLPGSQL=200000
     N_MICRO=5000000
+    N_TEXT=1000000
     N_MICRO2=2000000
     INSERT_ROWS=1000000
     MT_TX=500
@@ -479,6 +484,7 @@ has_uuidv7=$(q -c "SELECT to_regprocedure('pg_catalog.uuidv7()') IS NOT NULL")
     echo "n_uuid=$N_UUID"
     echo "n_plpgsql=$N_PLPGSQL"
     echo "n_micro=$N_MICRO"
+    echo "n_text=$N_TEXT"
     echo "n_micro2=$N_MICRO2"
     echo "insert_rows=$INSERT_ROWS"
     echo "mt_clients=$MT_CLIENTS"
@@ -668,6 +674,75 @@ if want decode; then
     done
     section_end decode
     q -c "DROP TABLE bench_decode_keys" >/dev/null
+fi
+
+# ---------------------------------------------------------------------------
+# 1c. Text forms of IDs (issue 39): encoding and decoding a table of keys in
+# one backend, against printing and reading the number (int8out, int8in)
+
+# Rows of the text-form table, and its contenders: encoders over the key,
+# decoders over a column holding the text they read.  Each statement's
+# baseline is count() of the same column, so that every contender's cost
+# over its baseline is the function's own (deforming a later column costs
+# more, and its baseline pays that too).
+textform_encoders="int8out to_base32 to_base62 to_base58 to_base36 to_hex to_base32_prefix"
+textform_decoders="int8in from_base32 from_base62 from_base58 from_base36 from_hex from_base32_prefix"
+# The column a contender reads, and its expression over it.
+textform_col() {
+    case "$1" in
+        int8out|to_*|count_id) echo id ;;
+        int8in|count_dec) echo dec ;;
+        from_base32_prefix|count_b32p) echo b32p ;;
+        from_base32|count_b32) echo b32 ;;
+        from_base62|count_b62) echo b62 ;;
+        from_base58|count_b58) echo b58 ;;
+        from_base36|count_b36) echo b36 ;;
+        from_hex|count_hex) echo hex ;;
+    esac
+}
+textform_expr() {
+    local c
+    c=$(textform_col "$1")
+    case "$1" in
+        count_*) echo "$c" ;;
+        int8out) echo "id::text" ;;
+        int8in) echo "dec::bigint" ;;
+        to_base32_prefix) echo "snowflake_to_base32(id, 'ord_')" ;;
+        from_base32_prefix) echo "snowflake_from_base32(b32p, 'ord_')" ;;
+        to_*) echo "snowflake_$1(id)" ;;
+        from_*) echo "snowflake_$1($c)" ;;
+    esac
+}
+textform_baselines="count_id count_dec count_b32 count_b62 count_b58 count_b36 count_hex count_b32p"
+
+if want textform; then
+    textform_names=($textform_baselines $textform_encoders $textform_decoders)
+    log "textform: ${#textform_names[@]} contenders over $N_TEXT keys x $reps_old repetitions"
+    # Real IDs of this server and their texts, frozen.  Kept until the end
+    # of the run: the callgrind section reads it too.
+    q -c "CREATE TABLE bench_text_keys (id bigint NOT NULL, dec text NOT NULL, b32 text NOT NULL,
+              b62 text NOT NULL, b58 text NOT NULL, b36 text NOT NULL, hex text NOT NULL, b32p text NOT NULL)" >/dev/null
+    for ((left = N_TEXT; left > 0; left -= SF_BATCH_MAX)); do
+        q -c "SELECT bench_settle()" >/dev/null
+        q -c "INSERT INTO bench_text_keys
+              SELECT id, id::text, snowflake_to_base32(id), snowflake_to_base62(id), snowflake_to_base58(id),
+                     snowflake_to_base36(id), snowflake_to_hex(id), snowflake_to_base32(id, 'ord_')
+                FROM snowflake_nextval_batch($((left < SF_BATCH_MAX ? left : SF_BATCH_MAX))) id" >/dev/null
+    done
+    q -c "VACUUM (FREEZE, ANALYZE) bench_text_keys" >/dev/null
+    echo "load_textform=$(loadavg)" >> "$meta"
+    section_start
+    for name in "${textform_names[@]}"; do
+        q -c "SELECT * FROM bench_time('SELECT count($(textform_expr "$name" | sed "s/'/''/g")) FROM bench_text_keys')" >/dev/null
+    done
+    for ((rep = 1; rep <= reps_old; rep++)); do
+        for name in $(rotate $((rep - 1)) "${textform_names[@]}"); do
+            row=$(q -c "SELECT * FROM bench_time('SELECT count($(textform_expr "$name" | sed "s/'/''/g")) FROM bench_text_keys')")
+            IFS=$'\t' read -r sec cpu runq n <<< "$row"
+            record textform "$name" - "$rep" "$sec" "$cpu" "$runq" "$n" - - - - - - - -
+        done
+    done
+    section_end textform
 fi
 
 # ---------------------------------------------------------------------------
@@ -1103,9 +1178,9 @@ cg_queries=()
 cg_add() {                    # name, N1, N2, SQL with %N%
     cg_queries+=("$1|$2|$3|$4")
 }
-# The bulk section's contenders, unless only the decode section's are
-# wanted (--only decode,callgrind).
-if want bulk || ! want decode; then
+# The bulk section's contenders, unless only the decode or text-form
+# section's are wanted (--only decode,callgrind).
+if want bulk || { ! want decode && ! want textform; }; then
 cg_add count1 "$CG_N1" "$CG_N2" "SELECT count(1) FROM generate_series(1, %N%)"
 cg_add clock "$CG_N1" "$CG_N2" "SELECT count(clock_timestamp()) FROM generate_series(1, %N%)"
 cg_add snowflake "$CG_N1" "$CG_N2" "SELECT count(snowflake_nextval()) FROM generate_series(1, %N%)"
@@ -1128,6 +1203,13 @@ if want decode; then
     cg_add dec_select_ts "$CG_N1" "$CG_N2" "SELECT count((snowflake_decode(g)).ts) FROM $cg_ids"
     cg_add dec_select_star "$CG_N1" "$CG_N2" "SELECT count(d) FROM (SELECT (snowflake_decode(g)).* FROM $cg_ids) d"
     cg_add dec_from_ts "$CG_N1" "$CG_N2" "SELECT count(d.ts) FROM $cg_ids, snowflake_decode(g) d"
+fi
+# The text forms, over the rows of the text-form table (its section made it).
+if want textform; then
+    for name in $textform_baselines $textform_encoders $textform_decoders; do
+        cg_add "text_$name" "$CG_N1" "$CG_N2" \
+            "SELECT count($(textform_expr "$name")) FROM (SELECT * FROM bench_text_keys LIMIT %N%) s"
+    done
 fi
 
 if [ "$callgrind" -eq 1 ]; then

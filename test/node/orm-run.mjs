@@ -20,6 +20,8 @@ process.stdout.write(JSON.stringify({
   more: r.more.map(key),
   all: r.all.map(key),
   made: { ts: r.made.ts.toISOString(), node_id: r.made.node_id },
+  // The first key's text form and the row found again by it.
+  text: { publicId: r.publicId, found: key(r.found) },
 }) + '\n');
 // The recipes keep their pools open, as an application does.
 process.exit(0);

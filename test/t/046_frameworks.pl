@@ -8,11 +8,13 @@
 #	(ORM and Core) and Django with psycopg2, Active Record with pg, JDBC
 #	with pgjdbc and JPA with Hibernate, Go's database/sql with lib/pq.
 #	Each prints the key of one object read from the framework's object,
-#	the keys of each bulk insert, every key in key order and one key
-#	decoded in SQL; the test checks them against what the server stored:
+#	the keys of each bulk insert, every key in key order, one key decoded
+#	in SQL, its text form (docs/text-forms.md) and the row found again by
+#	that text; the test checks them against what the server stored:
 #	exact 64-bit values (all above 2^53, compared as text with the
 #	server's), distinct, key order being the order of creation, each bulk
-#	insert's keys in the order of its rows, and the decoding.
+#	insert's keys in the order of its rows, the decoding, the text form and
+#	the row found by it.
 #
 # Needs python3 with SQLAlchemy, Django and psycopg2, ruby with Active
 # Record and pg, a JDK with pgjdbc, Hibernate 3.6 and javassist, and Go
@@ -104,7 +106,8 @@ sub to_ms
 # Check a recipe's report (its standard output) against table $table of
 # database $db: the lines "one ID", "many ID ..." (one per bulk insert, its
 # rows' notes ending in " 0", " 1" ...), "ordered ID ..." and
-# "decoded ID NODE TIME".
+# "decoded ID NODE TIME", then "text ID TEXT" (the first key in base32 with
+# the prefix "ord_") and "found TEXT ID NOTE" (the row found by it).
 sub check_keys
 {
 	my ($what, $db, $table, $out, $bulks) = @_;
@@ -143,6 +146,18 @@ sub check_keys
 			  . "FROM (SELECT $one AS id) i, snowflake_decode(i.id)") =~ s/\|/ /gr,
 		"$what: the decoding is the server's");
 	is($dec_node, $node_id, "$what: decoded node id is the server's");
+
+	# The text form, read through the framework, is the server's; the row
+	# found again by it is the first one.
+	my ($text_id, $public) = $out =~ /^text (\d+) (\S+)$/m;
+	my ($found_public, $found_id, $found_note) = $out =~ /^found (\S+) (\d+) (.*)$/m;
+	is($text_id // 'none', $one, "$what: reports the text form of the first key");
+	is($public // 'none',
+		$node->safe_psql($db, "SELECT snowflake_to_base32($one, 'ord_')"),
+		"$what: the text form read through the framework is the server's");
+	is(join(' ', map { $_ // 'none' } $found_public, $found_id, $found_note),
+		join(' ', $public // 'none', $one, 'first'),
+		"$what: the row found again by its text form is the first one");
 }
 
 my $python = '/usr/bin/python3';    # Debian's, with Debian's modules

@@ -17,7 +17,8 @@
 #	application holds must be the server's text of it digit for digit, of
 #	the type the page says (BigInt or string, never a rounded number), the
 #	bulk insert must return every key, key order must be creation order,
-#	and the decoded key must be the server's decoding.
+#	the decoded key must be the server's decoding, and the first key's text
+#	form (docs/text-forms.md) the server's, the row found by it the first.
 #
 #	Prisma's command line wants its native schema engine, which it
 #	downloads from Prisma's own server (not npm) and which the tests cannot
@@ -208,6 +209,14 @@ foreach my $name (@order)
 	is("$r->{made}{ts} $r->{made}{node_id}", $decoded,
 		"$name: the key decoded through the framework is the server's decoding");
 	is($r->{made}{node_id}, 5, "$name: made on node 5");
+
+	# The text form (docs/text-forms.md) through the framework, and the row
+	# found again by it through the primary key.
+	is($r->{text}{publicId},
+		$node->safe_psql($name, "SELECT snowflake_to_base32($rows[0][0], 'ord_')"),
+		"$name: the first key's text form is the server's");
+	is_deeply([ @{ $r->{text}{found} }{qw(type id customer)} ], [ $f->{type}, $rows[0][0], 'ada' ],
+		"$name: the row found by that text is the first, its key a $f->{type}");
 }
 
 # ---------------------------------------------------------------------------
