@@ -108,10 +108,28 @@ if [ -n "${SNOWFLAKE_IMAGE:-}" ] && [ "$PG_MAJOR" -ge 18 ]; then
     image_tested=1
 fi
 
+# A server of its own host name (snowflake.node_id_from = 'hostname'):
+# test/hostns.c runs it in a UTS namespace of its own.  The tests run as
+# "postgres", and in a chroot no user namespace may be made without root:
+# as root, the program is installed setuid root (it drops to the caller's
+# user and group before it runs anything) in a directory of root's, and
+# the tests are told where (SNOWFLAKE_HOSTNS).  Otherwise the tests compile
+# it themselves and use a user namespace.
+if [ "$(id -u)" -eq 0 ]; then
+    hostns_dir=$(mktemp -d /tmp/snowflake-hostns.XXXXXX)
+    trap 'rm -rf "$RUN_DIR" "$hostns_dir"' EXIT
+    cc -O2 -Wall -Wextra -Werror -o "$hostns_dir/hostns" "$SNOWFLAKE_ROOT/test/hostns.c"
+    chown root:postgres "$hostns_dir/hostns"
+    chmod 4750 "$hostns_dir/hostns"
+    chmod 755 "$hostns_dir"
+    export SNOWFLAKE_HOSTNS=$hostns_dir/hostns
+fi
+
 out=$(mktemp /tmp/snowflake-check.XXXXXX.log)
 chmod a+r "$out"
 status=0
 "${RUN_AS[@]}" env PATH="$PG_BINDIR:$PATH" ${PROVE_TESTS:+PROVE_TESTS="$PROVE_TESTS"} \
+    ${SNOWFLAKE_HOSTNS:+SNOWFLAKE_HOSTNS="$SNOWFLAKE_HOSTNS"} \
     ${SNOWFLAKE_EXTENSION_DIR:+SNOWFLAKE_EXTENSION_DIR="$SNOWFLAKE_EXTENSION_DIR"} \
     ${SNOWFLAKE_REQUIRE_CITUS:+SNOWFLAKE_REQUIRE_CITUS="$SNOWFLAKE_REQUIRE_CITUS"} \
     SNOWFLAKE_FRAMEWORKS="${SF_FRAMEWORKS:-1}" \
@@ -227,6 +245,7 @@ elif [ "$PG_MAJOR" -ge 17 ]; then
         chmod a+r "$out"
         status=0
         "${RUN_AS[@]}" env PATH="$PG_BINDIR:$PATH" SNOWFLAKE_TEST_NO_PRELOAD=1 \
+            ${SNOWFLAKE_HOSTNS:+SNOWFLAKE_HOSTNS="$SNOWFLAKE_HOSTNS"} \
             PROVE_TESTS="$np_tests" \
             make -C "$RUN_DIR" installcheck PG_CONFIG="$PG_CONFIG" REGRESS= ISOLATION= \
             2>&1 | tee "$out" || status=$?
