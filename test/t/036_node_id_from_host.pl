@@ -73,6 +73,25 @@ ok( $member->log_contains(
 	),
 	'the log says where the node id came from and which node ids the server takes');
 
+# Nothing that chooses the node id can be set in a session.
+foreach my $name ('snowflake.node_id_from', 'snowflake.node_id_base', 'snowflake.node_id_count')
+{
+	my $value = $name eq 'snowflake.node_id_from' ? 'env:PGUSER' : '1';
+	if (no_preload())
+	{
+		is( error_report($member, "SET $name = '$value'; SELECT snowflake_nextval()"),
+			qq{22023: invalid value for parameter "$name": "$value"\n}
+			  . 'DETAIL:  The snowflake node id is read from the server configuration only, but this value was set for a database, a role or the session.',
+			"no preload: $name set in a session is refused");
+	}
+	else
+	{
+		is( error_report($member, "SET $name = '$value'"),
+			qq{55P02: parameter "$name" cannot be changed without restarting the server},
+			"SET $name fails with 55P02");
+	}
+}
+
 # Without the preload, a crash re-initialisation keeps the node id of the
 # server's start and its source: the settings file records the node id.
 if (no_preload())
