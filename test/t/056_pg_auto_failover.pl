@@ -62,19 +62,10 @@ my $pg_ctl = "$bindir/pg_ctl";
 my %port = map { $_ => PostgreSQL::Test::Cluster::get_free_port() } qw(monitor n1 n2);
 my $monitor_uri = "postgres://autoctl_node\@127.0.0.1:$port{monitor}/pg_auto_failover?sslmode=disable";
 
-# $sql's output on the server at $port (notes an error unless $quiet).
 sub psql_at
 {
 	my ($port, $db, $sql, $quiet) = @_;
-	my ($out, $err) = ('', '');
-	my $ok = eval {
-		IPC::Run::run([ "$bindir/psql", '-X', '-q', '-At', '-v', 'ON_ERROR_STOP=1', '-h', '127.0.0.1',
-				'-p', $port, '-U', 'postgres', '-d', $db, '-c', $sql ],
-			'<', \undef, '>', \$out, '2>', \$err, IPC::Run::timeout(30));
-	};
-	note("psql on port $port: $err") if !$ok && !$quiet;
-	chomp $out;
-	return $out;
+	return ha_psql($bindir, $port, $db, $sql, $quiet);
 }
 
 # The members' states, as the monitor sees them: "n1:reported:goal ...".
@@ -196,22 +187,8 @@ stop_clients($dir);
 
 # --- what the clients got ---
 
-my $r = check_ids($dir, 12, 1023);
-my %name = ($port{n1} => 'n1', $port{n2} => 'n2');
-my $minted = join(', ',
-	map {
-		my $p = $_;
-		"$name{$p}: " . join(' ', map { "node id $_: $r->{node_ids}{$p}{$_} IDs" } sort keys %{ $r->{node_ids}{$p} })
-	} sort { $name{$a} cmp $name{$b} } keys %{ $r->{node_ids} });
-diag("pg_auto_failover: $r->{ids} IDs, $r->{duplicates} returned twice, $r->{out_of_order} out of order; terms "
-	  . join(' > ', map { $name{$_} } @{ $r->{terms} }) . "; $minted");
-cmp_ok($r->{ids}, '>=', 150, "the clients got $r->{ids} IDs");
-is($r->{duplicates}, 0, 'no ID was returned twice');
-is($r->{out_of_order}, 0, 'every ID is above every ID returned before its request was sent');
-is(join(' > ', map { $name{$_} } @{ $r->{terms} }), 'n1 > n2 > n1',
-	'the clients saw three terms: n1, n2, n1');
-is($minted =~ s/: \d+ IDs//gr, 'n1: node id 21, n2: node id 22',
-	'each member minted with its own node id: 21 on pg-1, 22 on pg-2');
+ha_verdict($dir, 'pg_auto_failover', { $port{n1} => 'n1', $port{n2} => 'n2' },
+	150, 'n1 > n2 > n1', 'n1: node id 21, n2: node id 22');
 is(psql_at($port{n1}, 'postgres',
 		q{SELECT string_agg(DISTINCT snowflake_node_id(id)::text, ',') FROM ids}),
 	'21,22', 'the table holds IDs of node ids 21 and 22, nothing else');

@@ -23,7 +23,8 @@ use Test::More;
 use Time::HiRes qw(time sleep);
 
 our @EXPORT = qw(ha_require ha_program ha_start ha_kill_group ha_run
-  ha_wait start_clients stop_clients client_lines check_ids);
+  ha_wait ha_at_end ha_psql start_clients stop_clients client_lines check_ids
+  ha_verdict);
 
 # Skip the whole file, saying "no package PKG in the archive", where the
 # manager is not installed because this major's archive has no such
@@ -104,10 +105,22 @@ sub ha_stop_all
 	return;
 }
 
+# What to do at the end, after the groups are stopped (stop servers that
+# no group runs).
+my @at_end;
+
+sub ha_at_end
+{
+	my ($code) = @_;
+	push @at_end, $code;
+	return;
+}
+
 END
 {
 	my $rc = $?;
 	ha_stop_all() if @groups;
+	$_->() foreach @at_end;
 	$? = $rc;
 }
 
@@ -115,15 +128,42 @@ END
 $SIG{TERM} = $SIG{INT} = sub { exit 1 };
 
 # Run @cmd to completion (at most $secs seconds), its output appended to
-# $log; returns whether it succeeded.
+# $log; returns whether it succeeded, and shows the output if not.
 sub ha_run
 {
 	my ($log, $secs, @cmd) = @_;
+	my $offset = -s $log // 0;
 	my $ok = eval {
 		IPC::Run::run(\@cmd, '<', \undef, '>>', $log, '2>>', $log,
 			IPC::Run::timeout($secs));
 	};
+	if (!$ok)
+	{
+		my $out = -e $log ? substr(slurp_file($log), $offset) : '';
+		diag("@cmd failed" . ($@ ? ": $@" : '') . "\n$out");
+	}
 	return $ok ? 1 : 0;
+}
+
+# The output of $sql (psql -At, quiet) on the server at 127.0.0.1:$port,
+# database $db, as user postgres, with the psql of $bindir; an error is
+# noted unless $quiet.
+sub ha_psql
+{
+	my ($bindir, $port, $db, $sql, $quiet) = @_;
+	my ($out, $err) = ('', '');
+	my $ok = eval {
+		IPC::Run::run(
+			[
+				"$bindir/psql", '-X', '-q', '-At', '-v', 'ON_ERROR_STOP=1',
+				'-h', '127.0.0.1', '-p', $port, '-U', 'postgres', '-d', $db,
+				'-c', $sql
+			],
+			'<', \undef, '>', \$out, '2>', \$err, IPC::Run::timeout(30));
+	};
+	note("psql on port $port: $err") if !$ok && !$quiet;
+	chomp $out;
+	return $out;
 }
 
 # Wait (a bounded poll, the test framework's default timeout) until
@@ -178,7 +218,7 @@ sub client_main
 	while (!-e $stop && getppid() == $parent)
 	{
 		$dbh //= DBI->connect("dbi:Pg:$conninfo", '', '',
-			{ AutoCommit => 1, RaiseError => 0, PrintError => 0 });
+			{ AutoCommit => 1, RaiseError => 0, PrintError => 0, PrintWarn => 0 });
 		if (!$dbh)
 		{
 			sleep(0.05);
@@ -191,7 +231,7 @@ sub client_main
 		if ($r)
 		{
 			print $out "$t0 $t1 $r->[0] $r->[1]\n";
-			sleep(0.005);
+			sleep(0.01);
 		}
 		else
 		{
@@ -297,6 +337,38 @@ sub check_ids
 		terms => \@terms,
 		node_ids => \%nodes
 	};
+}
+
+# The verdict on what the clients collected in $dir (default layout: 12
+# sequence bits, 10 node bits), for manager $manager whose members' ports
+# %$name names: printed as one line (diag: it shows in every run), then
+# asserted: at least $min_ids IDs, none twice, none out of order, the
+# terms $want_terms ("n1 > n2 > n1"), and each member's node ids
+# $want_minted ("n1: node id 21, n2: node id 22").
+sub ha_verdict
+{
+	my ($dir, $manager, $name, $min_ids, $want_terms, $want_minted) = @_;
+	my $r = check_ids($dir, 12, 1023);
+	my @ports = sort { $name->{$a} cmp $name->{$b} } keys %{ $r->{node_ids} };
+	my $minted = join(', ',
+		map {
+			my $p = $_;
+			"$name->{$p}: "
+			  . join(' ',
+				map { "node id $_: $r->{node_ids}{$p}{$_} IDs" }
+				sort keys %{ $r->{node_ids}{$p} })
+		} @ports);
+	my $terms = join(' > ', map { $name->{$_} // $_ } @{ $r->{terms} });
+	diag("$manager: $r->{ids} IDs, $r->{duplicates} returned twice, "
+		  . "$r->{out_of_order} out of order; terms $terms; $minted");
+	cmp_ok($r->{ids}, '>=', $min_ids, "the clients got $r->{ids} IDs");
+	is($r->{duplicates}, 0, 'no ID was returned twice');
+	is($r->{out_of_order}, 0,
+		'every ID is above every ID returned before its request was sent');
+	is($terms, $want_terms, "the clients saw the terms $want_terms");
+	is($minted =~ s/: \d+ IDs//gr, $want_minted,
+		"each member minted with its own node id ($want_minted)");
+	return $r;
 }
 
 1;
