@@ -9,9 +9,11 @@
  *
  * Loaded through shared_preload_libraries, snowflake_config_init defines
  * every setting, and validates the layout as a whole: a bad combination
- * stops the server from starting, naming the settings.  The validated
- * layout and node id are handed to the shared state by
- * snowflake_config_server.
+ * stops the server from starting, naming the settings.  The node id is
+ * snowflake.node_id, or derived from the host name or an environment
+ * variable (snowflake.node_id_from, nodesource.c), which may stop the
+ * server too.  The validated layout and node id, and where the node id
+ * came from, are handed to the shared state by snowflake_config_server.
  *
  * Loaded any other way (CREATE EXTENSION, the first call of a function in
  * a server without the preload), no setting that decides uniqueness is

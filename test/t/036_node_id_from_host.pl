@@ -306,6 +306,10 @@ is($moved->safe_psql('postgres',
 like((sql_error($moved, 'SELECT snowflake_adopt_node_id()', extra_params => [ '-U', 'plain' ]))[1],
 	qr/ERROR:  42501: permission denied for function snowflake_adopt_node_id/,
 	'an ordinary role cannot adopt the node id');
+$moved->safe_psql('postgres', 'GRANT EXECUTE ON FUNCTION snowflake_adopt_node_id() TO plain');
+is(error_report($moved, 'SELECT snowflake_adopt_node_id()', extra_params => [ '-U', 'plain' ]),
+	"42501: permission denied to adopt a snowflake node id\nDETAIL:  Only superusers may adopt a derived node id.",
+	'nor one granted EXECUTE: only a superuser may');
 
 $offset = -s $moved->logfile;
 is($moved->safe_psql('postgres', 'SELECT snowflake_adopt_node_id()'),

@@ -91,6 +91,9 @@ is( join(',',
 		map { $_->safe_psql('postgres', 'SELECT status FROM snowflake_stats') } @siblings),
 	'recovery,recovery',
 	"the standbys start with the primary's state file and no refusal");
+is(error_report($siblings[0], 'SELECT snowflake_adopt_node_id()'),
+	'25006: cannot adopt a snowflake node id during recovery',
+	'a standby has no node id to adopt');
 
 promote_and_wait($_) foreach @siblings;
 is(join(',', map { timeline($_) } @siblings),
