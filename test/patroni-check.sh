@@ -431,7 +431,7 @@ EOF
     echo "$summary" | grep -q ' out_of_order=0 ' || fail "$mode: an ID was not above an earlier one"
     # The clients saw three leadership terms: m1, the failover target, m1.
     local terms
-    terms=$(echo "$summary" | sed -E 's/.*leader_terms=//' | tr '>' '\n' | wc -l)
+    terms=$(echo "$summary" | sed -E 's/.*leader_terms=([^ ]*).*/\1/' | tr '>' '\n' | wc -l)
     [ "$terms" -ge 3 ] || fail "$mode: the clients saw $terms leadership terms, not 3"
     if [ "$mode" = per-member ]; then
         local nodes
