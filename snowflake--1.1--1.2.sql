@@ -14,12 +14,16 @@
 -- row gains the node id this server's IDs carry now and the span, appended
 -- after stats_reset as the 1.1 script describes, and the time of the last
 -- reservation write of the server's life (for the Prometheus metrics of
--- monitoring/: a timestamp, from which "seconds since" is computed).
+-- monitoring/: a timestamp, from which "seconds since" is computed), and
+-- where the node id came from: 'snowflake.node_id', or derived from the
+-- host name or an environment variable (snowflake.node_id_from, 1.2), as
+-- 'hostname pg-2' or 'env:POD_NAME db-2'.
 
 ALTER TYPE @extschema@.snowflake_stats_row
     ADD ATTRIBUTE node_id_in_use pg_catalog.int4,
     ADD ATTRIBUTE node_id_span pg_catalog.int4,
-    ADD ATTRIBUTE last_reservation_write pg_catalog.timestamptz;
+    ADD ATTRIBUTE last_reservation_write pg_catalog.timestamptz,
+    ADD ATTRIBUTE node_id_source pg_catalog.text;
 
 CREATE OR REPLACE VIEW @extschema@.snowflake_stats AS
 SELECT s.status, s.node_id, s.epoch, s.timestamp_bits, s.node_bits, s.sequence_bits,
@@ -29,8 +33,22 @@ SELECT s.status, s.node_id, s.epoch, s.timestamp_bits, s.node_bits, s.sequence_b
        -- 1.1
        s.background_writes, s.caller_writes, s.caller_wait_ms,
        -- 1.2
-       s.node_id_in_use, s.node_id_span, s.last_reservation_write
+       s.node_id_in_use, s.node_id_span, s.last_reservation_write, s.node_id_source
   FROM @extschema@.snowflake_stats_all() s;
+
+-- A node id derived from the host name or an environment variable (1.2)
+-- that differs from the one the state file records for this data
+-- directory's IDs refuses generation, until a superuser adopts it
+-- deliberately, as snowflake_adopt_layout() adopts a layout.
+CREATE FUNCTION @extschema@.snowflake_adopt_node_id()
+RETURNS pg_catalog.int4
+AS 'MODULE_PATHNAME', 'snowflake_adopt_node_id'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.snowflake_adopt_node_id() IS
+'accept a derived node id that differs from the one of the IDs recorded in the state file, record it there, and return the node id IDs carry from now on (superuser only)';
+
+REVOKE ALL ON FUNCTION @extschema@.snowflake_adopt_node_id() FROM PUBLIC;
 
 -- Node id claims across a Citus cluster (1.2).  On Citus every node mints
 -- with its own node id (the coordinator for rows routed through it, each

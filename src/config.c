@@ -9,9 +9,11 @@
  *
  * Loaded through shared_preload_libraries, snowflake_config_init defines
  * every setting, and validates the layout as a whole: a bad combination
- * stops the server from starting, naming the settings.  The validated
- * layout and node id are handed to the shared state by
- * snowflake_config_server.
+ * stops the server from starting, naming the settings.  The node id is
+ * snowflake.node_id, or derived from the host name or an environment
+ * variable (snowflake.node_id_from, nodesource.c), which may stop the
+ * server too.  The validated layout and node id, and where the node id
+ * came from, are handed to the shared state by snowflake_config_server.
  *
  * Loaded any other way (CREATE EXTENSION, the first call of a function in
  * a server without the preload), no setting that decides uniqueness is
@@ -45,6 +47,7 @@
 
 #include "compat.h"
 #include "config.h"
+#include "nodesource.h"
 
 /* Operator knobs (PGC_SIGHUP and PGC_USERSET). */
 int			snowflake_max_drift_ms = 1000;
@@ -60,9 +63,16 @@ static char *sf_epoch = NULL;
 static int	sf_timestamp_bits = SNOWFLAKE_DEFAULT_TIMESTAMP_BITS;
 static int	sf_node_bits = SNOWFLAKE_DEFAULT_NODE_BITS;
 static int	sf_sequence_bits = SNOWFLAKE_DEFAULT_SEQUENCE_BITS;
+static char *sf_node_id_from = NULL;
+static int	sf_node_id_base = 0;
+static int	sf_node_id_count = -1;
 
-/* The layout they make, validated by snowflake_config_init. */
+/*
+ * The layout they make and the node id they give (snowflake.node_id or a
+ * derived one), validated by snowflake_config_init.
+ */
 static SnowflakeLayout sf_layout;
+static SnowflakeNodeSource sf_node_source;
 
 /*
  * The texts postgresql.conf (or the command line) gave the settings that
@@ -76,6 +86,9 @@ typedef struct SfRawSettings
 	char	   *timestamp_bits;
 	char	   *node_bits;
 	char	   *sequence_bits;
+	char	   *node_id_from;
+	char	   *node_id_base;
+	char	   *node_id_count;
 } SfRawSettings;
 
 static bool
@@ -85,6 +98,19 @@ sf_check_epoch(char **newval, void **extra, GucSource source)
 	char		detail[SNOWFLAKE_DETAIL_LEN];
 
 	if (!snowflake_parse_epoch(*newval, &epoch_ms, detail))
+	{
+		GUC_check_errdetail("%s", detail);
+		return false;
+	}
+	return true;
+}
+
+static bool
+sf_check_node_from(char **newval, void **extra, GucSource source)
+{
+	char		detail[SNOWFLAKE_DETAIL_LEN];
+
+	if (!snowflake_node_from_valid(*newval, detail))
 	{
 		GUC_check_errdetail("%s", detail);
 		return false;
@@ -177,22 +203,21 @@ sf_define_operator_settings(void)
 }
 
 /*
- * The settings that shape IDs, defined only while the library is preloaded;
- * *raw gets the texts the configuration gave them, read first.
+ * The settings that choose the node id, defined only while the library is
+ * preloaded; *raw gets the texts the configuration gave them, read first.
  */
 static void
-sf_define_layout_settings(SfRawSettings *raw)
+sf_define_node_settings(SfRawSettings *raw)
 {
 	raw->node_id = sf_raw_setting("snowflake.node_id");
 	raw->node_id_span = sf_raw_setting("snowflake.node_id_span");
-	raw->epoch = sf_raw_setting("snowflake.epoch");
-	raw->timestamp_bits = sf_raw_setting("snowflake.timestamp_bits");
-	raw->node_bits = sf_raw_setting("snowflake.node_bits");
-	raw->sequence_bits = sf_raw_setting("snowflake.sequence_bits");
+	raw->node_id_from = sf_raw_setting("snowflake.node_id_from");
+	raw->node_id_base = sf_raw_setting("snowflake.node_id_base");
+	raw->node_id_count = sf_raw_setting("snowflake.node_id_count");
 
 	DefineCustomIntVariable("snowflake.node_id",
 							"Sets this server's node id, embedded in every ID it mints.",
-							"Each server minting IDs needs its own value, between 0 and 2^snowflake.node_bits - 1. -1 means not set: generation is refused.",
+							"Each server minting IDs needs its own value, between 0 and 2^snowflake.node_bits - 1. -1 means not set: generation is refused, unless snowflake.node_id_from derives the node id.",
 							&sf_node_id,
 							-1, -1, INT_MAX,
 							PGC_POSTMASTER, 0,
@@ -204,6 +229,41 @@ sf_define_layout_settings(SfRawSettings *raw)
 							1, 1, INT_MAX,
 							PGC_POSTMASTER, 0,
 							NULL, NULL, NULL);
+	DefineCustomStringVariable("snowflake.node_id_from",
+							   "Derives the node id from the number that ends the host name or an environment variable.",
+							   "Empty: snowflake.node_id sets the node id. \"hostname\": the number that ends the host name's first label; \"env:NAME\": the number that ends the server's environment variable NAME. Member number n takes node ids snowflake.node_id_base + n * snowflake.node_id_span on, one per timeline, within snowflake.node_id_count node ids.",
+							   &sf_node_id_from,
+							   "",
+							   PGC_POSTMASTER, 0,
+							   sf_check_node_from, NULL, NULL);
+	DefineCustomIntVariable("snowflake.node_id_base",
+							"Sets the first of the node ids the cluster's members derive theirs from.",
+							NULL,
+							&sf_node_id_base,
+							0, 0, INT_MAX,
+							PGC_POSTMASTER, 0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("snowflake.node_id_count",
+							"Sets how many node ids, from snowflake.node_id_base on, the cluster's members derive theirs from.",
+							"Required with snowflake.node_id_from; -1 means not set. A member whose number has no room in it does not start.",
+							&sf_node_id_count,
+							-1, -1, INT_MAX,
+							PGC_POSTMASTER, 0,
+							NULL, NULL, NULL);
+}
+
+/*
+ * The settings that shape IDs, defined only while the library is preloaded;
+ * *raw gets the texts the configuration gave them, read first.
+ */
+static void
+sf_define_layout_settings(SfRawSettings *raw)
+{
+	raw->epoch = sf_raw_setting("snowflake.epoch");
+	raw->timestamp_bits = sf_raw_setting("snowflake.timestamp_bits");
+	raw->node_bits = sf_raw_setting("snowflake.node_bits");
+	raw->sequence_bits = sf_raw_setting("snowflake.sequence_bits");
+
 	DefineCustomStringVariable("snowflake.epoch",
 							   "Sets the time zero of the IDs' timestamp field.",
 							   "An ISO 8601 date and time; UTC unless a zone is given.",
@@ -239,9 +299,59 @@ sf_define_layout_settings(SfRawSettings *raw)
 }
 
 /*
+ * Check that the settings that choose the node id make a valid one for the
+ * layout in sf_layout, into sf_node_source: snowflake.node_id, or the one
+ * derived from the host name or an environment variable (nodesource.c),
+ * which is logged.  An ERROR here, during preload, stops the server from
+ * starting.
+ */
+static void
+sf_validate_node_settings(void)
+{
+	char		detail[SNOWFLAKE_DETAIL_LEN];
+	const char *bad_name;
+	SnowflakeNodeSettings set = {
+		.node_id = sf_node_id,
+		.span = sf_node_id_span,
+		.from = sf_node_id_from,
+		.base = sf_node_id_base,
+		.count = sf_node_id_count
+	};
+
+	if (sf_node_id != -1 && !snowflake_node_check(&sf_layout, sf_node_id, detail))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"%s\": %d",
+						"snowflake.node_id", sf_node_id),
+				 errdetail("%s", detail),
+				 errhint("Choose a node id that fits the node field, or widen \"%s\".",
+						 "snowflake.node_bits")));
+	if (!snowflake_node_choose(&sf_layout, &set, &sf_node_source, &bad_name,
+							   detail))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"%s\": \"%s\"",
+						bad_name, GetConfigOption(bad_name, false, false)),
+				 errdetail("%s", detail),
+				 errhint("Correct the settings, or the host name or environment the server starts with, and start the server again.")));
+	if (!snowflake_node_span_check(&sf_layout, sf_node_source.node_id,
+								   sf_node_id_span, detail))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"%s\": %d",
+						"snowflake.node_id_span", sf_node_id_span),
+				 errdetail("%s", detail),
+				 errhint("Lower \"%s\" or \"%s\", or widen \"%s\".",
+						 "snowflake.node_id_span", "snowflake.node_id",
+						 "snowflake.node_bits")));
+	snowflake_node_log(&sf_node_source);
+}
+
+/*
  * Check that the settings that shape IDs took the values their texts spell,
- * and that they make a valid layout and node id, into sf_layout.  An ERROR
- * here, during preload, stops the server from starting.
+ * and that they make a valid layout and node id, into sf_layout and
+ * sf_node_source.  An ERROR here, during preload, stops the server from
+ * starting.
  */
 static void
 sf_validate_layout_settings(const SfRawSettings *raw)
@@ -252,6 +362,13 @@ sf_validate_layout_settings(const SfRawSettings *raw)
 					   sf_int_applied(raw->node_id, sf_node_id));
 	sf_require_applied("snowflake.node_id_span", raw->node_id_span,
 					   sf_int_applied(raw->node_id_span, sf_node_id_span));
+	sf_require_applied("snowflake.node_id_from", raw->node_id_from,
+					   raw->node_id_from == NULL ||
+					   strcmp(raw->node_id_from, sf_node_id_from) == 0);
+	sf_require_applied("snowflake.node_id_base", raw->node_id_base,
+					   sf_int_applied(raw->node_id_base, sf_node_id_base));
+	sf_require_applied("snowflake.node_id_count", raw->node_id_count,
+					   sf_int_applied(raw->node_id_count, sf_node_id_count));
 	sf_require_applied("snowflake.epoch", raw->epoch,
 					   raw->epoch == NULL || strcmp(raw->epoch, sf_epoch) == 0);
 	sf_require_applied("snowflake.timestamp_bits", raw->timestamp_bits,
@@ -273,23 +390,7 @@ sf_validate_layout_settings(const SfRawSettings *raw)
 				 errmsg("invalid snowflake layout"),
 				 errdetail("%s", detail),
 				 errhint("Correct the settings and start the server again.")));
-	if (sf_node_id != -1 && !snowflake_node_check(&sf_layout, sf_node_id, detail))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid value for parameter \"%s\": %d",
-						"snowflake.node_id", sf_node_id),
-				 errdetail("%s", detail),
-				 errhint("Choose a node id that fits the node field, or widen \"%s\".",
-						 "snowflake.node_bits")));
-	if (!snowflake_node_span_check(&sf_layout, sf_node_id, sf_node_id_span, detail))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid value for parameter \"%s\": %d",
-						"snowflake.node_id_span", sf_node_id_span),
-				 errdetail("%s", detail),
-				 errhint("Lower \"%s\" or \"%s\", or widen \"%s\".",
-						 "snowflake.node_id_span", "snowflake.node_id",
-						 "snowflake.node_bits")));
+	sf_validate_node_settings();
 
 	/*
 	 * An epoch ahead of the clock does not stop the server: a host may boot
@@ -316,6 +417,7 @@ snowflake_config_init(void)
 #endif
 		return;
 	}
+	sf_define_node_settings(&raw);
 	sf_define_layout_settings(&raw);
 	sf_define_operator_settings();
 	MarkGUCPrefixReserved("snowflake");
@@ -325,14 +427,16 @@ snowflake_config_init(void)
 /*
  * snowflake_config_server
  *		The layout, node id (-1 when not set) and node id span validated at
- *		preload.
+ *		preload, and where the node id came from.
  */
 void
-snowflake_config_server(SnowflakeLayout *layout, int *node_id, int *span)
+snowflake_config_server(SnowflakeLayout *layout, int *node_id, int *span,
+						SnowflakeNodeSource *source)
 {
 	*layout = sf_layout;
-	*node_id = sf_node_id;
+	*node_id = sf_node_source.node_id;
 	*span = sf_node_id_span;
+	*source = sf_node_source;
 }
 
 /*
@@ -555,11 +659,69 @@ snowflake_file_layout(SnowflakeLayout *layout, const char **bad_name,
 }
 
 /*
+ * The settings that choose the node id, as the server configuration gives
+ * them without the preload: where one is set for a database, a role, the
+ * client or the session, false with *bad_name.  snowflake.node_id is
+ * checked first, the others after the layout (snowflake_file_settings).
+ */
+static const char *const sf_node_settings[] = {
+	"snowflake.node_id",
+	"snowflake.node_id_span",
+	"snowflake.node_id_from",
+	"snowflake.node_id_base",
+	"snowflake.node_id_count",
+};
+
+static bool
+sf_file_from_server(const char *const *names, int n, const char *what,
+					const char **bad_name, char *detail)
+{
+	for (int i = 0; i < n; i++)
+	{
+		const char *text = GetConfigOption(names[i], true, false);
+
+		if (text != NULL && text[0] != '\0' &&
+			sf_guc_source(names[i]) > PGC_S_ARGV)
+		{
+			*bad_name = names[i];
+			snprintf(detail, SNOWFLAKE_DETAIL_LEN, SF_NOT_SERVER_DETAIL("%s"),
+					 what);
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * An integer setting of the server configuration, or dflt where it is not
+ * set; false with *bad_name and a detail if it is not a plain integer.
+ */
+static bool
+sf_file_int(const char *name, int dflt, int *value, const char **bad_name,
+			char *detail)
+{
+	const char *text = GetConfigOption(name, true, false);
+
+	*bad_name = name;
+	if (text == NULL || text[0] == '\0')
+		*value = dflt;
+	else if (!snowflake_parse_int(text, value))
+	{
+		snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+				 "The value must be a plain decimal integer.");
+		return false;
+	}
+	return true;
+}
+
+/*
  * snowflake_file_settings
  *		The layout, node id (-1 when not set) and node id span of the server
  *		configuration
  *		(postgresql.conf, its includes, ALTER SYSTEM, the command line), for a
- *		server where the library is not preloaded.
+ *		server where the library is not preloaded, and where the node id
+ *		comes from: snowflake.node_id, or derived from this host's name or
+ *		the postmaster's environment (nodesource.c).
  *
  * Returns false, with *bad_name and a detail as snowflake_file_layout()
  * gives them, if a value is invalid or one of these settings was set for a
@@ -570,59 +732,42 @@ snowflake_file_layout(SnowflakeLayout *layout, const char **bad_name,
  */
 bool
 snowflake_file_settings(SnowflakeLayout *layout, int *node_id, int *span,
-						const char **bad_name, char *detail, bool *not_server)
+						SnowflakeNodeSource *source, const char **bad_name,
+						char *detail, bool *not_server)
 {
-	const char *names[SF_NUM_LAYOUT_SETTINGS + 2];
-	const char *text;
+	SnowflakeNodeSettings set;
+	const char *from;
 
-	names[0] = "snowflake.node_id";
-	for (int i = 0; i < SF_NUM_LAYOUT_SETTINGS; i++)
-		names[i + 1] = sf_layout_settings[i];
-	names[SF_NUM_LAYOUT_SETTINGS + 1] = "snowflake.node_id_span";
-
-	*not_server = false;
-	for (int i = 0; i < (int) lengthof(names); i++)
-	{
-		text = GetConfigOption(names[i], true, false);
-		if (text != NULL && text[0] != '\0' &&
-			sf_guc_source(names[i]) > PGC_S_ARGV)
-		{
-			*bad_name = names[i];
-			*not_server = true;
-			snprintf(detail, SNOWFLAKE_DETAIL_LEN, "%s",
-					 i == 0 || i == SF_NUM_LAYOUT_SETTINGS + 1 ?
-					 SF_NOT_SERVER_DETAIL("node id") :
-					 SF_NOT_SERVER_DETAIL("layout"));
-			return false;
-		}
-	}
+	*not_server = !sf_file_from_server(sf_node_settings, 1, "node id",
+									   bad_name, detail) ||
+		!sf_file_from_server(sf_layout_settings, SF_NUM_LAYOUT_SETTINGS,
+							 "layout", bad_name, detail) ||
+		!sf_file_from_server(sf_node_settings + 1,
+							 (int) lengthof(sf_node_settings) - 1, "node id",
+							 bad_name, detail);
+	if (*not_server)
+		return false;
 
 	if (!snowflake_file_layout(layout, bad_name, detail))
 		return false;
 
-	*bad_name = names[0];
-	text = GetConfigOption(names[0], true, false);
-	if (text == NULL || text[0] == '\0')
-		*node_id = -1;
-	else if (!snowflake_parse_int(text, node_id))
-	{
-		snprintf(detail, SNOWFLAKE_DETAIL_LEN,
-				 "The value must be a plain decimal integer.");
+	if (!sf_file_int("snowflake.node_id", -1, &set.node_id, bad_name, detail))
 		return false;
-	}
-	else if (*node_id != -1 && !snowflake_node_check(layout, *node_id, detail))
+	if (set.node_id != -1 && !snowflake_node_check(layout, set.node_id, detail))
+		return false;
+	if (!sf_file_int("snowflake.node_id_span", 1, &set.span, bad_name, detail) ||
+		!sf_file_int("snowflake.node_id_base", 0, &set.base, bad_name, detail) ||
+		!sf_file_int("snowflake.node_id_count", -1, &set.count, bad_name,
+					 detail))
+		return false;
+	from = GetConfigOption("snowflake.node_id_from", true, false);
+	set.from = from != NULL ? from : "";
+	if (!snowflake_node_choose(layout, &set, source, bad_name, detail))
 		return false;
 
-	*bad_name = names[SF_NUM_LAYOUT_SETTINGS + 1];
-	text = GetConfigOption(*bad_name, true, false);
-	if (text == NULL || text[0] == '\0')
-		*span = 1;
-	else if (!snowflake_parse_int(text, span))
-	{
-		snprintf(detail, SNOWFLAKE_DETAIL_LEN,
-				 "The value must be a plain decimal integer.");
-		return false;
-	}
+	*node_id = source->node_id;
+	*span = set.span;
+	*bad_name = "snowflake.node_id_span";
 	if (!snowflake_node_span_check(layout, *node_id, *span, detail))
 		return false;
 	*bad_name = NULL;

@@ -2,9 +2,9 @@
  *
  * config.h
  *	  The settings of the snowflake extension (config.c): their variables
- *	  and definitions, the epoch's text as a time, the node id and layout
- *	  read from the server configuration without the preload; and the
- *	  wall clock.
+ *	  and definitions, the epoch's text as a time, the node id (and where
+ *	  it comes from, nodesource.h) and layout read from the server
+ *	  configuration without the preload; and the wall clock.
  *
  * The variables are PostgreSQL's GUC variables of this process: read
  * without a lock, changed only by the GUC machinery (a reload, SET).
@@ -19,6 +19,7 @@
 #include "datatype/timestamp.h"
 
 #include "layout.h"
+#include "nodesource.h"
 
 /* Milliseconds from the Unix epoch to PostgreSQL's (2000-01-01). */
 #define SF_POSTGRES_EPOCH_UNIX_MS \
@@ -46,7 +47,8 @@ extern SNOWFLAKE_INTERNAL bool snowflake_background_writer;
 
 extern SNOWFLAKE_INTERNAL void snowflake_config_init(void);
 extern SNOWFLAKE_INTERNAL void snowflake_config_server(SnowflakeLayout *layout,
-													int *node_id, int *span);
+													int *node_id, int *span,
+													SnowflakeNodeSource *source);
 extern SNOWFLAKE_INTERNAL bool snowflake_parse_epoch(const char *text, int64 *epoch_ms,
 												  char *detail);
 extern SNOWFLAKE_INTERNAL void snowflake_format_ms(int64 unix_ms, char *buf, size_t len);
@@ -55,6 +57,7 @@ extern SNOWFLAKE_INTERNAL bool snowflake_file_layout(SnowflakeLayout *layout,
 												  char *detail);
 extern SNOWFLAKE_INTERNAL bool snowflake_file_settings(SnowflakeLayout *layout,
 													int *node_id, int *span,
+													SnowflakeNodeSource *source,
 													const char **bad_name,
 													char *detail,
 													bool *not_server);

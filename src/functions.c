@@ -58,6 +58,7 @@ PG_FUNCTION_INFO_V1(snowflake_compose);
 PG_FUNCTION_INFO_V1(snowflake_stats);
 PG_FUNCTION_INFO_V1(snowflake_stats_reset);
 PG_FUNCTION_INFO_V1(snowflake_adopt_layout);
+PG_FUNCTION_INFO_V1(snowflake_adopt_node_id);
 
 /*
  * The last ID snowflake_nextval() or snowflake_nextval_batch() handed to
@@ -697,6 +698,8 @@ sf_status(const SnowflakeShared *s)
 			return "layout changed";
 		case SNOWFLAKE_STATE_UNUSABLE:
 			return "state file unusable";
+		case SNOWFLAKE_NODE_CHANGED:
+			return "node id changed";
 		case SNOWFLAKE_READY:
 			break;
 	}
@@ -734,8 +737,8 @@ sf_node_in_use(SnowflakeShared *s)
 
 /*
  * The columns 1.2 appends to the stats row, from column i on: the node id
- * in use, the span, the time of the last reservation write.  Returns the
- * next column.
+ * in use, the span, the time of the last reservation write, where the node
+ * id came from.  Returns the next column.
  */
 static int
 sf_stats_columns_12(SnowflakeShared *s, const SnowflakeStatsSnapshot *snap,
@@ -752,6 +755,10 @@ sf_stats_columns_12(SnowflakeShared *s, const SnowflakeStatsSnapshot *snap,
 		values[i++] = TimestampTzGetDatum(sf_unix_ms_timestamp(snap->last_write_unix_ms));
 	else
 		nulls[i++] = true;
+	if (s->node_id_source[0] != '\0')
+		values[i++] = CStringGetTextDatum(s->node_id_source);
+	else
+		nulls[i++] = true;
 	return i;
 }
 
@@ -764,8 +771,8 @@ snowflake_stats(PG_FUNCTION_ARGS)
 {
 	SnowflakeShared *s = snowflake_require_shared();
 	TupleDesc	tupdesc;
-	Datum		values[24];
-	bool		nulls[24];
+	Datum		values[25];
+	bool		nulls[25];
 	int			i = 0;
 	SnowflakeStatsSnapshot snap;
 	const SnowflakeCounters *c = &snap.counters;
@@ -775,11 +782,11 @@ snowflake_stats(PG_FUNCTION_ARGS)
 		elog(ERROR, "return type must be a row type");
 	/*
 	 * 1.0's definition has 18 columns, 1.1's the writers' three more, 1.2's
-	 * the node id in use, the span and the time of the last reservation
-	 * write three more.
+	 * the node id in use, the span, the time of the last reservation write
+	 * and the node id's source four more.
 	 */
-	if (tupdesc->natts != 18 && tupdesc->natts != 21 && tupdesc->natts != 24)
-		elog(ERROR, "snowflake_stats() has %d columns, expected 18, 21 or 24",
+	if (tupdesc->natts != 18 && tupdesc->natts != 21 && tupdesc->natts != 25)
+		elog(ERROR, "snowflake_stats() has %d columns, expected 18, 21 or 25",
 			 tupdesc->natts);
 	tupdesc = BlessTupleDesc(tupdesc);
 	memset(nulls, 0, sizeof(nulls));
@@ -827,7 +834,7 @@ snowflake_stats(PG_FUNCTION_ARGS)
 		values[i++] = Float8GetDatum((double) c->caller_wait_us / 1000.0);
 	}
 	values[i++] = TimestampTzGetDatum(c->reset_time);
-	if (tupdesc->natts >= 24)
+	if (tupdesc->natts >= 25)
 		i = sf_stats_columns_12(s, &snap, values, nulls, i);
 	Assert(i == tupdesc->natts);
 
@@ -867,4 +874,25 @@ snowflake_adopt_layout(PG_FUNCTION_ARGS)
 				 errmsg("cannot adopt a snowflake layout during recovery")));
 	snowflake_adopt_layout_state(snowflake_clock_ms(), PG_GETARG_BOOL(0));
 	PG_RETURN_VOID();
+}
+
+/*
+ * snowflake_adopt_node_id()
+ *		Deliberately accept a derived node id that differs from the one of
+ *		the IDs this data directory minted; returns the node id in use.
+ */
+Datum
+snowflake_adopt_node_id(PG_FUNCTION_ARGS)
+{
+	snowflake_require_shared();
+	if (!superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to adopt a snowflake node id"),
+				 errdetail("Only superusers may adopt a derived node id.")));
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot adopt a snowflake node id during recovery")));
+	PG_RETURN_INT32(snowflake_adopt_node_state(snowflake_clock_ms()));
 }

@@ -109,6 +109,14 @@ sf_refuse_call(void)
 					 errdetail("%s", s->refusal_detail),
 					 errhint("Restore the recorded settings, or have a superuser run SELECT snowflake_adopt_layout() to adopt the configured ones; indexes and generated columns that decode IDs must then be rebuilt.")));
 			break;
+		case SNOWFLAKE_NODE_CHANGED:
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("derived snowflake node id differs from the one recorded in \"%s\"",
+							SNOWFLAKE_STATE_FILE),
+					 errdetail("%s", s->refusal_detail),
+					 errhint("If the change is intended, run SELECT snowflake_adopt_node_id() as a superuser; otherwise restore the host name or the settings and restart the server.")));
+			break;
 		case SNOWFLAKE_STATE_UNUSABLE:
 			if (s->refusal_errno != 0)
 			{

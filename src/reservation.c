@@ -3,7 +3,8 @@
  * reservation.c
  *	  The reservation: how far IDs may go before the state file must say
  *	  so; the floor that places the first ID of a new lineage past anything
- *	  an earlier life can have issued; and the adoption of a changed layout.
+ *	  an earlier life can have issued; and the adoption of a changed layout
+ *	  or of a derived node id that differs from the state file's.
  *
  * The generator never issues an ID above the reservation held in shared
  * memory (SnowflakeShared.reserved_ms), and that value is raised only after
@@ -71,7 +72,14 @@ sf_check_lineage(SnowflakeShared *s)
 			(s->last >> sb) < snowflake_max_ms(&s->layout))
 			s->last = (((s->last >> sb) + 1) << sb) - 1;
 		SpinLockRelease(&s->mutex);
-		if (s->node_id_span > 1)
+		if (s->node_id_span > 1 && s->node_id_derived)
+			ereport(LOG,
+					(errmsg("snowflake IDs carry node id %d on timeline %u",
+							node, tli),
+					 errdetail("With node id %d, derived from %s, and \"%s\" = %d, each timeline takes the next node id in turn.",
+							   s->node_id, s->node_id_source,
+							   "snowflake.node_id_span", s->node_id_span)));
+		else if (s->node_id_span > 1)
 			ereport(LOG,
 					(errmsg("snowflake IDs carry node id %d on timeline %u",
 							node, tli),
@@ -366,4 +374,63 @@ snowflake_adopt_layout_state(int64 now_unix_ms, bool force)
 			(errmsg("snowflake layout %d/%d/%d adopted%s",
 					s->layout.timestamp_bits, s->layout.node_bits,
 					s->layout.sequence_bits, force ? " by force" : "")));
+}
+
+/*
+ * snowflake_adopt_node_state
+ *		Accept a derived node id that differs from the one of the IDs the
+ *		state file records (shared.c, sf_check_derived_node); returns the
+ *		node id IDs carry from now on.
+ *
+ * The state file is written first, recording the new node field with a
+ * reservation past every ID issued: the life's first write, whose lineage
+ * check moves the generator to the next millisecond, so that no ID with
+ * the new node id is smaller than an earlier one.  Only then are calls let
+ * through, and a restart does not ask again.  The caller has checked that
+ * the user is a superuser.  Raises ERROR if there is nothing to adopt or
+ * the file cannot be written (generation stays refused then).
+ */
+int
+snowflake_adopt_node_state(int64 now_unix_ms)
+{
+	SnowflakeShared *s = snowflake_shared;
+	SfWriteFailure failure;
+	int64		needed_ms;
+	int			old_node;
+	int			node;
+
+	LWLockAcquire(snowflake_lock, LW_EXCLUSIVE);
+	if (s->refusal != SNOWFLAKE_NODE_CHANGED)
+	{
+		LWLockRelease(snowflake_lock);
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("no changed snowflake node id to adopt"),
+				 errdetail("This server's node id is the one recorded in \"%s\", or it is not derived, or generation is refused for another reason.",
+						   SNOWFLAKE_STATE_FILE)));
+	}
+	old_node = s->recorded_node;
+	SpinLockAcquire(&s->mutex);
+	needed_ms = s->reserved_ms + 1;
+	SpinLockRelease(&s->mutex);
+	LWLockRelease(snowflake_lock);
+
+	if (!snowflake_extend_reservation(needed_ms, now_unix_ms - s->layout.epoch_ms,
+									  SF_EXTEND_NEEDED, &failure))
+		snowflake_report_write_failure(ERROR, &failure,
+									   "The derived snowflake node id was not adopted.");
+
+	LWLockAcquire(snowflake_lock, LW_EXCLUSIVE);
+	node = s->recorded_node;
+	if (s->refusal == SNOWFLAKE_NODE_CHANGED)
+	{
+		s->refusal = SNOWFLAKE_READY;
+		s->refusal_detail[0] = '\0';
+	}
+	LWLockRelease(snowflake_lock);
+
+	ereport(LOG,
+			(errmsg("snowflake node id %d adopted in place of %d", node, old_node),
+			 errdetail("It was derived from %s.", s->node_id_source)));
+	return node;
 }

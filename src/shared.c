@@ -180,6 +180,9 @@ static void
 sf_log_node_change(const SnowflakeShared *s, const SnowflakeStateFile *f,
 				   int node)
 {
+	/* A derived node id's change is sf_check_derived_node's to judge. */
+	if (s->node_id_derived)
+		return;
 	if (f->timeline <= 1)
 		ereport(LOG,
 				(errmsg("parameter \"%s\" changed from %d to %d",
@@ -516,14 +519,20 @@ sf_init_shared(SnowflakeShared *s)
 	s->magic = SNOWFLAKE_SHARED_MAGIC;
 }
 
-/* Fix the layout, node id and node id span of a SnowflakeShared. */
+/*
+ * Fix the layout, node id and node id span of a SnowflakeShared, and where
+ * the node id came from.
+ */
 static void
 sf_configure(SnowflakeShared *s, const SnowflakeLayout *layout, int node_id,
-			 int span)
+			 int span, const SnowflakeNodeSource *src)
 {
 	s->layout = *layout;
 	s->node_id = node_id;
 	s->node_id_span = span;
+	s->node_id_derived = src->derived;
+	strlcpy(s->node_id_source, node_id >= 0 ? src->text : "",
+			sizeof(s->node_id_source));
 	s->node_part = node_id >= 0 ? ((int64) node_id << layout->sequence_bits) : 0;
 	s->recorded_node = node_id;
 }
@@ -542,11 +551,12 @@ sf_shmem_startup(void)
 	SnowflakeLayout layout;
 	int			node_id;
 	int			span;
+	SnowflakeNodeSource src;
 
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
 
-	snowflake_config_server(&layout, &node_id, &span);
+	snowflake_config_server(&layout, &node_id, &span, &src);
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	s = ShmemInitStruct(SNOWFLAKE_NAME, sf_shmem_size(), &found);
 	snowflake_shared = s;
@@ -555,7 +565,7 @@ sf_shmem_startup(void)
 	{
 		sf_init_shared(s);
 		s->preloaded = true;
-		sf_configure(s, &layout, node_id, span);
+		sf_configure(s, &layout, node_id, span, &src);
 		s->configured = true;
 		sf_load(s);
 	}
@@ -563,6 +573,58 @@ sf_shmem_startup(void)
 
 	if (!IsUnderPostmaster)
 		on_shmem_exit(sf_shmem_shutdown, (Datum) 0);
+}
+
+/*
+ * sf_check_derived_node
+ *		With a node id derived from the host name or the environment
+ *		(nodesource.c), refuse generation when the state file vouches for
+ *		IDs this data directory minted with another node field on the
+ *		timeline it records: the data directory moved to another member,
+ *		the host was renamed, or the node id settings changed.  Intended or
+ *		not, a superuser confirms it (snowflake_adopt_node_id()): a derived
+ *		node id never changes silently.  A changed snowflake.node_id, which
+ *		someone set by hand, is accepted with a LOG line (sf_resume).
+ *
+ * Runs after sf_load_state, on what it leaves in shared memory: the node
+ * field and timeline the file records, and the floor.  A start that does
+ * not trust the file (none, a start in recovery or from a base backup: a
+ * file pg_basebackup or pg_rewind copied from another member) has a floor
+ * pending, and the file says nothing of this member's own IDs: the change
+ * is only logged then.  A server refused already is left as it is.
+ */
+static void
+sf_check_derived_node(SnowflakeShared *s)
+{
+	char		detail[2 * SNOWFLAKE_DETAIL_LEN];
+	int			node;
+
+	if (!s->node_id_derived || s->refusal != SNOWFLAKE_READY)
+		return;
+	node = snowflake_node_field(s, s->recorded_tli);
+	if (node == s->recorded_node)
+		return;
+	if (s->floor_pending)
+	{
+		ereport(LOG,
+				(errmsg("snowflake node id changed from %d to %d on timeline %u",
+						s->recorded_node, node, Max(s->recorded_tli, 1)),
+				 errdetail("The node id derived from %s is %d there. The state file does not vouch for IDs of this data directory, because %s: IDs minted from now on carry the derived node id.",
+						   s->node_id_source, node, s->floor_reason)));
+		return;
+	}
+	snprintf(detail, sizeof(detail),
+			 "The state file records IDs this data directory minted with node id %d on timeline %u; the node id derived from %s is %d there.",
+			 s->recorded_node, Max(s->recorded_tli, 1), s->node_id_source,
+			 node);
+	sf_refuse(s, SNOWFLAKE_NODE_CHANGED, 0, detail);
+	ereport(WARNING,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("derived snowflake node id differs from the one recorded in \"%s\"",
+					SNOWFLAKE_STATE_FILE),
+			 errdetail("%s Calls that issue IDs fail until a superuser adopts the derived node id; decoding works.",
+					   detail),
+			 errhint("If the change is intended, run SELECT snowflake_adopt_node_id() as a superuser; otherwise restore the host name or the settings and restart the server.")));
 }
 
 /*
@@ -578,6 +640,7 @@ static void
 sf_load(SnowflakeShared *s)
 {
 	sf_load_state(s);
+	sf_check_derived_node(s);
 	if (s->refusal == SNOWFLAKE_READY && s->node_id < 0)
 		sf_refuse(s, SNOWFLAKE_NODE_UNSET, 0, "");
 	/* Whoever sees "loaded" set sees the refusal and the state too. */
@@ -715,15 +778,19 @@ sf_life_of_this_server(SnowflakeLifeFile *life)
  * rest of the server's life.  A failed write does not stop them from being
  * fixed: decoding never depends on a write.  It is logged, and generation
  * is refused until a call that generates writes the file
- * (snowflake_life_settle).
+ * (snowflake_life_settle).  A derived node id is logged where it is fixed.
+ * After a crash re-initialisation its source is the configuration's where
+ * that still gives the values of the file, else the file.
  */
 static bool
 sf_configure_segment(SnowflakeShared *s, bool valid,
 					 const SnowflakeLayout *layout, int node_id, int span,
+					 const SnowflakeNodeSource *src,
 					 const char *bad_name, const char *detail)
 {
 	SnowflakeLifeFile life;
 	SfWriteFailure failure;
+	SnowflakeNodeSource life_src;
 	bool		fresh = !sf_life_of_this_server(&life);
 
 	if (fresh)
@@ -740,8 +807,15 @@ sf_configure_segment(SnowflakeShared *s, bool valid,
 										   "The snowflake node id and layout in force are recorded there for the life of the server. Decoding works; generating IDs is refused until the file is written, which each call that generates tries again.");
 			s->life_pending = true;
 		}
+		snowflake_node_log(src);
 	}
-	sf_configure(s, &life.layout, life.node_id, life.node_id_span);
+	if (fresh || (valid && life.node_id == node_id &&
+				  life.node_id_span == span))
+		life_src = *src;
+	else
+		snowflake_node_source_fixed(&life_src, life.node_id,
+									SNOWFLAKE_LIFE_FILE);
+	sf_configure(s, &life.layout, life.node_id, life.node_id_span, &life_src);
 	pg_write_barrier();
 	s->configured = true;
 	return fresh;
@@ -768,14 +842,15 @@ sf_attach_segment(void)
 	SnowflakeLayout layout;
 	int			node_id;
 	int			span;
+	SnowflakeNodeSource src;
 	const char *bad_name;
 	char		detail[SNOWFLAKE_DETAIL_LEN];
 	bool		not_server;
 	bool		valid;
 	bool		found;
 
-	valid = snowflake_file_settings(&layout, &node_id, &span, &bad_name, detail,
-									&not_server);
+	valid = snowflake_file_settings(&layout, &node_id, &span, &src, &bad_name,
+									detail, &not_server);
 	if (!valid && not_server)
 		snowflake_report_settings(ERROR, bad_name, detail);
 
@@ -795,7 +870,7 @@ sf_attach_segment(void)
 		LWLockAcquire(&s->lock_data, LW_EXCLUSIVE);
 		if (!s->configured)
 			fresh = sf_configure_segment(s, valid, &layout, node_id, span,
-										 bad_name, detail);
+										 &src, bad_name, detail);
 		LWLockRelease(&s->lock_data);
 		if (fresh)
 			return s;

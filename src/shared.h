@@ -64,6 +64,7 @@
 #include "storage/spin.h"
 
 #include "layout.h"
+#include "nodesource.h"
 #include "statefile.h"
 
 /* Name of the LWLock tranche and of the shared memory segment. */
@@ -74,7 +75,7 @@
  * whenever the struct changes: a library replaced while a server runs
  * without the preload must not read a segment its predecessor created.
  */
-#define SNOWFLAKE_SHARED_MAGIC	0x534E4633	/* "SNF3" */
+#define SNOWFLAKE_SHARED_MAGIC	0x534E4634	/* "SNF4" */
 
 /* Size of the DSM registry segment: fixed, room to spare. */
 #define SNOWFLAKE_DSM_SIZE	8192
@@ -91,7 +92,9 @@ typedef enum SnowflakeRefusal
 	SNOWFLAKE_READY = 0,
 	SNOWFLAKE_NODE_UNSET,		/* snowflake.node_id is -1 */
 	SNOWFLAKE_LAYOUT_CHANGED,	/* epoch/layout differ from the state file */
-	SNOWFLAKE_STATE_UNUSABLE	/* state file unreadable or corrupt */
+	SNOWFLAKE_STATE_UNUSABLE,	/* state file unreadable or corrupt */
+	SNOWFLAKE_NODE_CHANGED		/* a derived node id differs from the one
+								 * of this data directory's IDs */
 } SnowflakeRefusal;
 
 /* Counters shown by snowflake_stats(), protected by the spinlock. */
@@ -123,6 +126,10 @@ typedef struct SnowflakeShared
 	SnowflakeLayout layout;
 	int			node_id;		/* -1 when not set */
 	int			node_id_span;	/* node ids taken in turn, one per timeline */
+	bool		node_id_derived;	/* from the host name or the environment */
+	char		node_id_source[SNOWFLAKE_SOURCE_LEN];	/* where node_id came
+														 * from, for the stats
+														 * ("" when not set) */
 	SnowflakeRefusal refusal;
 	char		refusal_detail[2 * SNOWFLAKE_DETAIL_LEN];
 	int			refusal_errno;	/* errno of a state file failure */

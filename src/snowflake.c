@@ -16,6 +16,8 @@
  *	statefile.c     the state file's format and its durable write
  *	config.c        the settings: their variables and definitions, the
  *	                epoch, the layout read from the server configuration
+ *	nodesource.c    the node id derived from the host name or the
+ *	                environment (snowflake.node_id_from)
  *	layout.c        pure arithmetic on the ID layout
  *
  * Each .c file but this one has a header of the same name declaring what

@@ -96,10 +96,28 @@ if [ -n "${SNOWFLAKE_IMAGE:-}" ] && [ "$PG_MAJOR" -ge 18 ]; then
     image_tested=1
 fi
 
+# A server of its own host name (snowflake.node_id_from = 'hostname'):
+# test/hostns.c runs it in a UTS namespace of its own.  The tests run as
+# "postgres", and in a chroot no user namespace may be made without root:
+# as root, the program is installed setuid root (it drops to the caller's
+# user and group before it runs anything) in a directory of root's, and
+# the tests are told where (SNOWFLAKE_HOSTNS).  Otherwise the tests compile
+# it themselves and use a user namespace.
+if [ "$(id -u)" -eq 0 ]; then
+    hostns_dir=$(mktemp -d /tmp/snowflake-hostns.XXXXXX)
+    trap 'rm -rf "$RUN_DIR" "$hostns_dir"' EXIT
+    cc -O2 -Wall -Wextra -Werror -o "$hostns_dir/hostns" "$SNOWFLAKE_ROOT/test/hostns.c"
+    chown root:postgres "$hostns_dir/hostns"
+    chmod 4750 "$hostns_dir/hostns"
+    chmod 755 "$hostns_dir"
+    export SNOWFLAKE_HOSTNS=$hostns_dir/hostns
+fi
+
 out=$(mktemp /tmp/snowflake-check.XXXXXX.log)
 chmod a+r "$out"
 status=0
 "${RUN_AS[@]}" env PATH="$PG_BINDIR:$PATH" ${PROVE_TESTS:+PROVE_TESTS="$PROVE_TESTS"} \
+    ${SNOWFLAKE_HOSTNS:+SNOWFLAKE_HOSTNS="$SNOWFLAKE_HOSTNS"} \
     ${SNOWFLAKE_EXTENSION_DIR:+SNOWFLAKE_EXTENSION_DIR="$SNOWFLAKE_EXTENSION_DIR"} \
     SNOWFLAKE_FRAMEWORKS="${SF_FRAMEWORKS:-1}" \
     ${SNOWFLAKE_OLD_BINDIR:+SNOWFLAKE_OLD_BINDIR="$SNOWFLAKE_OLD_BINDIR"} \
@@ -179,9 +197,9 @@ fi
 # same guarantees there: concurrency, bursts, restarts and crashes with the
 # clock set back, clock steps, layout changes, standbys, promotion and
 # failover, the lineage floor, state file faults, edge errors, the stats
-# (and their Prometheus metrics through a real exporter),
-# the install and update scripts with dump and restore, and a
-# point-in-time recovery under load.
+# (and their Prometheus metrics through a real exporter), node ids derived
+# from the host name, the install and update scripts with dump and restore,
+# and a point-in-time recovery under load.
 # Files whose subject is the preloaded mode itself (settings as real GUCs
 # at startup, the writer registered with the postmaster, the clean-shutdown
 # record) are not in it; 029_no_preload.pl covers what differs without the
@@ -197,6 +215,7 @@ NO_PRELOAD_TESTS="test/t/004_js_safe_layout.pl test/t/005_concurrent_pgbench.pl
     test/t/027_early_write.pl test/t/030_split_brain.pl
     test/t/031_fsync_off.pl test/t/032_drift_one_bound.pl
     test/t/033_lastval.pl test/t/034_settings_file.pl
+    test/t/036_node_id_from_host.pl test/t/037_split_brain_hosts.pl
     test/t/040_upgrade_dump.pl test/t/049_prometheus.pl
     test/t/060_restore_pitr.pl"
 summary="pg_regress, isolation, $tap_files TAP files"
@@ -213,6 +232,7 @@ elif [ "$PG_MAJOR" -ge 17 ]; then
         chmod a+r "$out"
         status=0
         "${RUN_AS[@]}" env PATH="$PG_BINDIR:$PATH" SNOWFLAKE_TEST_NO_PRELOAD=1 \
+            ${SNOWFLAKE_HOSTNS:+SNOWFLAKE_HOSTNS="$SNOWFLAKE_HOSTNS"} \
             PROVE_TESTS="$np_tests" \
             make -C "$RUN_DIR" installcheck PG_CONFIG="$PG_CONFIG" REGRESS= ISOLATION= \
             2>&1 | tee "$out" || status=$?

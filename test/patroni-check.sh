@@ -15,12 +15,17 @@
 # by a new leader is above every ID returned before it).  Run with one node
 # id shared by all members, with one shared by all members and
 # snowflake.node_id_span = 2 (each timeline mints with the next node id in
-# turn: the stored IDs must carry node ids 7 and 8, nothing else), and with
-# one node id per member.
+# turn: the stored IDs must carry node ids 7 and 8, nothing else), with
+# one node id per member, and with node ids derived from the host name
+# (hostname: snowflake.node_id_from = 'hostname', base 10 and count 8 in the
+# DCS configuration, every member's Patroni in a UTS namespace of its own
+# with host name pg-N, test/hostns.c: member N mints with node id 10 + N,
+# and the stored IDs carry those of the leaders, nothing else).  Each mode
+# prints how many IDs the clients got with each node id.
 #
 #   test/patroni-check.sh                  every node id mode (CI)
-#   test/patroni-check.sh per-member       one mode: per-member, shared or
-#                                          shared-span
+#   test/patroni-check.sh per-member       one mode: per-member, shared,
+#                                          shared-span or hostname
 #   test/patroni-check.sh --demo           per-member, printing what happens
 #                                          and pausing briefly between steps
 #
@@ -32,13 +37,13 @@
 # every process started here is stopped by its PID at the end.
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 
-modes=(shared shared-span per-member)
+modes=(shared shared-span per-member hostname)
 demo=0
 case "${1:-}" in
     '') ;;
-    shared | shared-span | per-member) modes=("$1") ;;
+    shared | shared-span | per-member | hostname) modes=("$1") ;;
     --demo) modes=(per-member); demo=1 ;;
-    *) echo "usage: test/patroni-check.sh [shared|shared-span|per-member|--demo]" >&2; exit 2 ;;
+    *) echo "usage: test/patroni-check.sh [shared|shared-span|per-member|hostname|--demo]" >&2; exit 2 ;;
 esac
 limit=${PATRONI_CHECK_TIMEOUT:-600}
 started_at=$(date +%s)
@@ -62,6 +67,11 @@ work=$(mktemp -d /tmp/snowflake-patroni.XXXXXX)
 chmod 755 "$work"
 [ "$(id -u)" -eq 0 ] && chown postgres: "$work"
 pids=()          # every process started here, stopped at the end by PID
+
+# test/hostns.c runs a member's Patroni (and so its PostgreSQL) in a UTS
+# namespace of its own with host name pg-N (mode hostname); as root it
+# makes the namespace and runs BG's setpriv in it, which drops to postgres.
+cc -O2 -Wall -Wextra -Werror -o "$work/hostns" "$SNOWFLAKE_ROOT/test/hostns.c"
 
 stop_all() {
     local p d pm i alive
@@ -177,6 +187,9 @@ psql_m() {    # psql_m MEMBER SQL
 node_id_is() {    # node_id_is MEMBER VALUE
     [ "$(psql_m "$1" 'SHOW snowflake.node_id')" = "$2" ]
 }
+derived_node_id_is() {    # derived_node_id_is MEMBER VALUE: node id and its source
+    [ "$(psql_m "$1" "SELECT node_id || ' ' || node_id_source FROM snowflake_stats")" = "$2 hostname pg-$1" ]
+}
 streaming_replicas() {    # the leader streams to both other members
     [ "$(psql_m "$1" "SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'")" = 2 ]
 }
@@ -230,8 +243,12 @@ check_ids() {
             push @terms, $x->[3] if $x->[3] ne $prev;
             $prev = $x->[3];
         }
-        printf "ids=%d duplicates=%d out_of_order=%d leader_terms=%s\n",
-            scalar(@r), $dups, $bad, join(">", @terms);
+        # The node id of each ID (default layout: 10 node bits, 12 sequence).
+        my %nodes;
+        $nodes{($_->[2] >> 12) & 1023}++ for @r;
+        printf "ids=%d duplicates=%d out_of_order=%d leader_terms=%s node_ids=%s\n",
+            scalar(@r), $dups, $bad, join(">", @terms),
+            join(",", map { "$_:$nodes{$_}" } sort { $a <=> $b } keys %nodes);
     ' "${files[@]}"
 }
 
@@ -260,11 +277,14 @@ run_mode() {
 
     # The node id: cluster-wide in the DCS (shared, and shared-span with a
     # span of 2 there too), or in each member's own parameters (per-member).
-    local shared_line="" node_line=""
+    local shared_line="" node_line="" host=()
     [ "$mode" = shared ] && shared_line="        snowflake.node_id: 7"
     [ "$mode" = shared-span ] &&
         shared_line=$'        snowflake.node_id: 7\n        snowflake.node_id_span: 2'
+    [ "$mode" = hostname ] &&
+        shared_line=$'        snowflake.node_id_from: hostname\n        snowflake.node_id_base: 10\n        snowflake.node_id_count: 8'
     for m in 1 2 3; do
+        [ "$mode" = hostname ] && host=("$work/hostns" "pg-$m")
         [ "$mode" = per-member ] && node_line="    snowflake.node_id: $m"
         "${AS_PG[@]}" mkdir -p "$work/m$m"
         "${AS_PG[@]}" tee "$work/m$m/patroni.yml" >/dev/null <<EOF
@@ -323,7 +343,8 @@ postgresql:
     unix_socket_directories: '$work/m$m'
 $node_line
 EOF
-        "${BG[@]}" env HOME="$work" patroni "$work/m$m/patroni.yml" >"$work/m$m/patroni.log" 2>&1 &
+        "${host[@]}" "${BG[@]}" env HOME="$work" patroni "$work/m$m/patroni.yml" \
+            >"$work/m$m/patroni.log" 2>&1 &
         pids+=($!)
         # The first member bootstraps the cluster before the others join.
         [ "$m" -eq 1 ] && wait_for "m1 to bootstrap as the leader" 120 role_is 1 primary
@@ -332,6 +353,11 @@ EOF
     say "3 members running, m1 leads"
     psql_m 1 "CREATE EXTENSION snowflake; CREATE TABLE ids (id bigint PRIMARY KEY)" >/dev/null
     for m in 1 2 3; do
+        if [ "$mode" = hostname ]; then
+            wait_for "m$m to run with node id $((10 + m)) from host name pg-$m" 60 \
+                derived_node_id_is "$m" "$((10 + m))"
+            continue
+        fi
         local want=$m
         [ "$mode" != per-member ] && want=7
         wait_for "m$m to run with snowflake.node_id $want" 60 node_id_is "$m" "$want"
@@ -405,12 +431,21 @@ EOF
     echo "$summary" | grep -q ' out_of_order=0 ' || fail "$mode: an ID was not above an earlier one"
     # The clients saw three leadership terms: m1, the failover target, m1.
     local terms
-    terms=$(echo "$summary" | sed -E 's/.*leader_terms=//' | tr '>' '\n' | wc -l)
+    terms=$(echo "$summary" | sed -E 's/.*leader_terms=([^ ]*).*/\1/' | tr '>' '\n' | wc -l)
     [ "$terms" -ge 3 ] || fail "$mode: the clients saw $terms leadership terms, not 3"
     if [ "$mode" = per-member ]; then
         local nodes
         nodes=$(psql_m "$old" "SELECT count(DISTINCT snowflake_node_id(id)) FROM ids")
         [ "$nodes" -ge 2 ] || fail "per-member: the stored IDs carry $nodes node ids"
+    fi
+    if [ "$mode" = hostname ]; then
+        # The leaders minted with their own node ids: m1's and the failover
+        # target's, nothing else.
+        local nodes want
+        nodes=$(psql_m "$old" "SELECT string_agg(DISTINCT snowflake_node_id(id)::text, ',') FROM ids")
+        want=$(printf '%s\n' $((10 + old)) $((10 + new)) | sort -n | paste -sd,)
+        [ "$nodes" = "$want" ] || fail "hostname: the stored IDs carry node ids $nodes, not $want"
+        say "hostname: the stored IDs carry node ids $nodes (members m$old and m$new)"
     fi
     if [ "$mode" = shared-span ]; then
         # Three terms on three timelines: node ids 7, 8 and 7 again.

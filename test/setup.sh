@@ -128,6 +128,22 @@ sf_wanted_packages() {
             wanted+=(pgbackrest barman)
             SF_TEST_PROVIDES+=(pgbackrest barman)
         fi
+        # The HA managers beyond Patroni: pg_auto_failover
+        # (056_pg_auto_failover.pl: pg_autoctl and the monitor's extension)
+        # and repmgr (057_repmgr.pl), where this major's archive has them
+        # (the files skip, saying so, where it does not).
+        if sf_in_archive "postgresql-$PG_MAJOR-auto-failover"; then
+            wanted+=(pg-auto-failover-cli "postgresql-$PG_MAJOR-auto-failover")
+            SF_TEST_PROVIDES+=(pg_autoctl)
+        else
+            log "no package postgresql-$PG_MAJOR-auto-failover in the archive: 056_pg_auto_failover.pl skips"
+        fi
+        if sf_in_archive "postgresql-$PG_MAJOR-repmgr"; then
+            wanted+=("postgresql-$PG_MAJOR-repmgr")
+            SF_TEST_PROVIDES+=(repmgr)
+        else
+            log "no package postgresql-$PG_MAJOR-repmgr in the archive: 057_repmgr.pl skips"
+        fi
         # The framework recipes (046_frameworks.pl, docs/adoption/), unless
         # SF_FRAMEWORKS=0: SQLAlchemy and Django with psycopg2, SQLAlchemy
         # on asyncpg (greenlet), psycopg 3 and asyncpg directly (the

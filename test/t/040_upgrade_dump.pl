@@ -92,7 +92,7 @@ is($node->safe_psql('updated', $users_sql), '12|1|ready 12|ready true|ready',
 is($node->safe_psql('updated', $stats_columns_sql),
 	"$columns_10, background_writes bigint, caller_writes bigint, caller_wait_ms double precision, "
 	  . 'node_id_in_use integer, node_id_span integer, '
-	  . 'last_reservation_write timestamp with time zone',
+	  . 'last_reservation_write timestamp with time zone, node_id_source text',
 	"the view keeps 1.0's columns in their order and appends 1.1's and 1.2's");
 is($node->safe_psql('updated', $stats_function_sql), $function_10,
 	'snowflake_stats() keeps the columns of 1.0');
@@ -108,7 +108,8 @@ is( $node->safe_psql(
 		    USING (k)
 		 WHERE k NOT IN ('lead_ms', 'last_timestamp', 'reserved_until', 'reservation_writes',
 		                 'background_writes', 'caller_writes', 'caller_wait_ms', 'ids_issued',
-		                 'node_id_in_use', 'node_id_span', 'last_reservation_write')}),
+		                 'node_id_in_use', 'node_id_span', 'last_reservation_write',
+		                 'node_id_source')}),
 	'13|t',
 	"the view (over snowflake_stats_all()) and 1.0's snowflake_stats() agree column by column");
 

@@ -168,7 +168,7 @@ sub scrape
 # (SQL over snowflake_stats s; NULL: exported as NaN).  Claims and the
 # drift bound come from what the test did (the arguments).
 my @statuses = ('ready', 'recovery', 'node_id not set', 'layout changed',
-	'state file unusable', 'settings file not written');
+	'state file unusable', 'settings file not written', 'node id changed');
 
 sub expected_sql
 {
@@ -203,6 +203,9 @@ sub expected_sql
 		snowflake_claims_conflicting_node_ids => $known{claims_conflicting});
 	$sql{"snowflake_status_current{status=$_}"} = "(s.status = '$_')::int"
 	  foreach @statuses;
+	# The servers here have snowflake.node_id set.
+	$sql{'snowflake_node_id_source_info{source=snowflake.node_id}'} =
+	  "(s.node_id_source = 'snowflake.node_id')::int";
 	return 'SELECT json_build_object('
 	  . join(', ', map { "'$_', $sql{$_}" } sort keys %sql)
 	  . ') FROM snowflake_stats s';
@@ -220,7 +223,7 @@ my %types = map { $_ => ($_ =~ /_total$/ ? 'counter' : 'gauge') } qw(
   snowflake_reservation_wait_seconds_total
   snowflake_reservation_last_write_timestamp_seconds
   snowflake_stats_reset_timestamp_seconds snowflake_reservation_writes_total
-  snowflake_status_current snowflake_claims_recorded
+  snowflake_status_current snowflake_node_id_source_info snowflake_claims_recorded
   snowflake_claims_own_node_ids snowflake_claims_conflicting_node_ids);
 
 # Whether an exported value (text) is the expected one (a number or undef).

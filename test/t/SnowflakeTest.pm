@@ -61,7 +61,9 @@ sub refuse_preloaded
 	return;
 }
 
-if (no_preload())
+# Every start and restart of a node goes through here: in the no-preload
+# pass it refuses a server that preloads the library, and a node given a
+# host name of its own (set_hostname) starts in a UTS namespace with it.
 {
 	no warnings 'redefine';
 	foreach my $method ('start', 'restart')
@@ -69,7 +71,11 @@ if (no_preload())
 		my $orig = PostgreSQL::Test::Cluster->can($method);
 		no strict 'refs';
 		*{"PostgreSQL::Test::Cluster::$method"} = sub {
-			refuse_preloaded($_[0]);
+			my ($node) = @_;
+			refuse_preloaded($node) if no_preload();
+			my $host = $node->{_sf_hostname};
+			local $ENV{PATH} = defined $host ? hostns_wrapper_dir() . ":$ENV{PATH}" : $ENV{PATH};
+			local $ENV{SF_HOSTNAME} = $host // '';
 			return $orig->(@_);
 		};
 	}
@@ -168,12 +174,15 @@ sub show_setting
 #                        refused start, or after a skip check)
 #   install_path => $dir a PostgreSQL installation other than the one in
 #                        PATH (PostgreSQL::Test::Cluster's install_path)
+#   hostname => $name    the server runs in a UTS namespace of its own
+#                        with that host name, at this start and every
+#                        later one (set_hostname)
 sub start_snowflake_node
 {
 	my ($name, %opts) = @_;
 	my %known = map { $_ => 1 }
 	  qw(node_id layout settings include preload init from_backup with clock start
-	  install_path);
+	  install_path hostname);
 	my @unknown = grep { !$known{$_} } sort keys %opts;
 	die "start_snowflake_node: unknown option(s) @unknown" if @unknown;
 	my $with = $opts{with} // '';
@@ -213,6 +222,7 @@ sub start_snowflake_node
 		write_conf_file($node, $file, %included) if %included;
 	}
 	$node->append_conf('postgresql.conf', $conf) if $conf ne '';
+	set_hostname($node, $opts{hostname}) if defined $opts{hostname};
 	return $node if defined $opts{start} && !$opts{start};
 	if ($with eq 'faketime')
 	{
@@ -731,6 +741,79 @@ sub run_in_dir
 	};
 	$err .= $@ if $@;
 	return ($ok, $out, $err);
+}
+
+# --- A host name of a server's own (test/hostns.c) ---
+#
+# snowflake.node_id_from = 'hostname' derives the node id from the host
+# name: servers on one machine need one each.  test/hostns.c runs a command
+# in a UTS namespace of its own with a chosen host name, as the caller:
+# test/check.sh, as root, installs it setuid root and names it in
+# SNOWFLAKE_HOSTNS (the tests run as "postgres", in chroots too, where
+# unprivileged user namespaces are not allowed); otherwise it is compiled
+# here and uses a user namespace, which fails where the kernel does not
+# allow one (the file fails then: it would prove nothing).
+
+push @EXPORT, qw(set_hostname hostns_command);
+
+my ($hostns_program, $hostns_wrapper_dir);
+
+# The program, compiled once per test file unless test/check.sh gave one.
+sub hostns_program
+{
+	return $hostns_program if defined $hostns_program;
+	if ($ENV{SNOWFLAKE_HOSTNS})
+	{
+		$hostns_program = $ENV{SNOWFLAKE_HOSTNS};
+		return $hostns_program;
+	}
+	my $src = File::Spec->rel2abs(
+		File::Spec->catfile(File::Basename::dirname(__FILE__), '..', 'hostns.c'));
+	die "$src not found" unless -e $src;
+	my $prog = PostgreSQL::Test::Utils::tempdir() . '/hostns';
+	my ($stdout, $stderr);
+	IPC::Run::run([ 'cc', '-O2', '-Wall', '-Wextra', '-o', $prog, $src ],
+		'>', \$stdout, '2>', \$stderr)
+	  or die "could not compile $src: $stderr";
+	$hostns_program = $prog;
+	return $prog;
+}
+
+# The command that runs @cmd under host name $host.
+sub hostns_command
+{
+	my ($host, @cmd) = @_;
+	return (hostns_program(), $host, @cmd);
+}
+
+# A directory holding a pg_ctl that runs the real one (from PATH) through
+# test/hostns.c under the host name in SF_HOSTNAME; PostgreSQL::Test::Cluster
+# starts servers with the pg_ctl it finds in PATH, which start and restart
+# above put this directory at the head of, for a node with a host name.
+sub hostns_wrapper_dir
+{
+	return $hostns_wrapper_dir if defined $hostns_wrapper_dir;
+	my ($pg_ctl) = grep { -x "$_/pg_ctl" } split /:/, $ENV{PATH};
+	die 'pg_ctl not found in PATH' unless defined $pg_ctl;
+	my $dir = PostgreSQL::Test::Utils::tempdir() . '/hostns_bin';
+	mkdir $dir or die "could not create $dir: $!";
+	open my $fh, '>', "$dir/pg_ctl" or die "could not write $dir/pg_ctl: $!";
+	print $fh "#!/bin/sh\nexec '" . hostns_program() . "' \"\$SF_HOSTNAME\" '$pg_ctl/pg_ctl' \"\$@\"\n";
+	close $fh;
+	chmod 0755, "$dir/pg_ctl" or die "could not chmod $dir/pg_ctl: $!";
+	$hostns_wrapper_dir = $dir;
+	return $dir;
+}
+
+# Start $node (and restart it) under host name $host from now on; undef:
+# under the machine's own again.
+sub set_hostname
+{
+	my ($node, $host) = @_;
+	die 'a host name of its own needs the PostgreSQL in PATH, not install_path'
+	  if defined $host && $node->{_install_path};
+	$node->{_sf_hostname} = $host;
+	return;
 }
 
 1;

@@ -1,0 +1,349 @@
+# Copyright: see LICENSE
+#
+# 036_node_id_from_host.pl
+#	Node ids from one configuration: snowflake.node_id_from derives the
+#	node id from the number that ends the host name ('hostname') or an
+#	environment variable of the postmaster ('env:NAME'), added to
+#	snowflake.node_id_base, within snowflake.node_id_count node ids:
+#	member n takes base + n * span .. base + n * span + span - 1.
+#
+# Each server runs in a UTS namespace of its own with the host name the
+# test gives it (test/hostns.c, SnowflakeTest's hostname option):
+#  - the derived node id is the one IDs carry, snowflake_stats shows it
+#    and where it came from (node_id_source), the log says how it was
+#    derived; a host name's domain is not read ("db-007.example.com" is
+#    member 7); an environment variable of the postmaster works the same;
+#  - a host name without a number, a number outside the count, a missing
+#    variable, both node id settings, no count, a count outside the node
+#    field or below the span, a bad value: with the preload the server
+#    does not start and says why; without it (17+) the first call fails
+#    with the same message (the settings are read then);
+#  - a derived node id that differs from the one the state file records
+#    for this data directory's own IDs (the data directory moved to
+#    another host name): the server starts, says so, and refuses to
+#    generate (55000) until a superuser runs snowflake_adopt_node_id(),
+#    which records the new node id before anything is issued; an explicit
+#    snowflake.node_id that changes is still accepted with a LOG line;
+#  - without the preload, a crash re-initialisation keeps the derived node
+#    id of the server's start (the settings file), and its source.
+
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowflakeTest;
+use Test::More;
+
+my $node_conf = 'snowflake_node.conf';
+
+# What a node's first use says about where its node id came from.
+sub derivation
+{
+	my ($node) = @_;
+	return $node->safe_psql('postgres',
+		'SELECT node_id, node_id_in_use, node_id_span, node_id_source, status FROM snowflake_stats'
+	);
+}
+
+# --- Derived from the host name, with a span ---
+
+my $member = start_snowflake_node(
+	'member',
+	hostname => 'pg-3',
+	settings => {
+		'snowflake.node_id_from' => 'hostname',
+		'snowflake.node_id_base' => 8,
+		'snowflake.node_id_count' => 16,
+		'snowflake.node_id_span' => 2,
+		restart_after_crash => 'on'
+	});
+$member->safe_psql('postgres',
+	'CREATE EXTENSION snowflake; CREATE TABLE ids (id bigint PRIMARY KEY)');
+is($member->safe_psql('postgres', q{SELECT rtrim(pg_read_file('/proc/sys/kernel/hostname'), E'\n')}),
+	'pg-3', 'the server runs under host name pg-3');
+is($member->safe_psql('postgres',
+		'WITH i AS (INSERT INTO ids SELECT snowflake_nextval() FROM generate_series(1, 100) RETURNING id)'
+		  . ' SELECT string_agg(DISTINCT snowflake_node_id(id)::text, \',\') FROM i'),
+	'14', 'pg-3 with base 8 and span 2: IDs carry node id 8 + 3 * 2 = 14');
+is(derivation($member), '14|14|2|hostname pg-3|ready',
+	'snowflake_stats: node id 14, in use, span 2, from the host name pg-3');
+ok( $member->log_contains(
+		qr/LOG:  snowflake node id 14 derived from the host name "pg-3"\n.*DETAIL:  Member number 3 times "snowflake\.node_id_span" = 2, plus "snowflake\.node_id_base" = 8: this server takes node ids 14 to 15, one per timeline, of the cluster's 8 to 23 \("snowflake\.node_id_count" = 16\)\./
+	),
+	'the log says where the node id came from and which node ids the server takes');
+
+# Nothing that chooses the node id can be set in a session.
+foreach my $name ('snowflake.node_id_from', 'snowflake.node_id_base', 'snowflake.node_id_count')
+{
+	my $value = $name eq 'snowflake.node_id_from' ? 'env:PGUSER' : '1';
+	if (no_preload())
+	{
+		is( error_report($member, "SET $name = '$value'; SELECT snowflake_nextval()"),
+			qq{22023: invalid value for parameter "$name": "$value"\n}
+			  . 'DETAIL:  The snowflake node id is read from the server configuration only, but this value was set for a database, a role or the session.',
+			"no preload: $name set in a session is refused");
+	}
+	else
+	{
+		is( error_report($member, "SET $name = '$value'"),
+			qq{55P02: parameter "$name" cannot be changed without restarting the server},
+			"SET $name fails with 55P02");
+	}
+}
+
+# Without the preload, a crash re-initialisation keeps the node id of the
+# server's start and its source: the settings file records the node id.
+if (no_preload())
+{
+	my $victim = $member->background_psql('postgres');
+	my $pid = $victim->query_safe('SELECT pg_backend_pid()');
+	my $offset = -s $member->logfile;
+	kill('KILL', $pid) or die "could not kill $pid";
+	log_appears($member, qr/all server processes terminated; reinitializing/, $offset)
+	  or die 'the server did not re-initialise';
+	eval { $victim->quit };
+	$member->poll_query_until('postgres', 'SELECT true') or die 'the server did not come back';
+	is(derivation($member), '14|14|2|hostname pg-3|ready',
+		'no preload: after a crash re-initialisation, node id 14 from the host name still');
+}
+$member->stop;
+
+# --- Only the host name's first label; leading zeros; span 1 ---
+
+my $fqdn = start_snowflake_node(
+	'fqdn',
+	hostname => 'db-007.example.com',
+	settings => {
+		'snowflake.node_id_from' => 'hostname',
+		'snowflake.node_id_base' => 100,
+		'snowflake.node_id_count' => 10
+	});
+$fqdn->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+is($fqdn->safe_psql('postgres', 'SELECT snowflake_node_id(snowflake_nextval())'),
+	'107', 'db-007.example.com with base 100: member 7, node id 107');
+is(derivation($fqdn), '107|107|1|hostname db-007.example.com|ready',
+	'snowflake_stats: node id 107 from the host name db-007.example.com');
+ok( $fqdn->log_contains(
+		qr/LOG:  snowflake node id 107 derived from the host name "db-007\.example\.com"\n.*DETAIL:  Member number 7 plus "snowflake\.node_id_base" = 100: this server takes node id 107 of the cluster's 100 to 109 \("snowflake\.node_id_count" = 10\)\./
+	),
+	'span 1: the log names the one node id');
+$fqdn->stop;
+
+# --- From an environment variable of the postmaster ---
+
+my $env = start_snowflake_node(
+	'env',
+	settings => {
+		'snowflake.node_id_from' => 'env:SF_TEST_MEMBER',
+		'snowflake.node_id_count' => 64,
+		'snowflake.node_id_span' => 4
+	},
+	start => 0);
+{
+	local $ENV{SF_TEST_MEMBER} = 'cluster-5';
+	$env->start;
+}
+$env->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+is($env->safe_psql('postgres', 'SELECT snowflake_node_id(snowflake_nextval())'),
+	'20', 'env:SF_TEST_MEMBER = cluster-5, span 4: node id 5 * 4 = 20');
+is(derivation($env), '20|20|4|env:SF_TEST_MEMBER cluster-5|ready',
+	'snowflake_stats: node id 20 from the environment variable');
+ok( $env->log_contains(
+		qr/LOG:  snowflake node id 20 derived from the environment variable "SF_TEST_MEMBER" \("cluster-5"\)\n/),
+	'the log names the variable and its value');
+$env->stop;
+
+# --- Errors at start ---
+
+my $bad = start_snowflake_node('bad', include => [$node_conf], start => 0);
+my $derive = {
+	'snowflake.node_id_from' => 'hostname',
+	'snowflake.node_id_base' => 8,
+	'snowflake.node_id_count' => 16,
+	'snowflake.node_id_span' => 2
+};
+my @errors = (
+	[
+		'a host name without a number', 'primary', $derive,
+		'snowflake.node_id_from', 'hostname',
+		'The host name "primary" does not end in a number.'
+	],
+	[
+		'a number outside the count', 'pg-8', $derive,
+		'snowflake.node_id_from', 'hostname',
+		'The host name "pg-8" gives member number 8, but 16 node ids from "snowflake.node_id_base" = 8, 2 per member, hold member numbers 0 to 7.'
+	],
+	[
+		'a number too long for any count', 'pg-12345678901', $derive,
+		'snowflake.node_id_from', 'hostname',
+		'The host name "pg-12345678901" ends in a number too large for a member number: 16 node ids from "snowflake.node_id_base" = 8, 2 per member, hold member numbers 0 to 7.'
+	],
+	[
+		'a number only after the first dot', 'pg-x.y3', $derive,
+		'snowflake.node_id_from', 'hostname',
+		'The host name "pg-x.y3" does not end in a number before its first dot.'
+	],
+	[
+		'an environment variable not set', 'pg-1',
+		{ %$derive, 'snowflake.node_id_from' => 'env:SF_TEST_NOT_SET' },
+		'snowflake.node_id_from', 'env:SF_TEST_NOT_SET',
+		'The environment variable "SF_TEST_NOT_SET" is not set for the server.'
+	],
+	[
+		'snowflake.node_id set too', 'pg-1', { %$derive, 'snowflake.node_id' => 5 },
+		'snowflake.node_id_from', 'hostname',
+		'"snowflake.node_id" is set too (5): set one of them only.'
+	],
+	[
+		'no count', 'pg-1', { 'snowflake.node_id_from' => 'hostname' },
+		'snowflake.node_id_from', 'hostname',
+		'"snowflake.node_id_count" must be set too: how many node ids, from "snowflake.node_id_base" on, the cluster\'s members derive theirs from.'
+	],
+	[
+		'a count past the node field', 'pg-1',
+		{ %$derive, 'snowflake.node_id_base' => 1000, 'snowflake.node_id_count' => 100 },
+		'snowflake.node_id_count', '100',
+		'The cluster\'s node ids, 1000 to 1099, do not all fit the node field: with "snowflake.node_bits" = 10 the largest is 1023.'
+	],
+	[
+		'a count below the span', 'pg-1',
+		{ %$derive, 'snowflake.node_id_count' => 1 },
+		'snowflake.node_id_count', '1',
+		'The cluster\'s 1 node ids do not hold the 2 of one member ("snowflake.node_id_span").'
+	],);
+
+foreach my $case (@errors)
+{
+	my ($what, $host, $settings, $name, $value, $detail) = @$case;
+	write_conf_file($bad, $node_conf, %$settings);
+	set_hostname($bad, $host);
+	my $message = qq{invalid value for parameter "$name": "$value"};
+	if (no_preload())
+	{
+		# The settings are read at the first call.
+		$bad->start;
+		$bad->safe_psql('postgres', 'CREATE EXTENSION IF NOT EXISTS snowflake');
+		is(error_report($bad, 'SELECT snowflake_nextval()'),
+			"22023: $message\nDETAIL:  $detail",
+			"no preload: $what: the first call fails, saying why");
+		$bad->stop;
+		next;
+	}
+	my $offset = -s $bad->logfile;
+	ok(!$bad->start(fail_ok => 1), "$what: the server does not start");
+	ok( $bad->log_contains(
+			qr/FATAL:  \Q$message\E\n.*DETAIL:  \Q$detail\E\n.*HINT:  Correct the settings, or the host name or environment the server starts with, and start the server again\./,
+			$offset),
+		"$what: the log says why");
+}
+
+# A value the setting does not accept: its check hook says why, and the
+# server does not start with the setting ignored.
+write_conf_file($bad, $node_conf, %$derive, 'snowflake.node_id_from' => 'hostnam');
+set_hostname($bad, 'pg-1');
+my $syntax =
+  'The value must be "hostname", "env:" followed by the name of an environment variable, or empty (the node id is "snowflake.node_id").';
+if (no_preload())
+{
+	$bad->start;
+	is(error_report($bad, 'SELECT snowflake_nextval()'),
+		qq{22023: invalid value for parameter "snowflake.node_id_from": "hostnam"\nDETAIL:  $syntax},
+		'no preload: a bad value of snowflake.node_id_from fails the first call');
+	$bad->stop;
+}
+else
+{
+	my $offset = -s $bad->logfile;
+	ok(!$bad->start(fail_ok => 1), 'a bad value of snowflake.node_id_from stops the server');
+	ok( $bad->log_contains(
+			qr/invalid value for parameter "snowflake\.node_id_from": "hostnam"\n.*DETAIL:  \Q$syntax\E\n(?s:.*)FATAL:  invalid value for parameter "snowflake\.node_id_from": "hostnam"\n/,
+			$offset),
+		'the check hook says why, and the server does not start with the setting ignored');
+}
+
+# --- The data directory moves to another host name ---
+
+my $moved = start_snowflake_node(
+	'moved',
+	hostname => 'pg-1',
+	include => [
+		$node_conf,
+		'snowflake.node_id_from' => 'hostname',
+		'snowflake.node_id_count' => 8
+	]);
+$moved->safe_psql('postgres',
+	'CREATE EXTENSION snowflake; CREATE TABLE ids (id bigint PRIMARY KEY);'
+	  . ' INSERT INTO ids SELECT snowflake_nextval() FROM generate_series(1, 100);'
+	  . ' CREATE ROLE plain LOGIN');
+my $max_before = $moved->safe_psql('postgres', 'SELECT max(id) FROM ids');
+is($moved->safe_psql('postgres', "SELECT snowflake_node_id($max_before)"),
+	'1', 'under pg-1 the IDs carry node id 1');
+$moved->stop;
+
+set_hostname($moved, 'pg-2');
+my $offset = -s $moved->logfile;
+$moved->start;
+my $recorded =
+  'The state file records IDs this data directory minted with node id 1 on timeline 1; the node id derived from hostname pg-2 is 2 there.';
+my $changed = 'derived snowflake node id differs from the one recorded in "snowflake.state"';
+my $adopt_hint =
+  'If the change is intended, run SELECT snowflake_adopt_node_id() as a superuser; otherwise restore the host name or the settings and restart the server.';
+is(error_report($moved, 'INSERT INTO ids SELECT snowflake_nextval()'),
+	"55000: $changed\nDETAIL:  $recorded\nHINT:  $adopt_hint",
+	'moved to pg-2: generation is refused, naming both node ids');
+ok( log_appears(
+		$moved,
+		qr/WARNING:  \Q$changed\E\n.*DETAIL:  \Q$recorded\E Calls that issue IDs fail until a superuser adopts the derived node id; decoding works\.\n.*HINT:  \Q$adopt_hint\E/,
+		$offset),
+	no_preload()
+	? 'no preload: the first use of the generator logs a WARNING'
+	: 'the server starts, and its log says why it will not generate');
+is($moved->safe_psql('postgres',
+		"SELECT status, node_id FROM snowflake_stats; SELECT count(*) FROM ids; SELECT snowflake_node_id($max_before)"),
+	"node id changed|2\n100\n1",
+	'snowflake_stats says so; nothing was issued; decoding works');
+like((sql_error($moved, 'SELECT snowflake_adopt_node_id()', extra_params => [ '-U', 'plain' ]))[1],
+	qr/ERROR:  42501: permission denied for function snowflake_adopt_node_id/,
+	'an ordinary role cannot adopt the node id');
+$moved->safe_psql('postgres', 'GRANT EXECUTE ON FUNCTION snowflake_adopt_node_id() TO plain');
+is(error_report($moved, 'SELECT snowflake_adopt_node_id()', extra_params => [ '-U', 'plain' ]),
+	"42501: permission denied to adopt a snowflake node id\nDETAIL:  Only superusers may adopt a derived node id.",
+	'nor one granted EXECUTE: only a superuser may');
+
+$offset = -s $moved->logfile;
+is($moved->safe_psql('postgres', 'SELECT snowflake_adopt_node_id()'),
+	'2', 'snowflake_adopt_node_id() returns the node id in use from now on');
+ok( log_appears(
+		$moved,
+		qr/LOG:  snowflake node id 2 adopted in place of 1\n.*DETAIL:  It was derived from hostname pg-2\./,
+		$offset),
+	'the adoption is logged');
+is( $moved->safe_psql('postgres',
+		"WITH i AS (INSERT INTO ids SELECT snowflake_nextval() FROM generate_series(1, 100) RETURNING id)"
+		  . " SELECT string_agg(DISTINCT snowflake_node_id(id)::text, ','), min(id) > $max_before FROM i"),
+	'2|t', 'the next IDs carry node id 2, above every earlier one');
+is(error_report($moved, 'SELECT snowflake_adopt_node_id()'),
+	"55000: no changed snowflake node id to adopt\nDETAIL:  This server's node id is the one recorded in \"snowflake.state\", or it is not derived, or generation is refused for another reason.",
+	'nothing left to adopt');
+
+# The adoption was recorded: a restart under pg-2 does not ask again.
+$moved->restart;
+is($moved->safe_psql('postgres',
+		'SELECT snowflake_node_id(snowflake_nextval()); SELECT status FROM snowflake_stats'),
+	"2\nready", 'after a restart under pg-2: ready, node id 2');
+
+# An explicit snowflake.node_id that changes is accepted, as before.
+write_conf_file($moved, $node_conf, 'snowflake.node_id' => 5);
+$offset = -s $moved->logfile;
+$moved->restart;
+is($moved->safe_psql('postgres',
+		'SELECT snowflake_node_id(snowflake_nextval()); SELECT node_id_source FROM snowflake_stats'),
+	"5\nsnowflake.node_id", 'an explicit snowflake.node_id 5: accepted, and shown as the source');
+ok(log_appears($moved, qr/LOG:  parameter "snowflake\.node_id" changed from 2 to 5\n/, $offset),
+	'with a LOG line saying the node id changed');
+ok(!$moved->log_contains(qr/WARNING:  \Q$changed\E/, $offset),
+	'and no refusal');
+$moved->stop;
+
+done_testing();
