@@ -648,6 +648,21 @@ sub read_state
 		  unpack('L L q l l l l q q L L Q q q L', $data);
 		return \%f;
 	}
+	if ($version == 3)
+	{
+		# Version 2's fields up to lead_lowered_ms, then uint64
+		# clean_checkpoint, clean_system_id; int64 life_start; int32
+		# life_pid; pg_crc32c crc (112 bytes).
+		die "$path: version 3 file of " . length($data) . ' bytes'
+		  unless length($data) == 112;
+		my %f;
+		@f{qw(magic version epoch_ms timestamp_bits node_bits sequence_bits
+			  node_id reserved_ms last flags timeline system_id max_lead_ms
+			  lead_lowered_ms clean_checkpoint clean_system_id life_start
+			  life_pid crc)} =
+		  unpack('L L q l l l l q q L L Q q q Q Q q l L', $data);
+		return \%f;
+	}
 	die "$path: state file version $version is unknown to read_state()";
 }
 
