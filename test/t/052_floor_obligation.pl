@@ -87,6 +87,18 @@ SELECT (SELECT count(*) FROM minted m JOIN (VALUES $values) r(lo, hi)
 	(SELECT min(x) > $max FROM minted)});
 }
 
+# Why the floor applies, as the log says, at a start that is not known
+# (without the preload, every start).
+my $unknown_start =
+  'the state file was written before this server started (without the preload, how a server started is not known)';
+
+# The whole message of a floor that could not be recorded, for $reason.
+sub unrecorded_floor
+{
+	my ($reason) = @_;
+	return qr/LOG:  could not create file "snowflake\.state\.tmp": Permission denied\n[^\n]*DETAIL:  The snowflake floor of this start \($lead ms past the clock, because \Q$reason\E\) could not be recorded in the state file\. No ID is issued below it: calls that issue IDs write it first, and fail while the file cannot be written\. It stays owed across restarts and crashes until it is written\.\n[^\n]*HINT:  Make the state file in the data directory writable by the server again \(permissions, free space, the disk\); generation then resumes by itself, with no restart\./;
+}
+
 # The reason a floor line of $node's log from $offset gives, or ''.
 sub floor_reason
 {
@@ -129,9 +141,36 @@ my ($sqlstate, $stderr) = sql_error($restored, 'SELECT snowflake_nextval()');
 is($sqlstate, '42501', 'restored, state file unwritable: snowflake_nextval() is refused');
 like($stderr, qr/could not create file "snowflake\.state\.tmp": Permission denied/,
 	'with the reason');
+ok( $restored->log_contains(
+		unrecorded_floor(no_preload() ? $unknown_start : 'the server starts from a base backup')),
+	'the log says the floor could not be recorded, and what to do');
 ok(!-e $restored->data_dir . '/backup_label' && -e $restored->data_dir . '/backup_label.old',
 	'its recovery renamed backup_label');
 $restored->stop;
+
+# Another copy of the backup, started the same way, then crashed (a backend
+# killed: shared memory re-initialised) while the file is still unwritable:
+# the floor is still owed, calls still refused.
+my $healed = start_snowflake_node('healed',
+	from_backup => [ $primary, 'before_batches' ],
+	with => 'shim');
+$healed->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+  or die 'the restored backup did not leave recovery';
+first_use($healed);
+my $victim = $healed->background_psql('postgres');
+my $victim_pid = $victim->query_safe('SELECT pg_backend_pid()');
+my $offset = -s $healed->logfile;
+kill('KILL', $victim_pid) or die "could not kill $victim_pid";
+$healed->wait_for_log(qr/all server processes terminated; reinitializing/, $offset);
+eval { $victim->quit };
+$healed->poll_query_until('postgres', 'SELECT true') or die 'the copy did not come back';
+first_use($healed);
+ok( $healed->log_contains(
+		unrecorded_floor(no_preload() ? $unknown_start : 'the server starts from a base backup'),
+		$offset),
+	'after a crash re-initialisation the floor is still owed, and its write tried again');
+is((sql_error($healed, 'SELECT snowflake_nextval()'))[0],
+	'42501', 'and calls are still refused');
 
 # The standby: its first start fails to write the state file the same way.
 my $standby = start_snowflake_node('standby',
@@ -150,11 +189,21 @@ $primary->stop;
 $standby->stop;
 set_fault();
 
-my $offset = -s $restored->logfile;
+# The cause removed while the copy runs: it mints with no restart.
+is(shared_with($healed, 1, $ranges, undef, $primary_max), '0|t',
+	'a copy whose floor could not be written, cause removed: it mints with no restart, no key shared');
+like( slurp_file($healed->logfile, $offset),
+	qr/LOG:  snowflake IDs resume at \d+ ms past the clock, because \Q@{[ no_preload() ? $unknown_start : 'the server starts from a base backup' ]}\E/,
+	'its first call applied the floor');
+$healed->stop;
+
+$offset = -s $restored->logfile;
 $restored->start;
 is(shared_with($restored, 1, $ranges, undef, $primary_max), '0|t',
 	'restored, stopped, cause removed, started again: no key shared with the primary');
-like(floor_reason($restored, $offset), qr/./, 'the floor is logged: ' . floor_reason($restored, $offset));
+is( floor_reason($restored, $offset),
+	no_preload() ? $unknown_start : 'the state file was not written at the server\'s last shutdown',
+	'the floor is logged with why');
 $restored->stop;
 
 unlink($standby->data_dir . '/standby.signal') or die "standby.signal: $!";
@@ -164,7 +213,9 @@ is($standby->safe_psql('postgres', 'SELECT pg_is_in_recovery()'), 'f',
 	'the former standby runs as a primary, without a promotion');
 is(shared_with($standby, 1, $ranges, undef, $primary_max), '0|t',
 	'former standby started as a primary: no key shared with the primary');
-like(floor_reason($standby, $offset), qr/./, 'the floor is logged: ' . floor_reason($standby, $offset));
+is( floor_reason($standby, $offset),
+	no_preload() ? $unknown_start : 'the server was in recovery when it was last shut down',
+	'the floor is logged with why');
 $standby->stop;
 
 # ---------------------------------------------------------------------------
@@ -219,7 +270,7 @@ is(shared_with($primary, 1, $snap_ranges, $ids_file, $snap_max), '0|t',
 first_use($primary);
 is( floor_reason($primary, $offset),
 	no_preload()
-	? 'the state file was written before this server started (without the preload, how a server started is not known)'
+	? $unknown_start
 	: 'the server was not shut down cleanly (after a crash, or from a copy of a running server\'s data directory)',
 	'the floor is logged with why');
 
@@ -232,8 +283,10 @@ $primary->kill9;
 $offset = -s $primary->logfile;
 start_after_kill9($primary);
 first_use($primary);
-like(floor_reason($primary, $offset), qr/./,
-	'after the postmaster was killed, the floor applies: ' . floor_reason($primary, $offset));
+is( floor_reason($primary, $offset),
+	no_preload() ? $unknown_start
+	: 'the server was not shut down cleanly (after a crash, or from a copy of a running server\'s data directory)',
+	'after the postmaster was killed, the floor applies');
 is(first_above($primary, $max), 't', 'and the first ID is above');
 
 foreach my $what ('busy', 'idle')
@@ -244,8 +297,7 @@ foreach my $what ('busy', 'idle')
 	first_use($primary);
 	if (no_preload())
 	{
-		like(floor_reason($primary, $offset),
-			qr/^the state file was written before this server started/,
+		is(floor_reason($primary, $offset), $unknown_start,
 			"$what clean restart without the preload: the floor applies at the first use");
 	}
 	else
