@@ -305,6 +305,35 @@ foreach my $what ('busy', 'idle')
 		is(floor_reason($primary, $offset), '', "$what clean restart: no floor");
 	}
 }
+
+# ---------------------------------------------------------------------------
+# A state file of snowflake 1.0 or 1.1, after a clean shutdown
+# ---------------------------------------------------------------------------
+
+# Neither recorded the shutdown it was written at: the first start of this
+# version applies the floor once, then trusts its own clean shutdowns.
+foreach my $version (1, 2)
+{
+	$max = $primary->safe_psql('postgres', 'SELECT snowflake_nextval()');
+	$primary->stop;
+	my $state = $primary->data_dir . '/snowflake.state';
+	write_raw($state, old_state_file(read_state($primary), $version));
+	is(read_state($primary)->{version}, $version, "a version $version state file is in place");
+	$offset = -s $primary->logfile;
+	$primary->start;
+	is(first_above($primary, $max), 't', "version $version file: the server starts, and its first ID is above");
+	is( floor_reason($primary, $offset),
+		no_preload() ? $unknown_start
+		: "the state file was not written at the server's last shutdown",
+		"version $version file: the floor applies once");
+	$offset = -s $primary->logfile;
+	$primary->restart;
+	first_use($primary);
+	is(read_state($primary)->{version}, 3, "version $version file: replaced by the current format");
+	is(floor_reason($primary, $offset), no_preload() ? $unknown_start : '',
+		"version $version file: the next clean restart "
+		  . (no_preload() ? 'applies the floor as always without the preload' : 'has no floor'));
+}
 $primary->stop;
 
 done_testing();

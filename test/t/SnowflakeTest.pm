@@ -28,7 +28,7 @@ our @EXPORT = qw(start_snowflake_node write_conf_file sql_error
   no_preload show_setting insert_ids_above promote_and_wait lead_burst
   first_above writer_pid writers_running paced_calls clock_behind_report
   batch_too_wide_report doc_recipes run_in_dir read_raw write_raw set_drift
-  volume_snapshot start_after_kill9);
+  volume_snapshot start_after_kill9 crc32c old_state_file);
 
 # The no-preload pass: test/check.sh runs the TAP files that hold in both
 # modes a second time on PostgreSQL 17 and later with SNOWFLAKE_TEST_NO_PRELOAD=1,
@@ -664,6 +664,41 @@ sub read_state
 		return \%f;
 	}
 	die "$path: state file version $version is unknown to read_state()";
+}
+
+# CRC-32C (Castagnoli, reflected), as PostgreSQL's pg_crc32c computes it.
+my @crc_table = map {
+	my $c = $_;
+	$c = ($c & 1) ? (($c >> 1) ^ 0x82F63B78) : ($c >> 1) for 1 .. 8;
+	$c;
+} 0 .. 255;
+
+sub crc32c
+{
+	my ($data) = @_;
+	my $crc = 0xFFFFFFFF;
+	$crc = $crc_table[ ($crc ^ $_) & 0xFF ] ^ ($crc >> 8) foreach unpack('C*', $data);
+	return $crc ^ 0xFFFFFFFF;
+}
+
+# The bytes of a state file of an earlier format (version 1, written by
+# snowflake 1.0, or 2, by 1.1) holding the values of %$f (a read_state()
+# hash; fields the format lacks are left out).
+sub old_state_file
+{
+	my ($f, $version) = @_;
+	my @v1 = qw(magic version epoch_ms timestamp_bits node_bits sequence_bits
+	  node_id reserved_ms last flags);
+	my $data;
+	if ($version == 1)
+	{
+		$data = pack('L L q l l l l q q L', $f->{magic}, 1, @{$f}{ @v1[ 2 .. $#v1 ] });
+		return $data . pack('L', crc32c($data));
+	}
+	die "no state file version $version" unless $version == 2;
+	$data = pack('L L q l l l l q q L L Q q q', $f->{magic}, 2,
+		@{$f}{ @v1[ 2 .. $#v1 ] }, @{$f}{qw(timeline system_id max_lead_ms lead_lowered_ms)});
+	return $data . pack('L L', crc32c($data), 0);
 }
 
 # The recipes of a Markdown page: every fenced block right after a
