@@ -194,7 +194,7 @@ fi
 # shared_preload_libraries (the DSM registry), and these files prove the
 # same guarantees there: concurrency, bursts, restarts and crashes with the
 # clock set back, clock steps, layout changes, standbys, promotion and
-# failover, the lineage floor, state file faults, edge errors, the stats
+# failover, the lineage floor and restores, state file faults, edge errors, the stats
 # (and their Prometheus metrics through a real exporter),
 # and the install and update scripts with dump and restore.
 # Files whose subject is the preloaded mode itself (settings as real GUCs
@@ -212,7 +212,8 @@ NO_PRELOAD_TESTS="test/t/004_js_safe_layout.pl test/t/005_concurrent_pgbench.pl
     test/t/027_early_write.pl test/t/030_split_brain.pl
     test/t/031_fsync_off.pl test/t/032_drift_one_bound.pl
     test/t/033_lastval.pl test/t/034_settings_file.pl
-    test/t/040_upgrade_dump.pl test/t/049_prometheus.pl"
+    test/t/040_upgrade_dump.pl test/t/049_prometheus.pl
+    test/t/052_floor_obligation.pl"
 summary="pg_regress, isolation, $tap_files TAP files"
 if [ "$PG_MAJOR" -ge 17 ] && [ "${SNOWFLAKE_NO_PRELOAD_PASS:-1}" = 0 ]; then
     echo "==> the no-preload pass is left out here (SNOWFLAKE_NO_PRELOAD_PASS=0)"
