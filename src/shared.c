@@ -94,6 +94,7 @@
 #include "miscadmin.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
+#include "utils/builtins.h"
 #include "utils/timestamp.h"
 
 #include "compat.h"
@@ -205,7 +206,8 @@ snowflake_state_image(SnowflakeStateFile *f, const SnowflakeShared *s,
 	f->node_id = s->recorded_node;
 	f->reserved_ms = reserved_ms;
 	f->last = last;
-	f->flags = floor ? SNOWFLAKE_STATE_FLOOR : 0;
+	f->flags = (floor ? SNOWFLAKE_STATE_FLOOR : 0) |
+		(s->refusal == SNOWFLAKE_NODE_UNCONFIRMED ? SNOWFLAKE_STATE_UNCONFIRMED : 0);
 	f->timeline = s->recorded_tli;
 	f->system_id = s->recorded_system_id;
 	f->max_lead_ms = s->max_lead_ms;
@@ -511,6 +513,78 @@ sf_record_floor(SnowflakeShared *s, SnowflakeStateFile *f, const char *reason)
 }
 
 /*
+ * sf_restore_start
+ *		With the preload, at the postmaster's first load: how the server
+ *		starts from a restore (a base backup, or archive recovery), as a
+ *		sentence of a message, or NULL if it does not (a standby's start, a
+ *		crash, a clean start: none is a copy of another server's history
+ *		being brought back).
+ */
+static const char *
+sf_restore_start(void)
+{
+	if (access(STANDBY_SIGNAL_FILE, F_OK) == 0)
+		return NULL;
+	if (access(RECOVERY_SIGNAL_FILE, F_OK) == 0)
+		return "This server started in archive recovery (recovery.signal): a restore.";
+	if (access(BACKUP_LABEL_FILE, F_OK) == 0)
+		return "This server started from a base backup (backup_label): a restore.";
+	return NULL;
+}
+
+/*
+ * sf_check_restored_node
+ *		The safeguard of snowflake.confirm_restore: refuse
+ *		generation (SNOWFLAKE_NODE_UNCONFIRMED) after a restore, or while
+ *		the file f says a restore's node id is still to be confirmed, if the
+ *		node id is the one the file records; f's flag is set to match, and
+ *		the floor record that every restore start makes writes it.
+ *
+ * A restored copy started beside its original with the same node id mints
+ * the same keys, and nothing in either server can tell.  Given its own node
+ * id before it starts, it owes no confirmation.  Without the preload the
+ * start cannot be seen: the setting is not defined then, and a value given
+ * to it draws a WARNING here.
+ */
+static void
+sf_check_restored_node(SnowflakeShared *s, SnowflakeStateFile *f)
+{
+	const char *restore = NULL;
+	bool		same_node = s->node_id >= 0 &&
+		snowflake_node_field(s, f->timeline) == f->node_id;
+
+	if (!s->preloaded)
+	{
+		const char *value = GetConfigOption("snowflake.confirm_restore",
+											true, false);
+		bool		on;
+
+		if (value != NULL && parse_bool(value, &on) && on)
+			ereport(WARNING,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("parameter \"%s\" has no effect without the preload",
+							"snowflake.confirm_restore"),
+					 errdetail("Without \"shared_preload_libraries\" the server's start cannot be seen, so a restore cannot be told from a restart."),
+					 errhint("Add snowflake to \"shared_preload_libraries\" in postgresql.conf and restart the server.")));
+		return;
+	}
+	if (!snowflake_confirm_restore_enabled || s->refusal != SNOWFLAKE_READY ||
+		!same_node)
+	{
+		f->flags &= ~SNOWFLAKE_STATE_UNCONFIRMED;
+		return;
+	}
+	if (!sf_pm_loaded)
+		restore = sf_restore_start();
+	if (restore == NULL && (f->flags & SNOWFLAKE_STATE_UNCONFIRMED))
+		restore = "This server started from a restore, and its node id has not been confirmed since.";
+	if (restore == NULL)
+		return;
+	f->flags |= SNOWFLAKE_STATE_UNCONFIRMED;
+	sf_refuse(s, SNOWFLAKE_NODE_UNCONFIRMED, 0, restore);
+}
+
+/*
  * sf_load_state
  *		Read the state file when the shared state is loaded (sf_load) and
  *		decide where generation resumes.  Problems are recorded in shared
@@ -592,6 +666,7 @@ sf_load_state(SnowflakeShared *s)
 	reason = replaced ?
 		"the state file's epoch and layout were replaced by the configured ones" :
 		sf_start_reason(&f, got > 0, s->preloaded);
+	sf_check_restored_node(s, &f);
 	if (reason != NULL)
 		sf_record_floor(s, &f, reason);
 }

@@ -91,7 +91,9 @@ typedef enum SnowflakeRefusal
 	SNOWFLAKE_READY = 0,
 	SNOWFLAKE_NODE_UNSET,		/* snowflake.node_id is -1 */
 	SNOWFLAKE_LAYOUT_CHANGED,	/* epoch/layout differ from the state file */
-	SNOWFLAKE_STATE_UNUSABLE	/* state file unreadable or corrupt */
+	SNOWFLAKE_STATE_UNUSABLE,	/* state file unreadable or corrupt */
+	SNOWFLAKE_NODE_UNCONFIRMED	/* started from a restore: the node id is to
+								 * be confirmed (snowflake_confirm_restore) */
 } SnowflakeRefusal;
 
 /* Counters shown by snowflake_stats(), protected by the spinlock. */

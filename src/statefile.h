@@ -74,6 +74,13 @@ typedef struct SnowflakeStateFile
 #define SNOWFLAKE_STATE_FLOOR	0x0001
 
 /*
+ * The server started from a restore with snowflake.confirm_restore
+ * on, and its node id is yet to be confirmed (snowflake_confirm_restore): kept
+ * across restarts until then, or until the node id changes (shared.c).
+ */
+#define SNOWFLAKE_STATE_UNCONFIRMED	0x0002
+
+/*
  * What the start logic needs of pg_control: the cluster's state when the
  * file was last written (a DBState), the LSN of the latest checkpoint
  * record, and the system identifier.
