@@ -260,7 +260,7 @@ if ($origin->pg_version >= 17)
 		node_id => 6,
 		preload => 0,
 		settings => { 'snowflake.confirm_restore' => 'on' });
-	my (undef, $stderr) = sql_error($plain, 'SELECT snowflake_nextval() > 0');
+	my (undef, $stderr) = sql_error($plain, "CREATE EXTENSION snowflake;\nSELECT snowflake_nextval() > 0");
 	like(
 		$stderr,
 		qr/WARNING:  55000: parameter "snowflake\.confirm_restore" has no effect without the preload\nDETAIL:  Without "shared_preload_libraries" the server's start cannot be seen, so a restore cannot be told from a restart\.\nHINT:  Add snowflake to "shared_preload_libraries" in postgresql\.conf and restart the server\./,
