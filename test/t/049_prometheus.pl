@@ -178,7 +178,7 @@ sub scrape
 # (SQL over snowflake_stats s; NULL: exported as NaN).  Claims and the
 # drift bound come from what the test did (the arguments).
 my @statuses = ('ready', 'recovery', 'node_id not set', 'layout changed',
-	'state file unusable', 'settings file not written');
+	'state file unusable', 'settings file not written', 'node id not confirmed');
 
 sub expected_sql
 {
