@@ -413,9 +413,9 @@ snowflake_confirm_restore_state(int node)
 	SpinLockAcquire(&s->mutex);
 	durable = s->durable_ms;
 	SpinLockRelease(&s->mutex);
-	s->refusal = SNOWFLAKE_READY;
 	snowflake_state_image(&f, s, durable, -1, s->floor_pending);
-	s->refusal = SNOWFLAKE_NODE_UNCONFIRMED;
+	f.flags &= ~SNOWFLAKE_STATE_UNCONFIRMED;
+	snowflake_state_seal(&f);
 	if (!snowflake_state_write(&f, &failure))
 	{
 		LWLockRelease(snowflake_lock);

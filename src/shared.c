@@ -406,10 +406,10 @@ sf_start_reason_preloaded(const SnowflakeStateFile *f, bool have_file)
 {
 	SnowflakeControl control;
 
-	if (sf_pm_loaded)
-		return sf_pm_floor_owed ? sf_pm_floor_reason : NULL;
 	if (!have_file)
 		return "there is no state file";
+	if (sf_pm_loaded)
+		return sf_pm_floor_owed ? sf_pm_floor_reason : NULL;
 	if (access(STANDBY_SIGNAL_FILE, F_OK) == 0 ||
 		access(RECOVERY_SIGNAL_FILE, F_OK) == 0)
 		return "the server starts in recovery";
