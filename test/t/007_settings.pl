@@ -43,6 +43,7 @@ is( $node->safe_psql(
 		FROM pg_settings WHERE name LIKE 'snowflake.%'}),
 	join(' ',
 		'snowflake.background_writer:sighup:',
+		'snowflake.confirm_restore:postmaster:',
 		'snowflake.epoch:postmaster:',
 		'snowflake.inline_decode:user:',
 		'snowflake.max_drift_ms:sighup:ms',
@@ -54,7 +55,7 @@ is( $node->safe_psql(
 		'snowflake.spread_sequence:sighup:',
 		'snowflake.timestamp_bits:postmaster:',
 		'snowflake.writer_idle_timeout:sighup:ms'),
-	'pg_settings: postmaster for the layout, sighup for max_drift_ms, spread_sequence and the background writer, user for max_wait_ms and inline_decode'
+	'pg_settings: postmaster for the layout and confirm_restore, sighup for max_drift_ms, spread_sequence and the background writer, user for max_wait_ms and inline_decode'
 );
 
 # snowflake.inline_decode from postgresql.conf: defined before the prefix is
