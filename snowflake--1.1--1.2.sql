@@ -445,3 +445,18 @@ LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION @extschema@.snowflake_from_hex(pg_catalog.text, pg_catalog.text) IS
 'the ID written in hexadecimal (exactly 16 digits, any case) after the prefix, which must be there';
+
+-- The safeguard of snowflake.confirm_restore (1.2): after a start
+-- from a restore, a server whose node id is the one its state file records
+-- mints nothing until a superuser confirms the node id here (or it is
+-- restarted with another one).  The argument must be the node id the
+-- server mints with: confirming is a deliberate act, not a reflex.
+CREATE FUNCTION @extschema@.snowflake_confirm_restore(node_id pg_catalog.int4)
+RETURNS pg_catalog.int4
+AS 'MODULE_PATHNAME', 'snowflake_confirm_restore'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.snowflake_confirm_restore(pg_catalog.int4) IS
+'confirm, after a restore refused generation (snowflake.confirm_restore), that this server mints with this node id (superuser only)';
+
+REVOKE ALL ON FUNCTION @extschema@.snowflake_confirm_restore(pg_catalog.int4) FROM PUBLIC;

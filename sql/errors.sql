@@ -43,10 +43,15 @@ SELECT q AS statement, regress.sqlstate_of(q) AS sqlstate
                ('SELECT snowflake_max_id(''2093-09-06 15:47:35.552+00'')'),
                ('SELECT count(*) FROM snowflake_nextval_batch(0)'),
                ('SELECT count(*) FROM snowflake_nextval_batch(1000001)'),
-               ('SELECT snowflake_adopt_layout()')) AS t(q);
+               ('SELECT snowflake_adopt_layout()'),
+               ('SELECT snowflake_confirm_restore(1)')) AS t(q);
 
 -- Nothing to adopt: the configured layout is the recorded one.
 SELECT snowflake_adopt_layout();
+
+-- Nothing to confirm: the server did not start from a restore (and
+-- snowflake.confirm_restore is off).
+SELECT snowflake_confirm_restore(1);
 
 -- Privileges.
 CREATE ROLE snowflake_regress_user;
@@ -61,6 +66,15 @@ SET ROLE snowflake_regress_user;
 SELECT snowflake_adopt_layout();
 RESET ROLE;
 REVOKE EXECUTE ON FUNCTION snowflake_adopt_layout(boolean) FROM snowflake_regress_user;
+-- Nor confirm a restored server's node id.
+SET ROLE snowflake_regress_user;
+SELECT snowflake_confirm_restore(1);
+RESET ROLE;
+GRANT EXECUTE ON FUNCTION snowflake_confirm_restore(integer) TO snowflake_regress_user;
+SET ROLE snowflake_regress_user;
+SELECT snowflake_confirm_restore(1);
+RESET ROLE;
+REVOKE EXECUTE ON FUNCTION snowflake_confirm_restore(integer) FROM snowflake_regress_user;
 SET ROLE snowflake_regress_user;
 -- Generating and reading the stats need no privilege.
 SELECT snowflake_nextval() > 0 AS generated;

@@ -18,14 +18,14 @@ SELECT p.oid::regprocedure AS function,
  WHERE p.proname LIKE 'snowflake\_%'
  ORDER BY 1::text;
 
--- Only superusers may reset the counters or adopt a layout or node id; claims
--- and their removal are for superusers and the role that created the
--- extension.
+-- Only superusers may reset the counters, adopt a layout or a node id, or
+-- confirm a restored server's node id; claims and their removal are for
+-- superusers and the role that created the extension.
 SELECT p.proname, has_function_privilege('public', p.oid, 'EXECUTE') AS public_execute
   FROM pg_catalog.pg_proc p
  WHERE p.proname IN ('snowflake_stats_reset', 'snowflake_adopt_layout', 'snowflake_nextval',
                      'snowflake_claim_node', 'snowflake_unclaim_node',
-                     'snowflake_adopt_node_id')
+                     'snowflake_adopt_node_id', 'snowflake_confirm_restore')
  ORDER BY 1;
 
 -- The settings, their defaults as configured by test/snowflake.conf, and

@@ -56,6 +56,9 @@ bool		snowflake_spread_sequence = false;
 int			snowflake_writer_idle_timeout_ms = 60000;
 bool		snowflake_background_writer = true;
 
+/* A safeguard read at server start, defined when preloaded (shared.c). */
+bool		snowflake_confirm_restore_enabled = false;
+
 /* Postmaster-context settings, defined when preloaded: they decide uniqueness. */
 static int	sf_node_id = -1;
 static int	sf_node_id_span = 1;
@@ -200,6 +203,22 @@ sf_define_operator_settings(void)
 							60000, 100, 24 * 3600 * 1000,
 							PGC_SIGHUP, GUC_UNIT_MS,
 							NULL, NULL, NULL);
+}
+
+/*
+ * A setting about the server's start, which only the preloaded library
+ * sees (shared.c): defined only then.
+ */
+static void
+sf_define_start_settings(void)
+{
+	DefineCustomBoolVariable("snowflake.confirm_restore",
+							 "Refuses to generate IDs after a restore until its node id is confirmed.",
+							 "At a start from a base backup or in archive recovery (backup_label or recovery.signal, not a standby's start), a server whose node id is the one its state file records refuses to generate IDs until a superuser runs snowflake_confirm_restore(), or until it is restarted with another node id: a restored copy that runs beside its original must not mint the same keys.",
+							 &snowflake_confirm_restore_enabled,
+							 false,
+							 PGC_POSTMASTER, 0,
+							 NULL, NULL, NULL);
 }
 
 /*
@@ -420,6 +439,7 @@ snowflake_config_init(void)
 	sf_define_node_settings(&raw);
 	sf_define_layout_settings(&raw);
 	sf_define_operator_settings();
+	sf_define_start_settings();
 	MarkGUCPrefixReserved("snowflake");
 	sf_validate_layout_settings(&raw);
 }

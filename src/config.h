@@ -45,6 +45,9 @@ extern SNOWFLAKE_INTERNAL bool snowflake_spread_sequence;
 extern SNOWFLAKE_INTERNAL int snowflake_writer_idle_timeout_ms;
 extern SNOWFLAKE_INTERNAL bool snowflake_background_writer;
 
+/* Read at server start when preloaded (PGC_POSTMASTER). */
+extern SNOWFLAKE_INTERNAL bool snowflake_confirm_restore_enabled;
+
 extern SNOWFLAKE_INTERNAL void snowflake_config_init(void);
 extern SNOWFLAKE_INTERNAL void snowflake_config_server(SnowflakeLayout *layout,
 													int *node_id, int *span,

@@ -59,6 +59,7 @@ PG_FUNCTION_INFO_V1(snowflake_stats);
 PG_FUNCTION_INFO_V1(snowflake_stats_reset);
 PG_FUNCTION_INFO_V1(snowflake_adopt_layout);
 PG_FUNCTION_INFO_V1(snowflake_adopt_node_id);
+PG_FUNCTION_INFO_V1(snowflake_confirm_restore);
 
 /*
  * The last ID snowflake_nextval() or snowflake_nextval_batch() handed to
@@ -700,6 +701,8 @@ sf_status(const SnowflakeShared *s)
 			return "state file unusable";
 		case SNOWFLAKE_NODE_CHANGED:
 			return "node id changed";
+		case SNOWFLAKE_NODE_UNCONFIRMED:
+			return "node id not confirmed";
 		case SNOWFLAKE_READY:
 			break;
 	}
@@ -895,4 +898,28 @@ snowflake_adopt_node_id(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
 				 errmsg("cannot adopt a snowflake node id during recovery")));
 	PG_RETURN_INT32(snowflake_adopt_node_state(snowflake_clock_ms()));
+}
+
+/*
+ * snowflake_confirm_restore(node_id)
+ *		Confirm after a restore that this server mints with node_id
+ *		(snowflake.confirm_restore); returns it.
+ */
+Datum
+snowflake_confirm_restore(PG_FUNCTION_ARGS)
+{
+	int32		node = PG_GETARG_INT32(0);
+
+	snowflake_require_shared();
+	if (!superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to confirm a snowflake node id"),
+				 errdetail("Only superusers may confirm the node id of a restored server.")));
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot confirm a snowflake node id during recovery")));
+	snowflake_confirm_restore_state(node);
+	PG_RETURN_INT32(node);
 }

@@ -131,6 +131,20 @@ sf_refuse_call(void)
 					 errmsg("%s", s->refusal_detail),
 					 errhint("The state file is read at server start. See the section \"Troubleshooting\" of the snowflake README before removing it and restarting the server.")));
 			break;
+		case SNOWFLAKE_NODE_UNCONFIRMED:
+			/* In recovery, the node id is not known yet: that error first. */
+			if (RecoveryInProgress())
+				break;
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("snowflake node id %d is not confirmed after a restore",
+							snowflake_node_field(s, GetWALInsertionTimeLine())),
+					 errdetail("%s A restored copy that runs beside its original with the same node id mints the same keys (\"%s\" is on).",
+							   s->refusal_detail, "snowflake.confirm_restore"),
+					 errhint("If this server replaces the one it was restored from, have a superuser run SELECT snowflake_confirm_restore(%d); if it runs beside it, give it its own \"%s\" and restart it.",
+							 snowflake_node_field(s, GetWALInsertionTimeLine()),
+							 "snowflake.node_id")));
+			break;
 		case SNOWFLAKE_READY:
 			break;
 	}

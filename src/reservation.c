@@ -434,3 +434,64 @@ snowflake_adopt_node_state(int64 now_unix_ms)
 			 errdetail("It was derived from %s.", s->node_id_source)));
 	return node;
 }
+
+/*
+ * snowflake_confirm_restore_state
+ *		Confirm, after a restore, that this server mints with node id node
+ *		(snowflake.confirm_restore, shared.c): the state file is
+ *		rewritten without the request, then generation proceeds.  The
+ *		caller has checked that the user is a superuser and that the server
+ *		is not in recovery.  Raises ERROR if there is nothing to confirm, if
+ *		node is not the node id IDs would carry, or if the file cannot be
+ *		written (nothing changes then).
+ */
+void
+snowflake_confirm_restore_state(int node)
+{
+	SnowflakeShared *s = snowflake_shared;
+	SnowflakeStateFile f;
+	SfWriteFailure failure;
+	int			in_use;
+	int64		durable;
+
+	LWLockAcquire(snowflake_lock, LW_EXCLUSIVE);
+	if (s->refusal != SNOWFLAKE_NODE_UNCONFIRMED)
+	{
+		LWLockRelease(snowflake_lock);
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("no restored snowflake node id to confirm"),
+				 errdetail("Generation is not waiting for a confirmation of the node id: \"%s\" is off, this server did not start from a restore, or its node id was confirmed already.",
+						   "snowflake.confirm_restore")));
+	}
+	in_use = snowflake_node_field(s, GetWALInsertionTimeLine());
+	if (node != in_use)
+	{
+		LWLockRelease(snowflake_lock);
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("snowflake node id %d is not the one this server mints with", node),
+				 errdetail("This server mints with node id %d.", in_use),
+				 errhint("If this server runs beside the one it was restored from, give it its own \"%s\" and restart it instead.",
+						 "snowflake.node_id")));
+	}
+
+	/* The file as it is, without the request: its reservation, lineage, floor. */
+	SpinLockAcquire(&s->mutex);
+	durable = s->durable_ms;
+	SpinLockRelease(&s->mutex);
+	snowflake_state_image(&f, s, durable, -1, s->floor_pending);
+	f.flags &= ~SNOWFLAKE_STATE_UNCONFIRMED;
+	snowflake_state_seal(&f);
+	if (!snowflake_state_write(&f, &failure))
+	{
+		LWLockRelease(snowflake_lock);
+		snowflake_report_write_failure(ERROR, &failure,
+									   "The node id was not confirmed.");
+	}
+	s->refusal = SNOWFLAKE_READY;
+	s->refusal_detail[0] = '\0';
+	LWLockRelease(snowflake_lock);
+	ereport(LOG,
+			(errmsg("snowflake node id %d confirmed after a restore", node)));
+}

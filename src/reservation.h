@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * reservation.h
- *	  The durable reservation, the floor after a failover or restore, and
- *	  the adoption of a changed layout or derived node id (reservation.c).
+ *	  The durable reservation, the floor after a failover or restore, the
+ *	  adoption of a changed layout or derived node id, and the confirmation
+ *	  of a restored server's node id (reservation.c).
  *
  * Everything here runs under the "snowflake" LWLock (shared.h), taking the
  * spinlock inside it only to publish values.
@@ -44,5 +45,6 @@ extern SNOWFLAKE_INTERNAL bool snowflake_extend_reservation(int64 needed_ms, int
 extern SNOWFLAKE_INTERNAL void snowflake_adopt_layout_state(int64 now_unix_ms,
 														 bool force);
 extern SNOWFLAKE_INTERNAL int snowflake_adopt_node_state(int64 now_unix_ms);
+extern SNOWFLAKE_INTERNAL void snowflake_confirm_restore_state(int node);
 
 #endif							/* SNOWFLAKE_RESERVATION_H */

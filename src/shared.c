@@ -14,27 +14,70 @@
  * never issue an ID twice.  A clean shutdown records the exact last ID
  * instead.
  *
- * The first ID of a life that cannot trust the reservation (no state file,
- * a start in recovery or from a base backup, another system, another
- * timeline) is placed past the "floor", now plus the largest lead any ID of
- * the data directory's history may have had, durably, before it is handed
- * out: loading records that obligation in the file (sf_start_reason), and
- * reservation.c discharges it.
+ * That holds only while the file belongs to one unbroken history of the
+ * data directory.  A copy of it (a base backup, a standby, a volume
+ * snapshot of a running server) carries a file that knows nothing of the
+ * IDs its original issued afterwards.  The first ID of a life that cannot
+ * trust the file is placed past the "floor", now plus the largest lead any
+ * ID of the history may have had, durably, before it is handed out
+ * (reservation.c).  This file decides when that is owed (sf_start_reason).
  *
- * Preloaded, the postmaster creates the shared state and reads the file at
- * startup (and after a crash re-initialisation), and records the exact last
- * ID at a clean shutdown.  Without the preload (PostgreSQL 17 and later),
- * the shared state is a segment of the DSM registry that the first process
- * to call a snowflake function creates (snowflake_attach): it is configured
- * once from the server configuration (the values recorded in the settings
- * file for the server's life; a failed write of it holds back generation,
- * never decoding), and the state file is read when the generator is first
- * needed (snowflake_require_shared).  Nothing runs at
- * postmaster shutdown then, so no exact last ID is recorded: the next start
- * resumes above the reservation.  And since that first use may come long
- * after the server started, what the start was (a crash recovery, a
- * standby's or a backup's start) cannot be seen from files any more: a life
- * that replayed WAL applies the floor (sf_start_reason).
+ * The rule, preloaded: the file is trusted at startup only if it proves
+ * that it was written at the very clean shutdown the server starts from.
+ * pg_control, read by the postmaster before the startup process runs, must
+ * say that the last life ended with a clean shutdown (DB_SHUTDOWNED: not in
+ * recovery, not in production, which is what a crash, a volume snapshot
+ * and a base backup leave), no recovery or backup may be requested (signal
+ * files, backup_label), and the file must record that shutdown: the LSN of
+ * its checkpoint and the system identifier, which the postmaster writes
+ * into it after the shutdown checkpoint, last at exit (sf_shmem_shutdown),
+ * and only then.  Every other write of the file (every reservation) clears
+ * that record.  Every other start owes the floor: no file, a crash, a
+ * snapshot or a copy of a running server, a base backup, a standby started
+ * as a primary without standby.signal, a file written by 1.1 (which
+ * recorded no shutdown: one floor after the upgrade), and a restart after
+ * a life that owed the floor without discharging it.
+ *
+ * Why no path forgets the obligation: the clean shutdown record is written
+ * only when nothing is owed (no floor pending, the file usable) and only
+ * after pg_control says DB_SHUTDOWNED; so a life that owed the floor, and
+ * could neither record nor apply it (a write failed, generation refused,
+ * nothing asked), ends without that record, and the next start owes the
+ * floor again, however it ends (clean, crash, power loss) and whatever was
+ * renamed or removed meanwhile (backup_label, signal files).  A crash
+ * re-initialisation inside one postmaster's life keeps the postmaster's
+ * own memory: it owes the floor if the postmaster's first load owed one
+ * that no file records (sf_pm_floor_owed), and otherwise trusts the file,
+ * which no one but this postmaster's processes wrote since.  The floor is
+ * also written into the file as a flag at the start (SNOWFLAKE_STATE_FLOOR)
+ * when it can be, so that the obligation is seen however the next start
+ * is judged (without the preload, for one); if that write fails, nothing
+ * is refused: the obligation stays in shared memory, and the first call
+ * that needs a reservation applies the floor before any ID, failing while
+ * the file cannot be written (generation resumes by itself once it can).
+ * The cost: one max_drift_ms of lead after every start that was not
+ * preceded by a clean shutdown.  What no rule inside the data directory
+ * can tell: a copy of a stopped server, restored after its original ran
+ * on, is the data directory of a clean shutdown (docs/operations.md says to
+ * remove its state file before its start).
+ *
+ * Without the preload (PostgreSQL 17 and later), the shared state is a
+ * segment of the DSM registry that the first process to call a snowflake
+ * function creates (snowflake_attach): it is configured once from the
+ * server configuration (the values recorded in the settings file for the
+ * server's life; a failed write of it holds back generation, never
+ * decoding), and the state file is read when the generator is first needed
+ * (snowflake_require_shared).  Nothing runs at postmaster start or
+ * shutdown then: how the server started cannot be seen, and no clean
+ * shutdown is recorded.  So the file is trusted only if it was written in
+ * this postmaster's life (the life stamp every write records: a crash
+ * re-initialisation drops the registry, not the postmaster), and the first
+ * use of every other life applies the floor: a restored server that
+ * replayed WAL in a life that never used the generator, then restarted
+ * cleanly, is caught as surely as a crash.  Removing or adding the preload
+ * between lives changes nothing: a preloaded start finds no clean shutdown
+ * recorded after a life without it, and a life without it trusts no
+ * earlier life.
  *
  * The spinlock is taken here only to read the last ID at shutdown and for
  * the background writer's registration (snowflake_writer_*).
@@ -47,9 +90,11 @@
 
 #include "access/xlog.h"
 #include "access/xlogrecovery.h"
+#include "catalog/pg_control.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
+#include "utils/builtins.h"
 #include "utils/timestamp.h"
 
 #include "compat.h"
@@ -64,6 +109,15 @@ LWLock	   *snowflake_lock = NULL;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+/*
+ * The postmaster's own memory, which a crash re-initialisation keeps:
+ * whether it loaded the state once already, and a floor its first load owed
+ * that no state file records yet (the write failed), with why.
+ */
+static bool sf_pm_loaded = false;
+static bool sf_pm_floor_owed = false;
+static char sf_pm_floor_reason[SNOWFLAKE_REASON_LEN];
 
 static void sf_shmem_shutdown(int code, Datum arg);
 static void sf_load(SnowflakeShared *s);
@@ -134,7 +188,9 @@ snowflake_node_field(const SnowflakeShared *s, uint32 tli)
 
 /*
  * Fill a state file image: the layout and node id of the server, the given
- * reservation, last ID and floor obligation, the lineage in shared memory.
+ * reservation, last ID and floor obligation, the lineage in shared memory,
+ * and this postmaster's life; no clean shutdown (sf_shmem_shutdown adds
+ * it).
  */
 void
 snowflake_state_image(SnowflakeStateFile *f, const SnowflakeShared *s,
@@ -150,11 +206,14 @@ snowflake_state_image(SnowflakeStateFile *f, const SnowflakeShared *s,
 	f->node_id = s->recorded_node;
 	f->reserved_ms = reserved_ms;
 	f->last = last;
-	f->flags = floor ? SNOWFLAKE_STATE_FLOOR : 0;
+	f->flags = (floor ? SNOWFLAKE_STATE_FLOOR : 0) |
+		(s->refusal == SNOWFLAKE_NODE_UNCONFIRMED ? SNOWFLAKE_STATE_UNCONFIRMED : 0);
 	f->timeline = s->recorded_tli;
 	f->system_id = s->recorded_system_id;
 	f->max_lead_ms = s->max_lead_ms;
 	f->lead_lowered_ms = s->lead_lowered_ms;
+	f->life_pid = PostmasterPid;
+	f->life_start = PgStartTime;
 	snowflake_state_seal(f);
 }
 
@@ -334,43 +393,68 @@ sf_unused_layout_replaced(SnowflakeShared *s, SnowflakeStateFile *f)
 }
 
 /*
- * sf_start_reason
- *		Why, at this start, the reservation in the file cannot be trusted
- *		to cover every ID of this data directory's history, or NULL.
+ * sf_start_reason_preloaded
+ *		With the preload, at startup in the postmaster: why the file f
+ *		(read, or an empty history's image) cannot be trusted to cover
+ *		every ID of this data directory's history, or NULL.  See the head
+ *		comment for the rule.
  *
- * A server started in recovery may take over from a primary that issued
- * IDs after this file was copied (even without a promotion: a standby
- * restarted without standby.signal continues the primary's timeline), and
- * a base backup started as a primary likewise.  Promotions, point-in-time
- * recovery and other systems are also caught at the first ID by the
- * timeline and system identifier the file records.
- *
- * Preloaded, this runs in the postmaster at startup, when the files that
- * start recovery are still there.  Without the preload it runs at the
- * first use of the generator, possibly after recovery has ended and those
- * files are gone: then any WAL replayed since the server started counts.
- * That includes an ordinary crash recovery, which the file could be
- * trusted through, but which cannot be told from a former standby started
- * without standby.signal or a backup started as a primary.
+ * The first load of a postmaster reads pg_control before the startup
+ * process runs, so it sees how the previous life ended; a crash
+ * re-initialisation sees only this life's crash, and follows the
+ * postmaster's first load instead.
  */
 static const char *
-sf_start_reason(bool have_file, bool preloaded)
+sf_start_reason_preloaded(const SnowflakeStateFile *f, bool have_file)
 {
+	SnowflakeControl control;
+
 	if (!have_file)
 		return "there is no state file";
-	if (!preloaded)
-	{
-		if (RecoveryInProgress())
-			return "the server is in recovery";
-		if (GetXLogReplayRecPtr(NULL) != InvalidXLogRecPtr)
-			return "the server replayed WAL since it started (after a crash, from a backup or as a standby)";
-		return NULL;
-	}
+	if (sf_pm_loaded)
+		return sf_pm_floor_owed ? sf_pm_floor_reason : NULL;
 	if (access(STANDBY_SIGNAL_FILE, F_OK) == 0 ||
 		access(RECOVERY_SIGNAL_FILE, F_OK) == 0)
 		return "the server starts in recovery";
 	if (access(BACKUP_LABEL_FILE, F_OK) == 0)
 		return "the server starts from a base backup";
+	if (!snowflake_control_read(&control))
+		return "the control file could not be read";
+	if (control.state == DB_SHUTDOWNED_IN_RECOVERY)
+		return "the server was in recovery when it was last shut down";
+	if (control.state != DB_SHUTDOWNED)
+		return "the server was not shut down cleanly (after a crash, or from a copy of a running server's data directory)";
+	if (f->clean_checkpoint != control.checkpoint ||
+		f->clean_system_id != control.system_id)
+		return "the state file was not written at the server's last shutdown";
+	return NULL;
+}
+
+/*
+ * sf_start_reason
+ *		Why, at this start (without the preload, this first use of the
+ *		generator in the postmaster's life), the reservation in the file f
+ *		cannot be trusted to cover every ID of this data directory's
+ *		history, or NULL.
+ *
+ * Without the preload the first use may come long after the server
+ * started, and nothing ran at its start or at the previous shutdown: the
+ * file is trusted only if this postmaster's life wrote it (before a crash
+ * re-initialisation dropped the DSM registry).  Promotions, point-in-time
+ * recovery and other systems are also caught at the first ID by the
+ * timeline and system identifier the file records (reservation.c).
+ */
+static const char *
+sf_start_reason(const SnowflakeStateFile *f, bool have_file, bool preloaded)
+{
+	if (preloaded)
+		return sf_start_reason_preloaded(f, have_file);
+	if (!have_file)
+		return "there is no state file";
+	if (RecoveryInProgress())
+		return "the server is in recovery";
+	if (f->life_pid != PostmasterPid || f->life_start != PgStartTime)
+		return "the state file was written before this server started (without the preload, how a server started is not known)";
 	return NULL;
 }
 
@@ -380,8 +464,14 @@ sf_start_reason(bool have_file, bool preloaded)
  *		reservation durably, before anything can be issued: f is the file as
  *		read (or an empty history's image), rewritten with the floor flag.
  *		It keeps its reservation, layout and lineage, so a changed layout is
- *		still refused and an adoption keeps the floor.  A failed write
- *		refuses generation for this life.
+ *		still refused and an adoption keeps the floor.
+ *
+ * A failed write refuses nothing: the floor stays pending in shared memory,
+ * so the first reservation write applies it before any ID is handed out,
+ * and each call that needs one retries (reservation.c).  Until then, the
+ * file does not record a clean shutdown of this life (sf_shmem_shutdown
+ * writes none while the floor is pending), so the next start owes the floor
+ * again; the postmaster remembers it for a crash re-initialisation.
  */
 static void
 sf_record_floor(SnowflakeShared *s, SnowflakeStateFile *f, const char *reason)
@@ -394,20 +484,107 @@ sf_record_floor(SnowflakeShared *s, SnowflakeStateFile *f, const char *reason)
 	f->flags |= SNOWFLAKE_STATE_FLOOR;
 	f->max_lead_ms = s->max_lead_ms;
 	f->lead_lowered_ms = s->lead_lowered_ms;
+	f->clean_checkpoint = 0;
+	f->clean_system_id = 0;
+	f->life_pid = PostmasterPid;
+	f->life_start = PgStartTime;
 	snowflake_state_seal(f);
 	if (!snowflake_state_write(f, &failure))
 	{
-		snowflake_report_write_failure(LOG, &failure,
-									   "Generation is refused until the state file can be written at a restart.");
-		sf_refuse(s, SNOWFLAKE_STATE_UNUSABLE, failure.err,
-				  "could not write file \"" SNOWFLAKE_STATE_TMP_FILE "\"");
+		char		detail[2 * SNOWFLAKE_DETAIL_LEN];
+
+		snprintf(detail, sizeof(detail),
+				 "The snowflake floor of this start (%lld ms past the clock, because %s) could not be recorded in the state file. No ID is issued below it: calls that issue IDs write it first, and fail while the file cannot be written. It stays owed across restarts and crashes until it is written.",
+				 (long long) s->max_lead_ms, reason);
+		snowflake_report_write_failure_hint(LOG, &failure, detail,
+											"Make the state file in the data directory writable by the server again (permissions, free space, the disk); generation then resumes by itself, with no restart.");
+		if (s->preloaded && !IsUnderPostmaster)
+		{
+			sf_pm_floor_owed = true;
+			if (reason != sf_pm_floor_reason)
+				strlcpy(sf_pm_floor_reason, reason, sizeof(sf_pm_floor_reason));
+		}
 		return;
 	}
+	if (s->preloaded && !IsUnderPostmaster)
+		sf_pm_floor_owed = false;
 	s->lead_bound_ms = s->max_lead_ms;
 	ereport(LOG,
 			(errmsg("snowflake IDs will resume past the clock plus %lld ms, because %s",
 					(long long) s->max_lead_ms, reason),
 			 errdetail("The first ID this server issues is placed past any ID an earlier life of this data directory can have issued.")));
+}
+
+/*
+ * sf_restore_start
+ *		With the preload, at the postmaster's first load: how the server
+ *		starts from a restore (a base backup, or archive recovery), as a
+ *		sentence of a message, or NULL if it does not (a standby's start, a
+ *		crash, a clean start: none is a copy of another server's history
+ *		being brought back).
+ */
+static const char *
+sf_restore_start(void)
+{
+	if (access(STANDBY_SIGNAL_FILE, F_OK) == 0)
+		return NULL;
+	if (access(RECOVERY_SIGNAL_FILE, F_OK) == 0)
+		return "This server started in archive recovery (recovery.signal): a restore.";
+	if (access(BACKUP_LABEL_FILE, F_OK) == 0)
+		return "This server started from a base backup (backup_label): a restore.";
+	return NULL;
+}
+
+/*
+ * sf_check_restored_node
+ *		The safeguard of snowflake.confirm_restore: refuse
+ *		generation (SNOWFLAKE_NODE_UNCONFIRMED) after a restore, or while
+ *		the file f says a restore's node id is still to be confirmed, if the
+ *		node id is the one the file records; f's flag is set to match, and
+ *		the floor record that every restore start makes writes it.
+ *
+ * A restored copy started beside its original with the same node id mints
+ * the same keys, and nothing in either server can tell.  Given its own node
+ * id before it starts, it owes no confirmation.  Without the preload the
+ * start cannot be seen: the setting is not defined then, and a value given
+ * to it draws a WARNING here.
+ */
+static void
+sf_check_restored_node(SnowflakeShared *s, SnowflakeStateFile *f)
+{
+	const char *restore = NULL;
+	bool		same_node = s->node_id >= 0 &&
+		snowflake_node_field(s, f->timeline) == f->node_id;
+
+	if (!s->preloaded)
+	{
+		const char *value = GetConfigOption("snowflake.confirm_restore",
+											true, false);
+		bool		on;
+
+		if (value != NULL && parse_bool(value, &on) && on)
+			ereport(WARNING,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("parameter \"%s\" has no effect without the preload",
+							"snowflake.confirm_restore"),
+					 errdetail("Without \"shared_preload_libraries\" the server's start cannot be seen, so a restore cannot be told from a restart."),
+					 errhint("Add snowflake to \"shared_preload_libraries\" in postgresql.conf and restart the server.")));
+		return;
+	}
+	if (!snowflake_confirm_restore_enabled || s->refusal != SNOWFLAKE_READY ||
+		!same_node)
+	{
+		f->flags &= ~SNOWFLAKE_STATE_UNCONFIRMED;
+		return;
+	}
+	if (!sf_pm_loaded)
+		restore = sf_restore_start();
+	if (restore == NULL && (f->flags & SNOWFLAKE_STATE_UNCONFIRMED))
+		restore = "This server started from a restore, and its node id has not been confirmed since.";
+	if (restore == NULL)
+		return;
+	f->flags |= SNOWFLAKE_STATE_UNCONFIRMED;
+	sf_refuse(s, SNOWFLAKE_NODE_UNCONFIRMED, 0, restore);
 }
 
 /*
@@ -491,7 +668,8 @@ sf_load_state(SnowflakeShared *s)
 	 */
 	reason = replaced ?
 		"the state file's epoch and layout were replaced by the configured ones" :
-		sf_start_reason(got > 0, s->preloaded);
+		sf_start_reason(&f, got > 0, s->preloaded);
+	sf_check_restored_node(s, &f);
 	if (reason != NULL)
 		sf_record_floor(s, &f, reason);
 }
@@ -568,6 +746,8 @@ sf_shmem_startup(void)
 		sf_configure(s, &layout, node_id, span, &src);
 		s->configured = true;
 		sf_load(s);
+		if (!IsUnderPostmaster)
+			sf_pm_loaded = true;
 	}
 	LWLockRelease(AddinShmemInitLock);
 
@@ -967,42 +1147,62 @@ snowflake_require_shared(void)
 
 /*
  * sf_shmem_shutdown
- *		At a clean postmaster shutdown, record the exact last ID.
+ *		At a clean postmaster shutdown (or the end of a single-user
+ *		backend), record the exact last ID and that very shutdown: the LSN
+ *		of the shutdown checkpoint pg_control records, read after it was
+ *		written (the checkpointer has exited; in single-user mode,
+ *		ShutdownXLOG ran before this callback, registered after it).  The
+ *		next start trusts the file only if pg_control still says so
+ *		(sf_start_reason_preloaded).
+ *
+ * Nothing is written after a crash, in recovery (DB_SHUTDOWNED_IN_RECOVERY
+ * says so), while a floor is owed (its absence is the obligation), nor
+ * when the file must be left as it is (unusable, another layout).  An
+ * idle life records its shutdown too, so that its next clean start owes
+ * nothing.
  */
 static void
 sf_shmem_shutdown(int code, Datum arg)
 {
 	SnowflakeShared *s = snowflake_shared;
 	SnowflakeStateFile f;
+	SnowflakeControl control;
 	SfWriteFailure failure;
 	int64		last;
+	int64		reserved;
 
-	/* After a crash, or if the file must be left as it is, do nothing. */
 	if (code != 0 || s == NULL || s->refusal == SNOWFLAKE_STATE_UNUSABLE ||
-		s->refusal == SNOWFLAKE_LAYOUT_CHANGED)
+		s->refusal == SNOWFLAKE_LAYOUT_CHANGED || s->floor_pending)
+		return;
+	if (!snowflake_control_read(&control) || control.state != DB_SHUTDOWNED)
 		return;
 
 	/*
 	 * Every other process is gone, but one killed by an immediate shutdown
 	 * may have died holding the spinlock: read without it where an aligned
 	 * 8-byte read cannot be torn, rather than spin until "stuck spinlock".
+	 * (An immediate shutdown leaves pg_control in production: not here.)
 	 */
 #ifdef PG_HAVE_8BYTE_SINGLE_COPY_ATOMICITY
 	last = s->last;
+	reserved = s->reserved_ms;
 #else
 	SpinLockAcquire(&s->mutex);
 	last = s->last;
+	reserved = s->reserved_ms;
 	SpinLockRelease(&s->mutex);
 #endif
 
-	/* Nothing issued in this life: the file says all there is to say. */
-	if (last < 0 || s->floor_pending)
-		return;
-
-	snowflake_state_image(&f, s, last >> s->layout.sequence_bits, last, false);
+	if (last >= 0)
+		snowflake_state_image(&f, s, last >> s->layout.sequence_bits, last, false);
+	else
+		snowflake_state_image(&f, s, reserved, -1, false);
+	f.clean_checkpoint = control.checkpoint;
+	f.clean_system_id = control.system_id;
+	snowflake_state_seal(&f);
 	if (!snowflake_state_write(&f, &failure))
 		snowflake_report_write_failure(LOG, &failure,
-									   "The exact last snowflake ID was not recorded; the next start resumes above the reservation.");
+									   "The exact last snowflake ID and the clean shutdown were not recorded; the next start resumes above the reservation, past the floor.");
 }
 
 /*

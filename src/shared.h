@@ -28,9 +28,11 @@
  *	  (by the postmaster at initialisation, or under "lock" by the first
  *	  process that attaches the DSM segment) and read without a lock
  *	  afterwards, except "refusal"/"refusal_detail", set once when the
- *	  state is loaded and changed only by an adoption while holding "lock"
- *	  exclusively (read without it: a refusal is only ever lifted, and
- *	  "loaded" is published after it with a barrier), and the fields marked
+ *	  state is loaded and changed only by an adoption or the confirmation
+ *	  of a restored server's node id while holding "lock" exclusively
+ *	  (read without it: a refusal is only ever lifted, after the state file
+ *	  says so, and "loaded" is published after it with a barrier), and the
+ *	  fields marked
  *	  "lock" below, read and written only under it;
  *	- "mutex" (a spinlock) protects the generator state, the counters and
  *	  the background writer's registration.  It is held for a few
@@ -93,8 +95,10 @@ typedef enum SnowflakeRefusal
 	SNOWFLAKE_NODE_UNSET,		/* snowflake.node_id is -1 */
 	SNOWFLAKE_LAYOUT_CHANGED,	/* epoch/layout differ from the state file */
 	SNOWFLAKE_STATE_UNUSABLE,	/* state file unreadable or corrupt */
-	SNOWFLAKE_NODE_CHANGED		/* a derived node id differs from the one
+	SNOWFLAKE_NODE_CHANGED,		/* a derived node id differs from the one
 								 * of this data directory's IDs */
+	SNOWFLAKE_NODE_UNCONFIRMED	/* started from a restore: the node id is to
+								 * be confirmed (snowflake_confirm_restore) */
 } SnowflakeRefusal;
 
 /* Counters shown by snowflake_stats(), protected by the spinlock. */

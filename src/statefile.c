@@ -2,14 +2,17 @@
  *
  * statefile.c
  *	  The state file "snowflake.state": its format, reading it, and
- *	  replacing it durably; and the file of the server's life without the
- *	  preload, "snowflake.settings" (statefile.h).
+ *	  replacing it durably; the file of the server's life without the
+ *	  preload, "snowflake.settings" (statefile.h); and reading pg_control,
+ *	  whose record of the last shutdown the start logic compares with the
+ *	  state file's (shared.c).
  *
  * The file records the layout, epoch and node id the IDs were minted with,
  * a reservation (a millisecond that no issued ID has passed), the exact
  * last ID after a clean shutdown, and the lineage of the IDs (the system
  * identifier and timeline they were last issued under, and the largest
- * lead over the clock any of them may have had).  What the values mean,
+ * lead over the clock any of them may have had), the clean shutdown it was
+ * written at, if it was, and the postmaster whose life wrote it.  What the values mean,
  * and when the file is written, is decided in shared.c (loading) and
  * reservation.c (the reservation, the floor and an adoption).
  *
@@ -28,6 +31,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "access/xlog_internal.h"
+#include "catalog/pg_control.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/fd.h"
@@ -55,6 +60,29 @@ typedef struct SnowflakeStateFileV1
 	pg_crc32c	crc;
 } SnowflakeStateFileV1;
 
+/*
+ * Version 2 (snowflake 1.1), still read after an upgrade, spelled out for
+ * the same reason.
+ */
+typedef struct SnowflakeStateFileV2
+{
+	uint32		magic;
+	uint32		version;
+	int64		epoch_ms;
+	int32		timestamp_bits;
+	int32		node_bits;
+	int32		sequence_bits;
+	int32		node_id;
+	int64		reserved_ms;
+	int64		last;
+	uint32		flags;
+	uint32		timeline;
+	uint64		system_id;
+	int64		max_lead_ms;
+	int64		lead_lowered_ms;
+	pg_crc32c	crc;
+} SnowflakeStateFileV2;
+
 static pg_crc32c
 sf_crc(const void *data, size_t len)
 {
@@ -66,6 +94,10 @@ sf_crc(const void *data, size_t len)
 	return crc;
 }
 
+/* The current format has no padding: it is written as the struct's bytes. */
+StaticAssertDecl(sizeof(SnowflakeStateFile) == 112,
+				 "SnowflakeStateFile must be 112 bytes without padding");
+
 /* Set the checksum of a filled image, last before writing it. */
 void
 snowflake_state_seal(SnowflakeStateFile *f)
@@ -73,7 +105,10 @@ snowflake_state_seal(SnowflakeStateFile *f)
 	f->crc = sf_crc(f, offsetof(SnowflakeStateFile, crc));
 }
 
-/* A version 1 image as a current one; 1.0 recorded no lineage. */
+/*
+ * A version 1 image as a current one; 1.0 recorded no lineage, nor the
+ * clean shutdown it was written at.
+ */
 static void
 sf_convert_v1(const SnowflakeStateFileV1 *v1, SnowflakeStateFile *f)
 {
@@ -92,8 +127,33 @@ sf_convert_v1(const SnowflakeStateFileV1 *v1, SnowflakeStateFile *f)
 }
 
 /*
+ * A version 2 image as a current one.  1.1 recorded no clean shutdown
+ * (clean_checkpoint 0), so the first start of this version after 1.1
+ * applies the floor once, whatever the file says (shared.c).
+ */
+static void
+sf_convert_v2(const SnowflakeStateFileV2 *v2, SnowflakeStateFile *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->magic = v2->magic;
+	f->version = SNOWFLAKE_STATE_VERSION;
+	f->epoch_ms = v2->epoch_ms;
+	f->timestamp_bits = v2->timestamp_bits;
+	f->node_bits = v2->node_bits;
+	f->sequence_bits = v2->sequence_bits;
+	f->node_id = v2->node_id;
+	f->reserved_ms = v2->reserved_ms;
+	f->last = v2->last;
+	f->flags = v2->flags & SNOWFLAKE_STATE_FLOOR;
+	f->timeline = v2->timeline;
+	f->system_id = v2->system_id;
+	f->max_lead_ms = v2->max_lead_ms;
+	f->lead_lowered_ms = v2->lead_lowered_ms;
+}
+
+/*
  * snowflake_state_read
- *		Read and check the state file into *f (a version 1 file is
+ *		Read and check the state file into *f (a version 1 or 2 file is
  *		converted).  Returns 1 if read, 0 if there is no file, -1 if it is
  *		unusable: then *err is the errno of a failed system call (or 0 for
  *		a corrupt file), and detail says what failed, without the reason.
@@ -103,7 +163,8 @@ snowflake_state_read(SnowflakeStateFile *f, int *err, char *detail, size_t len)
 {
 	union
 	{
-		SnowflakeStateFile v2;
+		SnowflakeStateFile v3;
+		SnowflakeStateFileV2 v2;
 		SnowflakeStateFileV1 v1;
 		char		extra[sizeof(SnowflakeStateFile) + 1];
 	}			buf;
@@ -141,13 +202,24 @@ snowflake_state_read(SnowflakeStateFile *f, int *err, char *detail, size_t len)
 			return 1;
 		}
 	}
+	else if (n == sizeof(SnowflakeStateFileV2) && buf.v2.magic == SNOWFLAKE_STATE_MAGIC &&
+			 buf.v2.version == 2)
+	{
+		if (buf.v2.crc != sf_crc(&buf.v2, offsetof(SnowflakeStateFileV2, crc)))
+			corrupt = "checksum mismatch";
+		else
+		{
+			sf_convert_v2(&buf.v2, f);
+			return 1;
+		}
+	}
 	else if (n != sizeof(SnowflakeStateFile))
 		corrupt = "wrong size";
-	else if (buf.v2.magic != SNOWFLAKE_STATE_MAGIC)
+	else if (buf.v3.magic != SNOWFLAKE_STATE_MAGIC)
 		corrupt = "bad magic number";
-	else if (buf.v2.version != SNOWFLAKE_STATE_VERSION)
+	else if (buf.v3.version != SNOWFLAKE_STATE_VERSION)
 		corrupt = "unknown version";
-	else if (buf.v2.crc != sf_crc(&buf.v2, offsetof(SnowflakeStateFile, crc)))
+	else if (buf.v3.crc != sf_crc(&buf.v3, offsetof(SnowflakeStateFile, crc)))
 		corrupt = "checksum mismatch";
 
 	if (corrupt != NULL)
@@ -156,8 +228,40 @@ snowflake_state_read(SnowflakeStateFile *f, int *err, char *detail, size_t len)
 				 SNOWFLAKE_STATE_FILE, corrupt);
 		return -1;
 	}
-	*f = buf.v2;
+	*f = buf.v3;
 	return 1;
+}
+
+/*
+ * snowflake_control_read
+ *		Read what the start logic needs of pg_control into *c.  False if it
+ *		cannot be read, is of another format or fails its checksum (never
+ *		the case for a server that started; the caller then trusts nothing).
+ *		Never raises an error: it runs in the postmaster at startup and at
+ *		exit, where PostgreSQL's own reader would.
+ */
+bool
+snowflake_control_read(SnowflakeControl *c)
+{
+	ControlFileData cf;
+	pg_crc32c	crc;
+	int			fd;
+	ssize_t		n;
+
+	fd = BasicOpenFile(XLOG_CONTROL_FILE, O_RDONLY | PG_BINARY);
+	if (fd < 0)
+		return false;
+	n = read(fd, &cf, sizeof(cf));
+	close(fd);
+	if (n != sizeof(cf) || cf.pg_control_version != PG_CONTROL_VERSION)
+		return false;
+	crc = sf_crc(&cf, offsetof(ControlFileData, crc));
+	if (!EQ_CRC32C(crc, cf.crc))
+		return false;
+	c->state = (uint32) cf.state;
+	c->checkpoint = (uint64) cf.checkPoint;
+	c->system_id = cf.system_identifier;
+	return true;
 }
 
 /*
@@ -430,12 +534,21 @@ void
 snowflake_report_write_failure(int elevel, const SfWriteFailure *failure,
 							   const char *detail)
 {
+	snowflake_report_write_failure_hint(elevel, failure, detail, NULL);
+}
+
+/* The same, with an optional hint. */
+void
+snowflake_report_write_failure_hint(int elevel, const SfWriteFailure *failure,
+									const char *detail, const char *hint)
+{
 	/* One ereport for every step; each message stays a literal format. */
 #define SF_REPORT_WRITE_FAILURE(...) \
 	ereport(elevel, \
 			(errcode_for_file_access(), \
 			 errmsg(__VA_ARGS__), \
-			 detail ? errdetail_internal("%s", detail) : 0))
+			 detail ? errdetail_internal("%s", detail) : 0, \
+			 hint ? errhint("%s", hint) : 0))
 
 	errno = failure->err;
 	switch (failure->step)

@@ -23,9 +23,14 @@
 #define SNOWFLAKE_STATE_TMP_FILE	"snowflake.state.tmp"
 
 #define SNOWFLAKE_STATE_MAGIC	0x534E464B	/* "SNFK" */
-#define SNOWFLAKE_STATE_VERSION	2
+#define SNOWFLAKE_STATE_VERSION	3
 
-/* The state file's contents, written and read as one block. */
+/*
+ * The state file's contents, written and read as one block (112 bytes, no
+ * padding inside: every field sits at a multiple of its size).  Version 2
+ * (snowflake 1.1) ended after lead_lowered_ms, version 1 (1.0) after flags;
+ * both are still read (statefile.c).
+ */
 typedef struct SnowflakeStateFile
 {
 	uint32		magic;
@@ -45,6 +50,15 @@ typedef struct SnowflakeStateFile
 	int64		max_lead_ms;	/* largest lead any ID of the history may have */
 	int64		lead_lowered_ms;	/* Unix ms when a max_drift_ms lower than
 									 * max_lead_ms was first recorded, or 0 */
+	/* From version 3 (snowflake 1.2): */
+	uint64		clean_checkpoint;	/* the clean shutdown this file was written
+									 * at: the LSN of its shutdown checkpoint
+									 * as pg_control records it, or 0 (see
+									 * shared.c) */
+	uint64		clean_system_id;	/* and pg_control's system identifier then */
+	int64		life_start;		/* the postmaster whose life wrote the file:
+								 * its start (PgStartTime, 0 if unknown) */
+	int32		life_pid;		/* and its PID */
 	pg_crc32c	crc;			/* over everything above */
 } SnowflakeStateFile;
 
@@ -52,10 +66,31 @@ typedef struct SnowflakeStateFile
  * The first ID of this data directory has yet to be placed past the floor.
  * Set at a start that cannot trust the reservation (see shared.c,
  * sf_start_reason), cleared by the first reservation written above the
- * floor: a restart, a crash or a power loss before the first ID cannot lose
- * the obligation.
+ * floor.  With the preload, the obligation is also implied, until it is
+ * discharged, by the file not recording the server's last clean shutdown;
+ * without it, by the file not having been written in this postmaster's
+ * life (shared.c).
  */
 #define SNOWFLAKE_STATE_FLOOR	0x0001
+
+/*
+ * The server started from a restore with snowflake.confirm_restore
+ * on, and its node id is yet to be confirmed (snowflake_confirm_restore): kept
+ * across restarts until then, or until the node id changes (shared.c).
+ */
+#define SNOWFLAKE_STATE_UNCONFIRMED	0x0002
+
+/*
+ * What the start logic needs of pg_control: the cluster's state when the
+ * file was last written (a DBState), the LSN of the latest checkpoint
+ * record, and the system identifier.
+ */
+typedef struct SnowflakeControl
+{
+	uint32		state;
+	uint64		checkpoint;
+	uint64		system_id;
+} SnowflakeControl;
 
 /* The step of a file write that failed, and its errno. */
 typedef enum SfWriteStep
@@ -134,5 +169,10 @@ extern SNOWFLAKE_INTERNAL bool snowflake_state_write(const SnowflakeStateFile *f
 extern SNOWFLAKE_INTERNAL void snowflake_report_write_failure(int elevel,
 														   const SfWriteFailure *failure,
 														   const char *detail);
+extern SNOWFLAKE_INTERNAL void snowflake_report_write_failure_hint(int elevel,
+																const SfWriteFailure *failure,
+																const char *detail,
+																const char *hint);
+extern SNOWFLAKE_INTERNAL bool snowflake_control_read(SnowflakeControl *c);
 
 #endif							/* SNOWFLAKE_STATEFILE_H */

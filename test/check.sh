@@ -196,10 +196,10 @@ fi
 # shared_preload_libraries (the DSM registry), and these files prove the
 # same guarantees there: concurrency, bursts, restarts and crashes with the
 # clock set back, clock steps, layout changes, standbys, promotion and
-# failover, the lineage floor, state file faults, edge errors, the stats
-# (and their Prometheus metrics through a real exporter), node ids derived
-# from the host name, the install and update scripts with dump and restore,
-# and a point-in-time recovery under load.
+# failover, the lineage floor and restores, state file faults, edge errors,
+# the stats (and their Prometheus metrics through a real exporter), node ids
+# derived from the host name, the install and update scripts with dump and
+# restore, and a point-in-time recovery under load.
 # Files whose subject is the preloaded mode itself (settings as real GUCs
 # at startup, the writer registered with the postmaster, the clean-shutdown
 # record) are not in it; 029_no_preload.pl covers what differs without the
@@ -216,6 +216,7 @@ NO_PRELOAD_TESTS="test/t/004_js_safe_layout.pl test/t/005_concurrent_pgbench.pl
     test/t/031_fsync_off.pl test/t/032_drift_one_bound.pl
     test/t/033_lastval.pl test/t/034_settings_file.pl
     test/t/036_node_id_from_host.pl test/t/037_split_brain_hosts.pl
+    test/t/038_floor_obligation.pl
     test/t/040_upgrade_dump.pl test/t/049_prometheus.pl
     test/t/060_restore_pitr.pl"
 summary="pg_regress, isolation, $tap_files TAP files"

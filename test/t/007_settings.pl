@@ -40,6 +40,7 @@ is( $node->safe_psql(
 		FROM pg_settings WHERE name LIKE 'snowflake.%'}),
 	join(' ',
 		'snowflake.background_writer:sighup:',
+		'snowflake.confirm_restore:postmaster:',
 		'snowflake.epoch:postmaster:',
 		'snowflake.max_drift_ms:sighup:ms',
 		'snowflake.max_wait_ms:user:ms',
@@ -53,7 +54,7 @@ is( $node->safe_psql(
 		'snowflake.spread_sequence:sighup:',
 		'snowflake.timestamp_bits:postmaster:',
 		'snowflake.writer_idle_timeout:sighup:ms'),
-	'pg_settings: postmaster for the layout, sighup for max_drift_ms, spread_sequence and the background writer, user for max_wait_ms'
+	'pg_settings: postmaster for the layout, the node id settings and confirm_restore, sighup for max_drift_ms, spread_sequence and the background writer, user for max_wait_ms'
 );
 
 # ---------------------------------------------------------------------------

@@ -25,12 +25,16 @@
 #    relaunches it, and it creates the shared state again itself;
 #  - with no background worker slot free, calls go on and write the
 #    reservation themselves, and the log says why;
-#  - what "server start" is when the shared state is created lazily: a
-#    clean restart trusts the state file, a start that replayed WAL applies
-#    the floor; so a former standby restarted without standby.signal and a
-#    base backup started as a primary, neither asked for an ID before,
-#    place their first ID above every ID of the old primary (same system,
-#    same timeline: only the replayed WAL tells).
+#  - what "server start" is when the shared state is created lazily: how
+#    the server started cannot be seen, so the state file is trusted only
+#    if this postmaster's life wrote it (a crash re-initialisation drops
+#    the shared state, not the postmaster), and the first use of every
+#    other life applies the floor, after a clean restart too; so a former
+#    standby restarted without standby.signal, a base backup started as a
+#    primary, and a restored backup that replayed WAL in a life that never
+#    used the generator and was then restarted cleanly, none asked for an
+#    ID before, place their first ID above every ID of the old primary
+#    (same system, same timeline: nothing on disk tells).
 
 use strict;
 use warnings;
@@ -240,8 +244,8 @@ cmp_ok($node->safe_psql('postgres', 'SELECT snowflake_nextval()'),
 # The background writer.
 # ---------------------------------------------------------------------------
 
-# A clean restart has no floor, and the state file was written last by a
-# caller: the first call writes the reservation, the writer starts.
+# A restart: the first call applies the floor and writes the reservation,
+# the writer starts.
 $max_id = paced_calls($node, 1, 0);
 $pid = writer_pid($node);
 ok(defined $pid, 'the writer runs again after the restart');
@@ -270,27 +274,21 @@ ok(defined $pid2, 'the next call started another writer');
 
 # Killed with SIGKILL: the postmaster re-initialises shared memory, which
 # drops the DSM registry; the writer is restarted and creates the shared
-# state again itself, before any call.  The replayed WAL applies the floor.
+# state again itself, before any call.  The state file was written in this
+# postmaster's life: it is trusted, no floor.
 $log_offset = -s $node->logfile;
 ok(kill('KILL', $pid2), 'the writer is killed with SIGKILL');
 ok( log_appears(
 		$node, qr/all server processes terminated; reinitializing/,
 		$log_offset),
 	'the postmaster re-initialised shared memory');
-ok( log_appears(
-		$node,
-		qr/LOG:  snowflake IDs will resume past the clock plus 1000 ms, because the server replayed WAL since it started/,
-		$log_offset),
-	'the restarted writer created the shared state, with the floor of a life that replayed WAL');
-ok( log_appears(
-		$node,
-		qr/LOG:  snowflake IDs resume at \d+ ms past the clock, because the server replayed WAL since it started/,
-		$log_offset),
-	'and applied the floor itself');
 $node->poll_query_until('postgres', 'SELECT true')
   or die 'the server did not come back';
 my $pid3 = writer_pid($node);
 ok(defined $pid3 && $pid3 != $pid2, 'a new writer runs');
+stats($node);
+ok( !$node->log_contains(qr/snowflake IDs will resume past the clock/, $log_offset),
+	'a crash re-initialisation, in the life that wrote the state file: no floor');
 $st = stats($node);
 is("$st->{ids_issued}|$st->{caller_writes}", '0|0',
 	'nothing was asked of the new shared state yet');
@@ -326,13 +324,14 @@ $node->append_conf('postgresql.conf', "max_worker_processes = 8\n");
 # Server start, as seen by a shared state created at the first call.
 # ---------------------------------------------------------------------------
 
-# A clean restart: the state file is trusted, no floor.
-$node->restart;
+my $new_life = qr/LOG:  snowflake IDs will resume past the clock plus (\d+) ms, because the state file was written before this server started \(without the preload, how a server started is not known\)/;
+
+# A clean restart: the floor, at the first use.
 $log_offset = -s $node->logfile;
+$node->restart;
 ok(first_above($node, $max_id) eq 't', 'clean restart: the first ID is above');
-ok( !$node->log_contains(qr/snowflake IDs will resume past the clock/,
-		$log_offset),
-	'clean restart: no floor');
+ok($node->log_contains($new_life, $log_offset),
+	'clean restart: the floor, and why (a start cannot be seen)');
 
 # An immediate stop (crash recovery at the next start): the floor.
 $max_id = $node->safe_psql('postgres', 'SELECT snowflake_nextval()');
@@ -340,10 +339,7 @@ $node->stop('immediate');
 $log_offset = -s $node->logfile;
 $node->start;
 ok(first_above($node, $max_id) eq 't', 'after crash recovery: the first ID is above');
-ok( $node->log_contains(
-		qr/LOG:  snowflake IDs will resume past the clock plus 1000 ms, because the server replayed WAL since it started/,
-		$log_offset),
-	'after crash recovery: the floor, and why');
+ok($node->log_contains($new_life, $log_offset), 'after crash recovery: the floor, and why');
 
 # The primary lets IDs lead the clock by up to 30 s; the state file records
 # that lead before the backups are taken.
@@ -364,6 +360,17 @@ my $restored = start_snowflake_node('restored_backup',
 	from_backup => [ $node, 'live_backup' ],
 	start => 0);
 
+# A restored backup whose first life replays the WAL to its end and never
+# uses snowflake, then stops cleanly: its next life starts from a clean
+# shutdown, replays nothing, and its state file is the backup's (issue 41).
+my $replayed = start_snowflake_node('replayed_then_restarted',
+	from_backup => [ $node, 'live_backup' ]);
+$replayed->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+  or die 'the restored backup did not leave recovery';
+ok(-e $replayed->data_dir . '/backup_label.old',
+	'the restored backup replayed WAL from its backup_label');
+$replayed->stop;
+
 # IDs the copies of the state file know nothing about, seconds ahead of
 # the clock.
 $max_id = lead_burst($node, 8);
@@ -383,9 +390,8 @@ is($standby->safe_psql('postgres', 'SELECT pg_is_in_recovery()'),
 is(first_above($standby, $max_id), 't',
 	'former standby restarted without standby.signal: the first ID is above every ID of the old primary'
 );
-ok( $standby->log_contains(
-		qr/LOG:  snowflake IDs will resume past the clock plus 30000 ms, because the server replayed WAL since it started/,
-		$log_offset),
+ok( $standby->log_contains($new_life, $log_offset)
+	  && $standby->log_contains(qr/plus 30000 ms/, $log_offset),
 	'former standby: the floor, with the old primary\'s lead');
 $standby->stop;
 
@@ -397,5 +403,21 @@ is(first_above($restored, $max_id), 't',
 	'base backup started as a primary: the first ID is above every ID of the old primary'
 );
 $restored->stop;
+
+# The restored backup, its replaying life long over, started again: its
+# first ID is above every ID of the old primary.
+$log_offset = -s $replayed->logfile;
+$replayed->start;
+is($replayed->safe_psql('postgres', 'SELECT pg_is_in_recovery()'),
+	'f', 'the restored backup, restarted cleanly, replays nothing');
+is(first_above($replayed, $max_id), 't',
+	'restored, replayed without minting, restarted cleanly: the first ID is above every ID of the old primary'
+);
+ok($replayed->log_contains($new_life, $log_offset),
+	'the floor, at the first use of its second life');
+my $batch = $replayed->safe_psql('postgres',
+	"SELECT count(*) FILTER (WHERE x <= $max_id) FROM snowflake_nextval_batch(1000000) x");
+is($batch, '0', 'and none of a batch of a million is at or below the old primary\'s last ID');
+$replayed->stop;
 
 done_testing();

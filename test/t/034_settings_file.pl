@@ -49,21 +49,6 @@ SnowflakeTest::start_with_shim($node);
 
 my $settings_path = $node->data_dir . '/snowflake.settings';
 
-# CRC-32C (Castagnoli, reflected), as PostgreSQL's pg_crc32c computes it.
-my @crc_table = map {
-	my $c = $_;
-	$c = ($c & 1) ? (($c >> 1) ^ 0x82F63B78) : ($c >> 1) for 1 .. 8;
-	$c;
-} 0 .. 255;
-
-sub crc32c
-{
-	my ($data) = @_;
-	my $crc = 0xFFFFFFFF;
-	$crc = $crc_table[ ($crc ^ $_) & 0xFF ] ^ ($crc >> 8) foreach unpack('C*', $data);
-	return $crc ^ 0xFFFFFFFF;
-}
-
 # The fields of the settings file (src/statefile.h), in the machine's byte
 # order, no padding: 52 bytes.
 my @fields = qw(magic version pid start_time epoch_ms timestamp_bits

@@ -168,7 +168,8 @@ sub scrape
 # (SQL over snowflake_stats s; NULL: exported as NaN).  Claims and the
 # drift bound come from what the test did (the arguments).
 my @statuses = ('ready', 'recovery', 'node_id not set', 'layout changed',
-	'state file unusable', 'settings file not written', 'node id changed');
+	'state file unusable', 'settings file not written', 'node id changed',
+	'node id not confirmed');
 
 sub expected_sql
 {

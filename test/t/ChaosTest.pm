@@ -16,6 +16,9 @@
 #              C t offset_s               the servers' clock offset from then on
 #              D t drift_ms               snowflake.max_drift_ms in force from then on
 #              T t term server            the primary clients use from then on
+#              B t_ack t_start term server first count
+#                                         a batch of IDs the scheduler was given
+#                                         (count consecutive IDs of one node)
 # A term is one server's time as the primary (it changes at a promotion);
 # a life is one postmaster start (pg_postmaster_start_time()).
 
@@ -26,6 +29,7 @@ use warnings;
 
 use Exporter 'import';
 use DBI;
+use File::Path ();
 use POSIX ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -42,8 +46,8 @@ my $clients = 4;
 # SQLSTATEs of documented refusals (SPEC.md section 6): clock behind,
 # during recovery, time out of range, preconditions (node id, layout,
 # preload), and a state file write that failed (errcode_for_file_access:
-# ENOSPC gives 53100, EIO 58030).
-my %refusal = map { $_ => 1 } qw(58000 25006 22003 55000 53100 58030);
+# ENOSPC gives 53100, EIO 58030, EACCES 42501).
+my %refusal = map { $_ => 1 } qw(58000 25006 22003 55000 53100 58030 42501);
 
 # Errors of a lost or refused connection: expected while a server crashes,
 # restarts or is stopped; the statement's outcome is unknown to the client,
@@ -213,7 +217,8 @@ my @kinds = (
 	[ kill_backend => 3 ], [ kill_writer => 2 ], [ kill_postmaster => 1 ],
 	[ stop_backend => 2 ], [ stop_postmaster => 1 ], [ clock_small => 3 ],
 	[ clock_large => 2 ], [ state_file_fault => 3 ], [ drift_reload => 2 ],
-	[ promote => 1 ], [ restart_no_preload => 1 ], [ restart => 1 ]);
+	[ promote => 1 ], [ restart_no_preload => 1 ], [ restart => 1 ],
+	[ restore_unwritable => 1 ]);
 my $total_weight = 0;
 $total_weight += $_->[1] foreach @kinds;
 
@@ -403,6 +408,11 @@ sub inject
 	{
 		promote($c, $log);
 	}
+	elsif ($kind eq 'restore_unwritable')
+	{
+		restore_in_place($c, $log, $r1 < 0.5 ? 'base backup' : 'volume snapshot',
+			sprintf('%.1f', 0.5 + 2.5 * $r2));
+	}
 	elsif ($kind eq 'restart_no_preload' && $c->{version} >= 17)
 	{
 		$c->{preload} = !$c->{preload};
@@ -492,6 +502,121 @@ sub promote
 	return;
 }
 
+# The primary's data directory is copied (a base backup, or a volume
+# snapshot: the whole server stopped with SIGSTOP while it is copied),
+# snowflake.max_drift_ms is raised to 10 s (if it is lower) and the
+# scheduler issues a burst that runs 9 s ahead of the clock, the clients go
+# on for $secs seconds, the primary is lost (immediate stop) and
+# the copy takes its place: its first start runs with the state file
+# unwritable (the fault shim, "open EACCES"), it is stopped, the fault
+# cleared, and it starts again; the clients go on with it, the same term.
+# The standby, which has WAL the copy never wrote on the same timeline, is
+# stopped with the primary and built anew from the copy.
+# The clock is set to +0 first: the floor is the restored server's clock
+# plus the lead, and on PostgreSQL 15 libfaketime was seen leaving the
+# background writer on the real clock (035_floor_clock_behind.pl), which
+# must then be the servers' clock.
+sub restore_in_place
+{
+	my ($c, $log, $how, $secs) = @_;
+	my ($p, $s) = @{$c}{qw(primary standby)};
+	$log->("$how, $secs s of IDs after it, then the primary is lost and the copy "
+		  . 'starts in its place with the state file unwritable');
+	if ($c->{offset} != 0)
+	{
+		set_clock('+0');
+		event($c, 'C', 0);
+		$c->{offset} = 0;
+	}
+	my $copy = PostgreSQL::Test::Utils::tempdir() . '/restore';
+	if ($how eq 'base backup')
+	{
+		PostgreSQL::Test::Utils::run_log([ 'pg_basebackup', '-D', $copy, '-X', 'stream',
+			'-c', 'fast', '--no-sync', '-h', $p->host, '-p', $p->port ])
+		  or die 'pg_basebackup failed';
+	}
+	else
+	{
+		volume_snapshot($p, $copy);
+	}
+	set_drift_all($c, 10000) if $c->{drift} < 10000;
+	burst($c);
+	sleep($secs);
+	my $pm = postmaster_pid($p);
+	$p->stop('immediate', fail_ok => 1);
+	# The standby has WAL the copy never wrote: it must not stream from it
+	# (a walsender would wait at shutdown for a position it never sent).
+	$s->stop('immediate', fail_ok => 1);
+	# A snapshot's postmaster.pid names the lost postmaster: wait until it is gone.
+	for (my $i = 0; $pm && kill(0, $pm) && $i < 600; $i++)
+	{
+		sleep(0.1);
+	}
+	File::Path::rmtree($p->data_dir);
+	rename($copy, $p->data_dir) or die "could not move the copy in place: $!";
+	# The configuration is the server's, not the copy's (as where it lives
+	# outside the data directory): the copy was taken before max_drift_ms
+	# was raised, and only a configured max_drift_ms tells the restored
+	# server how far the lost one's IDs may have led (docs/guarantees.md).
+	write_conf($c);
+	set_fault('open EACCES');
+	start_node($p);
+	wait_up($p);
+	sleep(1);    # the clients meet the refusals
+	$p->stop('fast', fail_ok => 1);
+	set_fault();
+	start_node($p);
+	wait_up($p);
+	rebuild_standby($c);
+	return;
+}
+
+# A burst on the primary: batches of a million IDs, one after the other,
+# that run up to 90% of snowflake.max_drift_ms ahead of the clock (a copy's
+# state file knows nothing of them), each recorded as a "B" event.  Only
+# the first ID of a batch is fetched (the batch is issued whole, count
+# consecutive IDs of one node, as 038_floor_obligation.pl checks), so the
+# burst outruns the clock however slow the machine.  A batch refused (the
+# clock, a fault) ends the burst.
+sub burst
+{
+	my ($c) = @_;
+	my $p = $c->{primary};
+	my $dbh = dbh_of($p) or return;
+	for (1 .. int($c->{drift} * 0.9 / 245))
+	{
+		my $t0 = time();
+		my ($first) = $dbh->selectrow_array(
+			'SELECT snowflake_nextval_batch(1000000) LIMIT 1');
+		last unless defined $first;
+		event($c, 'B', $t0, $c->{term}, $p->name, $first, 1000000);
+	}
+	$dbh->disconnect;
+	return;
+}
+
+# Build the standby anew from the primary (pg_basebackup), keeping its own
+# configuration, and start it streaming.
+sub rebuild_standby
+{
+	my ($c) = @_;
+	my ($p, $s) = @{$c}{qw(primary standby)};
+	my $conf = $s->data_dir . '/postgresql.conf';
+	my $saved = slurp_file($conf);
+	File::Path::rmtree($s->data_dir);
+	PostgreSQL::Test::Utils::run_log([ 'pg_basebackup', '-D', $s->data_dir, '-X', 'stream',
+		'-c', 'fast', '--no-sync', '-h', $p->host, '-p', $p->port ])
+	  or die 'pg_basebackup of the standby failed';
+	chmod(0700, $s->data_dir);
+	open my $fh, '>', $conf or die "$conf: $!";
+	print $fh $saved;
+	close $fh;
+	write_conf($c);
+	$s->enable_streaming($p);
+	start_node($s);
+	return;
+}
+
 # --- the checker ---------------------------------------------------------
 
 # The largest value of a step function (list of [time, value], sorted)
@@ -513,12 +638,74 @@ sub max_in_force
 	return $max;
 }
 
+# The scheduler's batches (B events: [t_ack, t_start, term, server, first,
+# count], then last added): within the bounded lead, none sharing an ID
+# with another batch or a client (the sorted file $idfile), and counted in
+# %$acks for the monotonicity check.  Returns the violations found.
+sub check_bursts
+{
+	my ($bursts, $acks, $clock, $drift, $idfile) = @_;
+	my @viol;
+	my $seq_mask = 4095;
+	my $node = sub { my ($x) = @_; return ($x >> 12) & ((1 << ($shift - 12)) - 1); };
+	foreach my $b (@$bursts)
+	{
+		my ($t1, $t0, $term, $server, $lo, $count) = @$b;
+		# count consecutive packed values (ms << 12 | sequence) from lo's.
+		my $p = (($lo >> $shift) << 12) + ($lo & $seq_mask) + $count - 1;
+		my $hi = (($p >> 12) << $shift) | ($node->($lo) << 12) | ($p & $seq_mask);
+		$b->[6] = $count;
+		$b->[5] = $hi;
+		my $off = max_in_force($clock, $t0 - 0.05, $t1 + 0.05);
+		my $lead = max_in_force($drift, $t0, $t1);
+		my $ts = ($hi >> $shift) + $epoch_ms;
+		push @viol, [ $t1, "the scheduler's batch on $server: ID $hi is "
+			  . ($ts - int(($t1 + 0.05 + $off) * 1000)) . " ms ahead of the clock, more than max_drift_ms allows" ]
+		  if $ts > int(($t1 + 0.05 + $off) * 1000) + $lead + 1;
+		push @{ $acks->{$term} }, [ $t0, $t1, $lo, $hi, 'the scheduler', $server ];
+	}
+	my @sorted = sort { $a->[4] <=> $b->[4] } @$bursts;
+	for my $i (0 .. $#sorted)
+	{
+		for my $j ($i + 1 .. $#sorted)
+		{
+			last if $sorted[$j][4] > $sorted[$i][5];
+			push @viol, [ $sorted[$j][0], "the scheduler's batches at $sorted[$i][0] and $sorted[$j][0] share IDs" ]
+			  if $node->($sorted[$j][4]) == $node->($sorted[$i][4]);
+		}
+	}
+	return @viol unless @sorted;
+	# Client IDs inside a burst of their node: one pass over the sorted IDs.
+	open my $ids, '-|', "sort -n -u -S 100M '$idfile'" or die "sort: $!";
+	my ($next, @active, %hits) = (0);
+	while (my $id = <$ids>)
+	{
+		chomp $id;
+		push @active, $sorted[ $next++ ] while $next < @sorted && $sorted[$next][4] <= $id;
+		@active = grep { $_->[5] >= $id } @active;
+		foreach my $b (@active)
+		{
+			next unless $node->($id) == $node->($b->[4]);
+			$hits{$b} //= [ $b, $id, 0 ];
+			$hits{$b}[2]++;
+		}
+	}
+	close $ids;
+	foreach my $hit (sort { $a->[0][0] <=> $b->[0][0] } values %hits)
+	{
+		my ($b, $id, $n) = @$hit;
+		push @viol, [ $b->[0], "$n IDs given to clients (the first $id) are also in the scheduler's "
+			  . sprintf('batch on %s at %s', $b->[3], POSIX::strftime('%H:%M:%S', localtime $b->[0])) ];
+	}
+	return @viol;
+}
+
 # Check the whole history in $dir; return a hash: counts, and the
 # violations as [time, text], sorted by time.
 sub check_history
 {
 	my ($dir) = @_;
-	my (%h, @faults, @clock, @drift, @viol);
+	my (%h, @faults, @clock, @drift, @bursts, @viol);
 	open my $fh, '<', "$dir/schedule" or die "$dir/schedule: $!";
 	while (<$fh>)
 	{
@@ -527,6 +714,7 @@ sub check_history
 		push @faults, [ $t, @f ] if $type eq 'F';
 		push @clock, [ $t, $f[0] ] if $type eq 'C';
 		push @drift, [ $t, $f[0] ] if $type eq 'D';
+		push @bursts, [ $t, @f ] if $type eq 'B';
 	}
 	close $fh;
 	$h{faults} = \@faults;
@@ -582,6 +770,9 @@ sub check_history
 	}
 	close $idfile;
 	$h{refusals} = \%refusals;
+	push @viol, check_bursts(\@bursts, \%acks, \@clock, \@drift, "$dir/ids");
+	$h{burst_ids} = 0;
+	$h{burst_ids} += $_->[6] foreach @bursts;
 
 	# Uniqueness over every server, life and term.
 	my @dups = split /\n/, `sort -n -S 100M '$dir/ids' | uniq -d | head -n 20`;
@@ -613,8 +804,8 @@ sub check_history
 				$i++;
 			}
 			next if $r->[2] > $max;
-			push @viol, [ $r->[1], sprintf('term %d: client %d was given ID %s at %.3f, not above ID %s '
-				  . 'that client %d was given at %.3f, before the call started',
+			push @viol, [ $r->[1], sprintf('term %d: client %s was given ID %s at %.3f, not above ID %s '
+				  . 'that client %s was given at %.3f, before the call started',
 				  $term, $r->[4], $r->[2], $r->[1], $max, $maxrec->[4], $maxrec->[1]) ];
 		}
 	}
@@ -636,7 +827,8 @@ sub summary
 			$c->{seed}, $minutes, $c->{version}),
 		sprintf('faults injected: %d (%s)', $nfaults,
 			join(', ', map { "$_ $kinds{$_}" } sort keys %kinds)),
-		sprintf('IDs acknowledged: %d in %d statements', $h->{ids}, $h->{statements}),
+		sprintf('IDs acknowledged: %d in %d statements, and %d in the scheduler\'s batches',
+			$h->{ids}, $h->{statements}, $h->{burst_ids}),
 		sprintf('refusals by SQLSTATE: %s',
 			join(', ', map { "$_ $h->{refusals}{$_}" } sort keys %{ $h->{refusals} }) || 'none'),
 		sprintf('connection errors (server crashing, restarting, stopped or demoted): %d',

@@ -27,7 +27,8 @@ our @EXPORT = qw(start_snowflake_node write_conf_file sql_error
   error_report stats set_clock start_faked faketime_available log_appears
   no_preload show_setting insert_ids_above promote_and_wait lead_burst
   first_above writer_pid writers_running paced_calls clock_behind_report
-  batch_too_wide_report doc_recipes run_in_dir read_raw write_raw set_drift);
+  batch_too_wide_report doc_recipes run_in_dir read_raw write_raw set_drift
+  volume_snapshot start_after_kill9 crc32c old_state_file);
 
 # The no-preload pass: test/check.sh runs the TAP files that hold in both
 # modes a second time on PostgreSQL 17 and later with SNOWFLAKE_TEST_NO_PRELOAD=1,
@@ -237,6 +238,53 @@ sub start_snowflake_node
 		$node->start;
 	}
 	return $node;
+}
+
+# Copy $node's data directory to $dest as a volume snapshot takes it: an
+# atomic, crash-consistent image of a running server.  The postmaster and
+# every one of its processes are stopped with SIGSTOP (the postmaster
+# first, so that it starts no new one), the directory is copied whole
+# (postmaster.pid and pg_wal included), and they continue with SIGCONT.
+sub volume_snapshot
+{
+	my ($node, $dest) = @_;
+	open my $fh, '<', $node->data_dir . '/postmaster.pid'
+	  or die 'no postmaster.pid: ' . $node->name . ' is not running';
+	my $pm = <$fh>;
+	close $fh;
+	chomp $pm;
+	kill('STOP', $pm) or die "could not stop the postmaster $pm: $!";
+	my @children;
+	foreach my $stat (glob('/proc/[0-9]*/stat'))
+	{
+		open my $sf, '<', $stat or next;
+		my $line = <$sf>;
+		close $sf;
+		# pid (comm) state ppid ...: comm may hold spaces and parentheses.
+		push @children, $1 if defined $line && $line =~ /^(\d+) \(.*\) \S+ (\d+) / && $2 == $pm;
+	}
+	kill('STOP', @children) if @children;
+	my $ok = system('cp', '-a', $node->data_dir, $dest) == 0;
+	kill('CONT', @children) if @children;
+	kill('CONT', $pm);
+	die "could not copy the data directory of " . $node->name . " to $dest" unless $ok;
+	return scalar @children;
+}
+
+# Start $node after its postmaster was killed with SIGKILL: until the
+# orphaned processes have exited, a new postmaster refuses to start; try a
+# bounded number of times, clearing the test framework's idea of the node's
+# state after each failure.  Dies if it does not start.
+sub start_after_kill9
+{
+	my ($node) = @_;
+	for (my $i = 0; $i < 10 * $PostgreSQL::Test::Utils::timeout_default; $i++)
+	{
+		return if $node->start(fail_ok => 1);
+		Time::HiRes::usleep(100_000);
+		$node->stop('fast', fail_ok => 1);
+	}
+	die $node->name . ' did not start again after SIGKILL';
 }
 
 # Replace the file $path with @lines, atomically (written aside, then
@@ -688,7 +736,57 @@ sub read_state
 		  unpack('L L q l l l l q q L L Q q q L', $data);
 		return \%f;
 	}
+	if ($version == 3)
+	{
+		# Version 2's fields up to lead_lowered_ms, then uint64
+		# clean_checkpoint, clean_system_id; int64 life_start; int32
+		# life_pid; pg_crc32c crc (112 bytes).
+		die "$path: version 3 file of " . length($data) . ' bytes'
+		  unless length($data) == 112;
+		my %f;
+		@f{qw(magic version epoch_ms timestamp_bits node_bits sequence_bits
+			  node_id reserved_ms last flags timeline system_id max_lead_ms
+			  lead_lowered_ms clean_checkpoint clean_system_id life_start
+			  life_pid crc)} =
+		  unpack('L L q l l l l q q L L Q q q Q Q q l L', $data);
+		return \%f;
+	}
 	die "$path: state file version $version is unknown to read_state()";
+}
+
+# CRC-32C (Castagnoli, reflected), as PostgreSQL's pg_crc32c computes it.
+my @crc_table = map {
+	my $c = $_;
+	$c = ($c & 1) ? (($c >> 1) ^ 0x82F63B78) : ($c >> 1) for 1 .. 8;
+	$c;
+} 0 .. 255;
+
+sub crc32c
+{
+	my ($data) = @_;
+	my $crc = 0xFFFFFFFF;
+	$crc = $crc_table[ ($crc ^ $_) & 0xFF ] ^ ($crc >> 8) foreach unpack('C*', $data);
+	return $crc ^ 0xFFFFFFFF;
+}
+
+# The bytes of a state file of an earlier format (version 1, written by
+# snowflake 1.0, or 2, by 1.1) holding the values of %$f (a read_state()
+# hash; fields the format lacks are left out).
+sub old_state_file
+{
+	my ($f, $version) = @_;
+	my @v1 = qw(magic version epoch_ms timestamp_bits node_bits sequence_bits
+	  node_id reserved_ms last flags);
+	my $data;
+	if ($version == 1)
+	{
+		$data = pack('L L q l l l l q q L', $f->{magic}, 1, @{$f}{ @v1[ 2 .. $#v1 ] });
+		return $data . pack('L', crc32c($data));
+	}
+	die "no state file version $version" unless $version == 2;
+	$data = pack('L L q l l l l q q L L Q q q', $f->{magic}, 2,
+		@{$f}{ @v1[ 2 .. $#v1 ] }, @{$f}{qw(timeline system_id max_lead_ms lead_lowered_ms)});
+	return $data . pack('L L', crc32c($data), 0);
 }
 
 # The recipes of a Markdown page: every fenced block right after a
