@@ -459,6 +459,43 @@ sf_start_reason(const SnowflakeStateFile *f, bool have_file, bool preloaded)
 }
 
 /*
+ * sf_file_of_another_life
+ *		Whether the state file f may record IDs that another server minted
+ *		(the primary a standby or a copy was made from, a life on another
+ *		timeline or system), rather than only this data directory's own:
+ *		then a node id that differs from the one it records is no sign that
+ *		the data directory moved (sf_check_derived_node).  A crash or an
+ *		unclean copy of this data directory restarted in place, on the
+ *		timeline the file records, is this data directory's own history.
+ *
+ * With the preload this runs in the postmaster before recovery: the
+ * timeline is that of pg_control's latest checkpoint.  Without it, at the
+ * first use of the generator, after recovery: the timeline in use.
+ */
+static bool
+sf_file_of_another_life(const SnowflakeStateFile *f, bool have_file,
+						bool preloaded)
+{
+	SnowflakeControl control;
+
+	if (!have_file || f->timeline == 0)
+		return true;
+	if (!preloaded)
+		return RecoveryInProgress() ||
+			GetSystemIdentifier() != f->system_id ||
+			GetWALInsertionTimeLine() != f->timeline;
+	if (access(STANDBY_SIGNAL_FILE, F_OK) == 0 ||
+		access(RECOVERY_SIGNAL_FILE, F_OK) == 0 ||
+		access(BACKUP_LABEL_FILE, F_OK) == 0)
+		return true;
+	if (!snowflake_control_read(&control))
+		return false;
+	return control.state == DB_SHUTDOWNED_IN_RECOVERY ||
+		control.system_id != f->system_id ||
+		control.timeline != f->timeline;
+}
+
+/*
  * sf_record_floor
  *		Record the floor obligation of a start that cannot trust the
  *		reservation durably, before anything can be issued: f is the file as
@@ -669,6 +706,8 @@ sf_load_state(SnowflakeShared *s)
 	reason = replaced ?
 		"the state file's epoch and layout were replaced by the configured ones" :
 		sf_start_reason(&f, got > 0, s->preloaded);
+	s->file_foreign = replaced ||
+		sf_file_of_another_life(&f, got > 0, s->preloaded);
 	sf_check_restored_node(s, &f);
 	if (reason != NULL)
 		sf_record_floor(s, &f, reason);
@@ -767,11 +806,14 @@ sf_shmem_startup(void)
  *		someone set by hand, is accepted with a LOG line (sf_resume).
  *
  * Runs after sf_load_state, on what it leaves in shared memory: the node
- * field and timeline the file records, and the floor.  A start that does
- * not trust the file (none, a start in recovery or from a base backup: a
- * file pg_basebackup or pg_rewind copied from another member) has a floor
- * pending, and the file says nothing of this member's own IDs: the change
- * is only logged then.  A server refused already is left as it is.
+ * field and timeline the file records, and whether it may be another
+ * server's.  A file that may be (none, a start in recovery or from a base
+ * backup, another timeline: a file pg_basebackup or pg_rewind copied from
+ * another member) says nothing of this member's own IDs: the change is
+ * only logged then.  A crash or a snapshot restored in place has a floor
+ * pending too, but its file is this data directory's own: a data directory
+ * moved to another host after a crash is refused as after a clean
+ * shutdown.  A server refused already is left as it is.
  */
 static void
 sf_check_derived_node(SnowflakeShared *s)
@@ -784,7 +826,7 @@ sf_check_derived_node(SnowflakeShared *s)
 	node = snowflake_node_field(s, s->recorded_tli);
 	if (node == s->recorded_node)
 		return;
-	if (s->floor_pending)
+	if (s->floor_pending && s->file_foreign)
 	{
 		ereport(LOG,
 				(errmsg("snowflake node id changed from %d to %d on timeline %u",

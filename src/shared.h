@@ -171,6 +171,10 @@ typedef struct SnowflakeShared
 	bool		lineage_checked;	/* compared at this life's first write */
 	bool		floor_pending;	/* the next write applies the floor */
 	char		floor_reason[SNOWFLAKE_REASON_LEN]; /* why, for the log */
+	bool		file_foreign;	/* the state file may record another
+								 * server's IDs (a standby's or a copy's
+								 * start, another timeline or system), not
+								 * only this data directory's own */
 	int64		floor_ms;		/* the floor last applied, ms since epoch */
 	int64		max_lead_ms;	/* largest lead of the history's IDs */
 	int64		lead_lowered_ms;	/* Unix ms a lower drift was first seen */

@@ -260,6 +260,7 @@ snowflake_control_read(SnowflakeControl *c)
 		return false;
 	c->state = (uint32) cf.state;
 	c->checkpoint = (uint64) cf.checkPoint;
+	c->timeline = (uint32) cf.checkPointCopy.ThisTimeLineID;
 	c->system_id = cf.system_identifier;
 	return true;
 }

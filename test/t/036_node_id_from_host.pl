@@ -333,6 +333,22 @@ is($moved->safe_psql('postgres',
 		'SELECT snowflake_node_id(snowflake_nextval()); SELECT status FROM snowflake_stats'),
 	"2\nready", 'after a restart under pg-2: ready, node id 2');
 
+# Moved after a crash: the floor is owed (the start was not clean), but the
+# state file is still this data directory's own, on the timeline it
+# records, so the change is refused as after a clean shutdown.
+$moved->stop('immediate');
+set_hostname($moved, 'pg-3');
+$moved->start;
+is(error_report($moved, 'INSERT INTO ids SELECT snowflake_nextval()'),
+	"55000: $changed\nDETAIL:  The state file records IDs this data directory minted with node id 2 on timeline 1; the node id derived from hostname pg-3 is 3 there.\nHINT:  $adopt_hint",
+	'moved to pg-3 after a crash: generation is refused too');
+$moved->stop;
+set_hostname($moved, 'pg-2');
+$moved->start;
+is($moved->safe_psql('postgres',
+		'SELECT snowflake_node_id(snowflake_nextval()); SELECT status FROM snowflake_stats'),
+	"2\nready", 'back under pg-2: ready, node id 2');
+
 # An explicit snowflake.node_id that changes is accepted, as before.
 write_conf_file($moved, $node_conf, 'snowflake.node_id' => 5);
 $offset = -s $moved->logfile;
