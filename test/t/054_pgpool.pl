@@ -43,6 +43,8 @@
 use strict;
 use warnings;
 
+use File::Basename qw(dirname);
+use File::Spec;
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -295,8 +297,12 @@ stop_pgpool($pool);
 # extension but its trigger function and the two behind the view
 # snowflake_stats (snowflake_stats_all, and 1.0's snowflake_stats), which
 # report the counters of the server they run on.
-my $ours = 'snowflake_(nextval|nextval_batch|lastval|claim_node|unclaim_node|'
-  . 'stats_reset|adopt_layout|convert_column)';
+# The pattern is the one docs/deployment/poolers.md gives, read from it.
+my $poolers = slurp_file(
+	File::Spec->rel2abs(dirname(__FILE__) . '/../../docs/deployment/poolers.md'));
+my ($ours) = $poolers =~
+  /^write_function_list = 'nextval,setval,lastval,currval,(snowflake_\([a-z_|]+\)),public\\\.\1'$/m
+  or die 'no write_function_list line of the expected form in docs/deployment/poolers.md';
 is( $primary->safe_psql(
 		'postgres', qq{
 SELECT coalesce(string_agg(p.proname, ', '), 'none')
