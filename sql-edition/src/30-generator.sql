@@ -1,0 +1,420 @@
+-- Generation: snowflake_nextval(), snowflake_nextval_batch(),
+-- snowflake_lastval(), and the administrator's snowflake_set_node_id().
+--
+-- The last key taken is the value of _snowflake_id_seq (00-state.sql).  A
+-- call takes the next one with nextval() while it holds an advisory lock in
+-- shared mode (_snowflake_take), and returns it when it carries this
+-- database's node id and a time no earlier than the clock's and at most
+-- @MAX_LEAD_MS@ ms later.  Otherwise the sequence must move: a call that finds
+-- it behind the clock, in another node field (4096 keys taken in one
+-- millisecond carried into the node field) or in a new server life takes
+-- the lock in exclusive mode, which no nextval() holds, reads the last value
+-- and sets the sequence to the first key above it that carries the node id
+-- and a time no earlier than the clock's (_snowflake_move).  So every key is
+-- above every key taken before it, whichever session took it, and no
+-- interleaving of calls can set the sequence back.
+--
+-- The locks are session locks, so that a long transaction never holds one:
+--  * the shared lock is taken and released within one expression, with no
+--    statement boundary (where PL/pgSQL checks for a cancel) in between, and
+--    only after the checks that can fail (a read-only transaction cannot
+--    advance a sequence); nothing but running out of memory can leave it
+--    held;
+--  * the exclusive lock is only ever tried, never waited for
+--    (pg_try_advisory_lock), so a session holding the shared lock can never
+--    stop the others, and no shared request queues behind a waiting
+--    exclusive one; it is held for a handful of statements inside a block
+--    that releases it on any error, a cancel included.
+-- While the exclusive lock cannot be had, a call that needs to move the
+-- sequence takes the next value again: another session's move gives it a
+-- key that fits; failing that, after @MAX_WAIT_MS@ ms it returns a key that is
+-- right but behind the clock (or, for a batch or a key in another node
+-- field, fails with 55P03).
+--
+-- Durability: nextval() writes its WAL record before it returns (logging
+-- ahead of the value), setval() at once, and both give the transaction an
+-- ID, so its commit flushes them: a key whose transaction committed is never
+-- issued again.  Keys handed out without a commit (a transaction in
+-- progress at a crash, an unflushed asynchronous commit, WAL a standby had
+-- not received) lie at most @MAX_LEAD_MS@ ms ahead of the clock of their
+-- time; the first move in each new server life (_snowflake_life_marker:
+-- a restart, crash recovery, a promotion, a restored backup) places the next
+-- key that far past the clock, above all of them.
+
+-- Advisory lock keys of the generator (per database): 'snow' and 'flak'.
+-- Milliseconds since the epoch, now.
+CREATE FUNCTION @extschema@._snowflake_clock_ms()
+RETURNS pg_catalog.int8
+LANGUAGE sql VOLATILE PARALLEL UNSAFE
+RETURN pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::pg_catalog.int8
+       - @EPOCH_MS@;
+
+COMMENT ON FUNCTION @extschema@._snowflake_clock_ms() IS
+'milliseconds since the snowflake epoch, now (internal)';
+
+-- Whether a call can take the fast path: the node id is set, the
+-- transaction can advance a sequence, and this session has seen the
+-- server life the sequence was last moved in (the flag is set only by
+-- _snowflake_move and only ever skips this check: the move checks the life
+-- again itself).
+CREATE FUNCTION @extschema@._snowflake_ready(node pg_catalog.int8)
+RETURNS pg_catalog.bool
+LANGUAGE sql STABLE PARALLEL UNSAFE
+RETURN node IS NOT NULL
+   AND pg_catalog.current_setting('transaction_read_only') = 'off'
+   AND pg_catalog.current_setting('snowflake_edition.life', true) <> '';
+
+COMMENT ON FUNCTION @extschema@._snowflake_ready(pg_catalog.int8) IS
+'whether a call may take a key without moving the sequence (internal)';
+
+-- The next value of the sequence, taken under the shared lock: lock,
+-- nextval() and unlock in one expression, evaluated in order (an array's
+-- elements are).  Waits only while a move holds the exclusive lock.
+CREATE FUNCTION @extschema@._snowflake_take()
+RETURNS pg_catalog.int8
+LANGUAGE sql VOLATILE PARALLEL UNSAFE
+RETURN (ARRAY[CASE WHEN pg_catalog.pg_advisory_lock_shared(1936617335, 1718378859) IS NULL THEN NULL
+                   ELSE pg_catalog.nextval('@extschema@._snowflake_id_seq'::pg_catalog.regclass) END,
+              pg_catalog.pg_advisory_unlock_shared(1936617335, 1718378859)::pg_catalog.int4])[1];
+
+COMMENT ON FUNCTION @extschema@._snowflake_take() IS
+'the next value of the key sequence, under the generator''s shared lock (internal)';
+
+-- Whether a key taken can be handed out: it carries the node id, and a time
+-- no earlier than the clock's and at most @MAX_LEAD_MS@ ms ahead of it.
+CREATE FUNCTION @extschema@._snowflake_fits(id pg_catalog.int8, node pg_catalog.int8, now_ms pg_catalog.int8)
+RETURNS pg_catalog.bool
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN ((id >> @SEQUENCE_BITS@) & @MAX_NODE@) = node
+   AND (id >> @SHIFT@) BETWEEN now_ms AND now_ms + @MAX_LEAD_MS@;
+
+COMMENT ON FUNCTION @extschema@._snowflake_fits(pg_catalog.int8, pg_catalog.int8, pg_catalog.int8) IS
+'whether a key taken may be handed out as it is (internal)';
+
+-- The server life, as a number: the postmaster's start time (a restart, a
+-- promoted standby, a restored backup start another postmaster) and the
+-- time the cumulative statistics were reset, which crash recovery does (as
+-- pg_stat_reset_shared('bgwriter') does, which only costs a move).
+CREATE FUNCTION @extschema@._snowflake_life_marker()
+RETURNS pg_catalog.int8
+LANGUAGE sql STABLE PARALLEL SAFE
+RETURN pg_catalog.hashtextextended(
+    (pg_catalog.date_part('epoch', pg_catalog.pg_postmaster_start_time()) * 1000000)::pg_catalog.int8::pg_catalog.text
+    || '/' || coalesce((pg_catalog.date_part('epoch', pg_catalog.pg_stat_get_bgwriter_stat_reset_time())
+                        * 1000000)::pg_catalog.int8::pg_catalog.text, ''), 0);
+
+COMMENT ON FUNCTION @extschema@._snowflake_life_marker() IS
+'a number that changes with every server life: restart, crash recovery, promotion (internal)';
+
+-- The refusals every generating call checks before it takes anything:
+-- recovery and read-only transactions (25006), the node id not set
+-- (55000), a clock outside the timestamp field (22003).  Returns the node
+-- id; sets now_ms.
+CREATE FUNCTION @extschema@._snowflake_check(OUT node pg_catalog.int8, OUT now_ms pg_catalog.int8)
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+AS $$
+BEGIN
+    IF pg_is_in_recovery() THEN
+        RAISE EXCEPTION USING ERRCODE = 'read_only_sql_transaction',
+            MESSAGE = 'cannot generate snowflake IDs during recovery',
+            HINT = 'Generate IDs on the primary. A standby usually shares its primary''s node id.';
+    END IF;
+    IF current_setting('transaction_read_only') = 'on' THEN
+        RAISE EXCEPTION USING ERRCODE = 'read_only_sql_transaction',
+            MESSAGE = 'cannot generate snowflake IDs in a read-only transaction',
+            DETAIL = 'The SQL edition of snowflake takes its IDs from a sequence, which a read-only transaction cannot advance.';
+    END IF;
+    node := pg_sequence_last_value('@extschema@._snowflake_node_seq'::regclass);
+    IF node IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
+            MESSAGE = 'snowflake node id is not set',
+            HINT = 'The owner of the snowflake objects sets it once for this database with SELECT snowflake_set_node_id(N), N between 0 and @MAX_NODE@ and used by no other database or server that mints IDs.';
+    END IF;
+    now_ms := @extschema@._snowflake_clock_ms();
+    IF now_ms < 0 THEN
+        RAISE EXCEPTION USING ERRCODE = 'numeric_value_out_of_range',
+            MESSAGE = 'current time is before the snowflake epoch',
+            DETAIL = format('The epoch, %s, is %s ms in the future.',
+                            @extschema@._snowflake_format_ms(@EPOCH_MS@), -now_ms);
+    END IF;
+    IF now_ms > @MAX_MS@ THEN
+        RAISE EXCEPTION USING ERRCODE = 'numeric_value_out_of_range',
+            MESSAGE = 'current time is past the last millisecond the snowflake timestamp field can hold',
+            DETAIL = format('With a @TIMESTAMP_BITS@-bit timestamp field the last representable time is %s.',
+                            @extschema@._snowflake_format_ms(@EPOCH_MS@ + @MAX_MS@));
+    END IF;
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@._snowflake_check() IS
+'the node id and the clock, or the error that refuses generation (internal)';
+
+-- Sleep until the key whose time is id_ms leads the clock by at most
+-- @MAX_LEAD_MS@ ms, for at most @MAX_WAIT_MS@ ms in all; if that cannot be
+-- enough, 58000 (the key is not handed out).  behind: the clock stepped
+-- back (else keys ran ahead in a burst).
+CREATE FUNCTION @extschema@._snowflake_wait(id_ms pg_catalog.int8, now_ms pg_catalog.int8,
+                                            behind pg_catalog.bool)
+RETURNS pg_catalog.void
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+AS $$
+DECLARE
+    deadline int8 := now_ms + @MAX_WAIT_MS@;
+BEGIN
+    WHILE id_ms - now_ms > @MAX_LEAD_MS@ LOOP
+        IF id_ms - @MAX_LEAD_MS@ > deadline THEN
+            IF behind THEN
+                RAISE EXCEPTION USING ERRCODE = 'system_error',
+                    MESSAGE = format('system clock is %s ms behind the last issued snowflake ID', id_ms - now_ms),
+                    DETAIL = 'IDs may lead the clock by @MAX_LEAD_MS@ ms and a call may wait @MAX_WAIT_MS@ ms; no ID was issued.',
+                    HINT = 'Generation resumes by itself once the clock catches up. Check the server''s time synchronisation.';
+            END IF;
+            RAISE EXCEPTION USING ERRCODE = 'system_error',
+                MESSAGE = format('snowflake IDs are %s ms ahead of the system clock after a burst', id_ms - now_ms),
+                DETAIL = 'More IDs were asked for than the sequence field holds per millisecond, and the time borrowed from the future exceeds what IDs may lead the clock by, @MAX_LEAD_MS@ ms, plus what a call may wait, @MAX_WAIT_MS@ ms; no ID was issued.',
+                HINT = 'Ask for fewer IDs at once.';
+        END IF;
+        PERFORM pg_sleep((id_ms - @MAX_LEAD_MS@ - now_ms) / 1000.0);
+        now_ms := @extschema@._snowflake_clock_ms();
+    END LOOP;
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@._snowflake_wait(pg_catalog.int8, pg_catalog.int8, pg_catalog.bool) IS
+'wait until a key leads the clock by no more than it may, or fail (internal)';
+
+-- Move the sequence: under the exclusive lock, the first key above the
+-- last value taken that carries the node id and a time no earlier than
+-- now_ms (in a new server life, @MAX_LEAD_MS@ ms later), and room for count
+-- keys in all, the sequence set to the last of them.  Returns the first.
+-- The key after a key whose sequence field is full carries the next
+-- millisecond.
+CREATE FUNCTION @extschema@._snowflake_move(node pg_catalog.int8, now_ms pg_catalog.int8,
+                                            count pg_catalog.int4)
+RETURNS pg_catalog.int8
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+AS $$
+DECLARE
+    marker int8 := @extschema@._snowflake_life_marker();
+    deadline int8 := now_ms + @MAX_WAIT_MS@;
+    locked bool := false;
+    new_life bool;
+    first int8;
+    first_ms int8;
+    last_packed int8;
+    taken int8;
+BEGIN
+    LOOP
+        BEGIN
+            locked := pg_try_advisory_lock(1936617335, 1718378859);
+            IF locked THEN
+                new_life := pg_sequence_last_value('@extschema@._snowflake_life_seq'::regclass)
+                            IS DISTINCT FROM marker;
+                first := greatest(coalesce(pg_sequence_last_value('@extschema@._snowflake_id_seq'::regclass), -1) + 1,
+                                  (now_ms + CASE WHEN new_life THEN @MAX_LEAD_MS@ ELSE 0 END) << @SHIFT@);
+                first_ms := first >> @SHIFT@;
+                IF (first >> @SEQUENCE_BITS@) & @MAX_NODE@ > node THEN
+                    first_ms := first_ms + 1;
+                    first := (first_ms << @SHIFT@) | (node << @SEQUENCE_BITS@);
+                ELSIF (first >> @SEQUENCE_BITS@) & @MAX_NODE@ < node THEN
+                    first := (first_ms << @SHIFT@) | (node << @SEQUENCE_BITS@);
+                END IF;
+                last_packed := ((first_ms << @SEQUENCE_BITS@) | (first & @MAX_SEQUENCE@)) + count - 1;
+                IF last_packed >> @SEQUENCE_BITS@ <= @MAX_MS@
+                   AND (last_packed >> @SEQUENCE_BITS@) - now_ms <= @MAX_LEAD_MS@ + @MAX_WAIT_MS@ THEN
+                    PERFORM setval('@extschema@._snowflake_id_seq'::regclass,
+                                   ((last_packed >> @SEQUENCE_BITS@) << @SHIFT@) | (node << @SEQUENCE_BITS@)
+                                   | (last_packed & @MAX_SEQUENCE@));
+                    IF new_life THEN
+                        PERFORM setval('@extschema@._snowflake_life_seq'::regclass, marker);
+                    END IF;
+                END IF;
+                locked := NOT pg_advisory_unlock(1936617335, 1718378859);
+                EXIT;
+            END IF;
+        EXCEPTION WHEN OTHERS OR query_canceled THEN
+            IF locked THEN
+                PERFORM pg_advisory_unlock(1936617335, 1718378859);
+            END IF;
+            RAISE;
+        END;
+
+        -- Another call holds the lock.  If it was a move, the next value
+        -- fits.
+        IF count = 1 THEN
+            taken := @extschema@._snowflake_take();
+            IF @extschema@._snowflake_fits(taken, node, @extschema@._snowflake_clock_ms())
+               AND pg_sequence_last_value('@extschema@._snowflake_life_seq'::regclass) = marker THEN
+                PERFORM set_config('snowflake_edition.life', marker::text, false);
+                RETURN taken;
+            END IF;
+        END IF;
+        IF @extschema@._snowflake_clock_ms() > deadline THEN
+            IF count = 1 AND (taken >> @SEQUENCE_BITS@) & @MAX_NODE@ = node
+               AND (taken >> @SHIFT@) <= @extschema@._snowflake_clock_ms() + @MAX_LEAD_MS@
+               AND pg_sequence_last_value('@extschema@._snowflake_life_seq'::regclass) = marker THEN
+                -- Right, but behind the clock.
+                RETURN taken;
+            END IF;
+            RAISE EXCEPTION USING ERRCODE = 'lock_not_available',
+                MESSAGE = 'could not move the snowflake key sequence',
+                DETAIL = format('Other sessions held the snowflake generator''s lock (advisory lock 1936617335, 1718378859) for %s ms.', @MAX_WAIT_MS@),
+                HINT = 'A session that holds it for long can be found in pg_locks.';
+        END IF;
+        PERFORM pg_sleep(0.0001);
+    END LOOP;
+
+    -- Refused under the lock, raised without it.
+    IF last_packed >> @SEQUENCE_BITS@ > @MAX_MS@ THEN
+        RAISE EXCEPTION USING ERRCODE = 'numeric_value_out_of_range',
+            MESSAGE = 'snowflake timestamp field exhausted',
+            DETAIL = format('With a @TIMESTAMP_BITS@-bit timestamp field no millisecond after %s can be represented.', @MAX_MS@);
+    END IF;
+    PERFORM @extschema@._snowflake_wait(last_packed >> @SEQUENCE_BITS@, now_ms, false);
+    PERFORM set_config('snowflake_edition.life', marker::text, false);
+    RETURN first;
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@._snowflake_move(pg_catalog.int8, pg_catalog.int8, pg_catalog.int4) IS
+'move the key sequence to the clock, past a full millisecond or into a new server life (internal)';
+
+-- What snowflake_nextval() does when its fast path cannot serve: the
+-- refusals, a key that only leads the clock too far (the clock stepped
+-- back: wait for it), or a move.
+CREATE FUNCTION @extschema@._snowflake_next(taken pg_catalog.int8)
+RETURNS pg_catalog.int8
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    c record := @extschema@._snowflake_check();
+BEGIN
+    IF (taken >> @SEQUENCE_BITS@) & @MAX_NODE@ = c.node AND taken >> @SHIFT@ > c.now_ms + @MAX_LEAD_MS@
+       AND current_setting('snowflake_edition.life', true) <> '' THEN
+        PERFORM @extschema@._snowflake_wait(taken >> @SHIFT@, c.now_ms, true);
+        RETURN taken;
+    END IF;
+    RETURN @extschema@._snowflake_move(c.node, c.now_ms, 1);
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@._snowflake_next(pg_catalog.int8) IS
+'snowflake_nextval() where a key taken cannot be handed out as it is (internal)';
+
+CREATE FUNCTION @extschema@.snowflake_nextval()
+RETURNS pg_catalog.int8
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+AS $$
+DECLARE
+    node pg_catalog.int8 := pg_catalog.pg_sequence_last_value('@extschema@._snowflake_node_seq'::pg_catalog.regclass);
+    id pg_catalog.int8;
+    now_ms pg_catalog.int8;
+BEGIN
+    -- Every name is qualified (with no search_path of its own, which would
+    -- cost every call): this runs as the edition's owner.
+    IF @extschema@._snowflake_ready(node) THEN
+        id := @extschema@._snowflake_take();
+        now_ms := @extschema@._snowflake_clock_ms();
+        IF @extschema@._snowflake_fits(id, node, now_ms) THEN
+            RETURN id;
+        END IF;
+    END IF;
+    RETURN @extschema@._snowflake_next(id);
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.snowflake_nextval() IS
+'next ID of this database''s generator: unique across nodes, increasing in this database';
+
+CREATE FUNCTION @extschema@.snowflake_nextval_batch(count pg_catalog.int4)
+RETURNS SETOF pg_catalog.int8
+LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+ROWS 1000
+AS $$
+DECLARE
+    c record;
+    first int8;
+    packed int8;
+BEGIN
+    IF count < 1 OR count > 1000000 THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = 'batch size must be between 1 and 1000000',
+            DETAIL = format('The requested batch size was %s.', count);
+    END IF;
+    c := @extschema@._snowflake_check();
+    first := @extschema@._snowflake_move(c.node, c.now_ms, count);
+    packed := ((first >> @SHIFT@) << @SEQUENCE_BITS@) | (first & @MAX_SEQUENCE@);
+    RETURN QUERY
+        SELECT ((p >> @SEQUENCE_BITS@) << @SHIFT@) | (c.node << @SEQUENCE_BITS@) | (p & @MAX_SEQUENCE@)
+          FROM generate_series(packed, packed + count - 1) p;
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.snowflake_nextval_batch(pg_catalog.int4) IS
+'count consecutive IDs (1 to 1000000), reserved all at once: issued whole or not at all';
+
+-- The last key handed to this session: the sequence's currval(), which
+-- nextval() and setval() set for the session that calls them, and DISCARD
+-- ALL forgets.
+CREATE FUNCTION @extschema@.snowflake_lastval()
+RETURNS pg_catalog.int8
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RETURN currval('@extschema@._snowflake_id_seq'::regclass);
+EXCEPTION WHEN object_not_in_prerequisite_state THEN
+    RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
+        MESSAGE = 'snowflake_lastval is not yet defined in this session',
+        HINT = 'Call it in the session that called snowflake_nextval() or snowflake_nextval_batch(), and behind a transaction pooler in the same transaction.';
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.snowflake_lastval() IS
+'the last ID snowflake_nextval() or snowflake_nextval_batch() handed to this session (of a batch, its largest); an error before the first';
+
+-- The node id, set by an administrator: the owner of the edition's objects
+-- (the role that installed it) or a superuser, who alone may change the
+-- sequence that holds it.
+CREATE FUNCTION @extschema@.snowflake_set_node_id(node_id pg_catalog.int4)
+RETURNS pg_catalog.int4
+LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    old int8;
+BEGIN
+    IF node_id < 0 OR node_id > @MAX_NODE@ THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = format('snowflake node id %s is out of range', node_id),
+            DETAIL = 'A node id is between 0 and @MAX_NODE@.';
+    END IF;
+    IF NOT has_sequence_privilege('@extschema@._snowflake_node_seq', 'UPDATE') THEN
+        RAISE EXCEPTION USING ERRCODE = 'insufficient_privilege',
+            MESSAGE = 'permission denied to set the snowflake node id',
+            DETAIL = 'Only the owner of the snowflake objects (the role that installed them) and superusers may set it.';
+    END IF;
+    old := pg_sequence_last_value('@extschema@._snowflake_node_seq'::regclass);
+    IF old <> node_id THEN
+        RAISE NOTICE 'snowflake node id changed from % to %', old, node_id;
+    END IF;
+    PERFORM setval('@extschema@._snowflake_node_seq'::regclass, node_id);
+    RETURN node_id;
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.snowflake_set_node_id(pg_catalog.int4) IS
+'set this database''s snowflake node id (0 to @MAX_NODE@), unique among the databases and servers that mint IDs (its owner and superusers only)';
+
+REVOKE ALL ON FUNCTION @extschema@.snowflake_set_node_id(pg_catalog.int4) FROM PUBLIC;
+
+-- The generator's internals run as the edition's owner, called from the
+-- functions above with their search_path; no one else may call them (a
+-- move trusts the node id it is given).
+REVOKE ALL ON FUNCTION @extschema@._snowflake_take() FROM PUBLIC;
+REVOKE ALL ON FUNCTION @extschema@._snowflake_check() FROM PUBLIC;
+REVOKE ALL ON FUNCTION @extschema@._snowflake_wait(pg_catalog.int8, pg_catalog.int8, pg_catalog.bool) FROM PUBLIC;
+REVOKE ALL ON FUNCTION @extschema@._snowflake_move(pg_catalog.int8, pg_catalog.int8, pg_catalog.int4) FROM PUBLIC;
+REVOKE ALL ON FUNCTION @extschema@._snowflake_next(pg_catalog.int8) FROM PUBLIC;
