@@ -28,12 +28,38 @@ COMMENT ON TYPE @extschema@._snowflake_layout IS
 -- This edition's own layout and epoch, fixed when its script was generated.
 CREATE FUNCTION @extschema@._snowflake_server_layout()
 RETURNS @extschema@._snowflake_layout
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
 RETURN ROW(@EPOCH_MS@, 1, @TIMESTAMP_BITS@, @NODE_BITS@, @SEQUENCE_BITS@, false,
            '{}', '{}')::@extschema@._snowflake_layout;
 
 COMMENT ON FUNCTION @extschema@._snowflake_server_layout() IS
 'the layout and epoch this database mints with (internal)';
+
+-- The presets, parsed: what src/layout.c's preset specifications parse to
+-- (the sources of each are named there), fixed for good, as changing one
+-- would change what immutable functions return, under indexes built with
+-- them; NULL for another name.  "server" alone is the server's own layout.
+-- name: lower case, trimmed.
+CREATE FUNCTION @extschema@._snowflake_preset(name pg_catalog.text)
+RETURNS @extschema@._snowflake_layout
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN CASE name
+    WHEN 'twitter' THEN ROW(1288834974657, 1, 41, 10, 12, false,
+                            '{datacenter,worker}', '{5,5}')::@extschema@._snowflake_layout
+    WHEN 'discord' THEN ROW(1420070400000, 1, 41, 10, 12, false,
+                            '{worker,process}', '{5,5}')::@extschema@._snowflake_layout
+    WHEN 'instagram' THEN ROW(1314220021721, 1, 40, 13, 10, false,
+                              '{shard}', '{13}')::@extschema@._snowflake_layout
+    WHEN 'sonyflake' THEN ROW(1409529600000, 10, 39, 16, 8, true,
+                              '{machine}', '{16}')::@extschema@._snowflake_layout
+    WHEN 'mastodon' THEN ROW(0, 1, 47, 0, 16, false, '{}', '{}')::@extschema@._snowflake_layout
+    WHEN 'pgedge' THEN ROW(1672531200000, 1, 41, 10, 12, false,
+                           '{node}', '{10}')::@extschema@._snowflake_layout
+    WHEN 'server' THEN @extschema@._snowflake_server_layout()
+END;
+
+COMMENT ON FUNCTION @extschema@._snowflake_preset(pg_catalog.text) IS
+'a preset layout by name (internal)';
 
 -- A plain decimal integer, optionally signed and surrounded by white
 -- space, with no leading zero: NULL for anything else, or outside int4
@@ -119,7 +145,9 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'SFL01',
             MESSAGE = 'The epoch must be a finite time.';
     END IF;
-    us := extract(epoch FROM ts) * 1000000;
+    -- extract(epoch FROM ts) rounds near the end of timestamptz; an
+    -- interval's is exact.
+    us := extract(epoch FROM ts - timestamptz '2000-01-01 00:00:00+00') * 1000000 + 946684800000000;
     IF us % 1000 <> 0 THEN
         RAISE EXCEPTION USING ERRCODE = 'SFL01',
             MESSAGE = 'The epoch must be a whole number of milliseconds.';
@@ -248,16 +276,6 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     ws CONSTANT text := E' \t\n\013\f\r';
-    -- Fixed for good: changing one would change what immutable functions
-    -- return, under indexes built with them.  The sources of each are in
-    -- src/layout.c.
-    presets CONSTANT text[] := ARRAY[
-        ['twitter', 'epoch=1288834974657; fields=timestamp:41,datacenter:5,worker:5,sequence:12'],
-        ['discord', 'epoch=1420070400000; fields=timestamp:42,worker:5,process:5,sequence:12'],
-        ['instagram', 'epoch=1314220021721; fields=timestamp:41,shard:13,sequence:10'],
-        ['sonyflake', 'epoch=2014-09-01 00:00:00+00; unit=10ms; fields=timestamp:39,sequence:8,machine:16'],
-        ['mastodon', 'epoch=0; fields=timestamp:48,sequence:16'],
-        ['pgedge', 'epoch=2023-01-01 00:00:00+00; fields=timestamp:41,node:10,sequence:12']];
     preset_names CONSTANT text := 'twitter, discord, instagram, sonyflake, mastodon, pgedge';
     f @extschema@._snowflake_layout := ROW(0, 1, 0, 0, 0, false, '{}', '{}');
     s @extschema@._snowflake_layout := @extschema@._snowflake_server_layout();
@@ -290,18 +308,11 @@ BEGIN
                     MESSAGE = format('"%s" is not of the form key=value.', left(item, 40));
             END IF;
             folded := translate(item, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz');
-            IF server AND folded = 'server' THEN
-                f := s;
-                from_preset := true;
-                from_server := true;
+            IF folded <> 'server' OR server THEN
+                f := @extschema@._snowflake_preset(folded);
+                from_preset := f IS NOT NULL;
+                from_server := folded = 'server';
             END IF;
-            FOR i IN 1 .. array_length(presets, 1) LOOP
-                EXIT WHEN from_preset;
-                IF folded = presets[i][1] THEN
-                    f := @extschema@._snowflake_parse_layout(presets[i][2], false);
-                    from_preset := true;
-                END IF;
-            END LOOP;
             IF NOT from_preset THEN
                 RAISE EXCEPTION USING ERRCODE = 'SFL01',
                     MESSAGE = format('"%s" is not a preset (%s) and not of the form key=value.',
@@ -366,9 +377,7 @@ COMMENT ON FUNCTION @extschema@._snowflake_parse_layout(pg_catalog.text, pg_cata
 'a layout argument, or SQLSTATE SFL01 saying what is wrong with it (internal)';
 
 -- A layout argument parsed, or the error of an invalid layout (22023).
--- IMMUTABLE: given a constant layout, the planner parses it once, when it
--- plans the query.
-CREATE FUNCTION @extschema@._snowflake_layout(layout pg_catalog.text)
+CREATE FUNCTION @extschema@._snowflake_layout_parse(layout pg_catalog.text)
 RETURNS @extschema@._snowflake_layout
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
@@ -382,6 +391,37 @@ EXCEPTION WHEN SQLSTATE 'SFL01' THEN
         MESSAGE = format('invalid snowflake layout "%s"', layout),
         DETAIL = SQLERRM,
         HINT = 'Name a preset (twitter, discord, instagram, sonyflake, mastodon, pgedge), or spell a layout out, such as ''epoch=2015-01-01; fields=timestamp:42,worker:5,process:5,sequence:12''.';
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@._snowflake_layout_parse(pg_catalog.text) IS
+'a layout argument parsed; 22023 when it is invalid (internal)';
+
+-- A preset's name alone (or "server"), in any case, with white space
+-- around it: its layout; else NULL.
+CREATE FUNCTION @extschema@._snowflake_preset_named(layout pg_catalog.text)
+RETURNS @extschema@._snowflake_layout
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN CASE WHEN pg_catalog.octet_length(layout) <= 400
+            THEN @extschema@._snowflake_preset(pg_catalog.btrim(
+                     pg_catalog.translate(layout, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz'),
+                     E' \t\n\013\f\r')) END;
+
+COMMENT ON FUNCTION @extschema@._snowflake_preset_named(pg_catalog.text) IS
+'the layout of a preset named alone, or NULL (internal)';
+
+-- A layout argument parsed, a preset's name alone looked up at once; 22023
+-- when it is invalid.  STRICT, so that the planner can inline the STRICT
+-- functions that call it, and then parse a constant layout once, when it
+-- plans the query.
+CREATE FUNCTION @extschema@._snowflake_layout(layout pg_catalog.text)
+RETURNS @extschema@._snowflake_layout
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+AS $$
+BEGIN
+    -- Qualified names only (no operator): no search_path is needed.
+    RETURN coalesce(@extschema@._snowflake_preset_named(layout),
+                    @extschema@._snowflake_layout_parse(layout));
 END
 $$;
 

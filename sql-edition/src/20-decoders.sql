@@ -109,27 +109,46 @@ RETURN ((id >> CASE WHEN f.sequence_above_node THEN f.node_bits ELSE 0 END)
 COMMENT ON FUNCTION @extschema@._snowflake_seq(pg_catalog.int8, @extschema@._snowflake_layout) IS
 'the sequence field of an ID in a layout (internal)';
 
--- The named parts of a node field, {"worker": 1, ...}; {} without.
+-- The named parts of a node field, {"worker": 1, ...}; {} without (at
+-- most four parts, whose names need no escaping).  Written as text and
+-- read as jsonb: jsonb_build_object() is only STABLE, which would keep the
+-- planner from inlining this.
 CREATE FUNCTION @extschema@._snowflake_node_fields(node pg_catalog.int8, f @extschema@._snowflake_layout)
 RETURNS pg_catalog.jsonb
-LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    result jsonb := '{}';
-    shift int := 0;
-BEGIN
-    FOR i IN REVERSE coalesce(array_length(f.part_names, 1), 0) .. 1 LOOP
-        result := result || jsonb_build_object(f.part_names[i],
-                                               (node >> shift) & ((1::int8 << f.part_bits[i]) - 1));
-        shift := shift + f.part_bits[i];
-    END LOOP;
-    RETURN result;
-END
-$$;
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN (CASE pg_catalog.cardinality(f.part_names)
+    WHEN 0 THEN '{}'
+    WHEN 1 THEN '{"' || f.part_names[1] || '": ' || node::pg_catalog.text || '}'
+    WHEN 2 THEN '{"' || f.part_names[1] || '": ' || (node >> f.part_bits[2])::pg_catalog.text
+        || ', "' || f.part_names[2] || '": '
+        || (node & ((1::pg_catalog.int8 << f.part_bits[2]) - 1))::pg_catalog.text || '}'
+    WHEN 3 THEN '{"' || f.part_names[1] || '": '
+        || (node >> (f.part_bits[2] + f.part_bits[3]))::pg_catalog.text
+        || ', "' || f.part_names[2] || '": '
+        || ((node >> f.part_bits[3]) & ((1::pg_catalog.int8 << f.part_bits[2]) - 1))::pg_catalog.text
+        || ', "' || f.part_names[3] || '": '
+        || (node & ((1::pg_catalog.int8 << f.part_bits[3]) - 1))::pg_catalog.text || '}'
+    WHEN 4 THEN '{"' || f.part_names[1] || '": '
+        || (node >> (f.part_bits[2] + f.part_bits[3] + f.part_bits[4]))::pg_catalog.text
+        || ', "' || f.part_names[2] || '": '
+        || ((node >> (f.part_bits[3] + f.part_bits[4])) & ((1::pg_catalog.int8 << f.part_bits[2]) - 1))::pg_catalog.text
+        || ', "' || f.part_names[3] || '": '
+        || ((node >> f.part_bits[4]) & ((1::pg_catalog.int8 << f.part_bits[3]) - 1))::pg_catalog.text
+        || ', "' || f.part_names[4] || '": '
+        || (node & ((1::pg_catalog.int8 << f.part_bits[4]) - 1))::pg_catalog.text || '}'
+END)::pg_catalog.jsonb;
 
 COMMENT ON FUNCTION @extschema@._snowflake_node_fields(pg_catalog.int8, @extschema@._snowflake_layout) IS
 'the named parts of a node field as a jsonb object (internal)';
+
+-- An ID that is not negative, or the error (22023).
+CREATE FUNCTION @extschema@._snowflake_id(id pg_catalog.int8)
+RETURNS pg_catalog.int8
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN CASE WHEN id >= 0 THEN id ELSE @extschema@._snowflake_negative(id, '', NULL::pg_catalog.int8) END;
+
+COMMENT ON FUNCTION @extschema@._snowflake_id(pg_catalog.int8) IS
+'an ID checked not to be negative (internal)';
 
 -- Unix milliseconds as "YYYY-MM-DD HH:MM:SS.fff+00", for messages, as the
 -- C extension writes them (config.c, snowflake_format_ms): the microseconds
@@ -206,7 +225,10 @@ DECLARE
     last_ms int8;
 BEGIN
     IF isfinite(ts) THEN
-        ms := floor(extract(epoch FROM ts AT TIME ZONE 'UTC') * 1000)::int8 - f.epoch_ms;
+        -- extract(epoch FROM ts) rounds near the end of timestamptz; an
+        -- interval's is exact.
+        ms := floor(extract(epoch FROM ts - timestamptz '2000-01-01 00:00:00+00') * 1000)::int8
+              + 946684800000 - f.epoch_ms;
         IF ms >= 0 AND ms / f.unit_ms <= max_units THEN
             RETURN ms / f.unit_ms;
         END IF;
@@ -315,11 +337,16 @@ COMMENT ON FUNCTION @extschema@.snowflake_sequence(pg_catalog.int8) IS
 CREATE FUNCTION @extschema@.snowflake_decode(id pg_catalog.int8,
     OUT ts pg_catalog.timestamptz, OUT node_id pg_catalog.int4, OUT sequence pg_catalog.int4)
 RETURNS pg_catalog.record
-LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-BEGIN ATOMIC
-    SELECT @extschema@.snowflake_timestamp(id), @extschema@.snowflake_node_id(id),
-           @extschema@.snowflake_sequence(id);
-END;
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+AS $$
+BEGIN
+    -- Only qualified functions, whose bodies were bound when they were
+    -- created: no search_path of its own is needed (nor paid for).
+    ts := @extschema@.snowflake_timestamp(id);
+    node_id := @extschema@.snowflake_node_id(id);
+    sequence := @extschema@.snowflake_sequence(id);
+END
+$$;
 
 COMMENT ON FUNCTION @extschema@.snowflake_decode(pg_catalog.int8) IS
 'split an ID into its time, node id and sequence number';
@@ -386,13 +413,21 @@ CREATE FUNCTION @extschema@.snowflake_decode(id pg_catalog.int8, layout pg_catal
     OUT ts pg_catalog.timestamptz, OUT node_id pg_catalog.int4, OUT sequence pg_catalog.int4,
     OUT node_fields pg_catalog.jsonb)
 RETURNS pg_catalog.record
-LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-BEGIN ATOMIC
-    SELECT @extschema@.snowflake_timestamp(id, layout), @extschema@.snowflake_node_id(id, layout),
-           @extschema@.snowflake_sequence(id, layout),
-           @extschema@._snowflake_node_fields(@extschema@.snowflake_node_id(id, layout),
-                                              @extschema@._snowflake_layout(layout));
-END;
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+AS $$
+DECLARE
+    f @extschema@._snowflake_layout;
+    checked pg_catalog.int8 := @extschema@._snowflake_id(id);
+BEGIN
+    -- The layout parsed once per call (the ID checked first, as the C
+    -- extension does).
+    f := @extschema@._snowflake_layout(layout);
+    ts := @extschema@._snowflake_ts(checked, f);
+    node_id := @extschema@._snowflake_node(checked, f);
+    sequence := @extschema@._snowflake_seq(checked, f);
+    node_fields := @extschema@._snowflake_node_fields(node_id, f);
+END
+$$;
 
 COMMENT ON FUNCTION @extschema@.snowflake_decode(pg_catalog.int8, pg_catalog.text) IS
 'split an ID of the given layout into its time, node id, sequence number and named node fields';
