@@ -152,7 +152,7 @@ $plain_body =~ s/\@extschema\@/$opt{schema}/g;
 die "sql-edition/src: an \@extension-only-begin without its end\n"
   if $plain_body =~ /\@extension-only/;
 
-my $comment = 'SQL edition of snowflake: 64-bit time-sortable IDs, the C extension\'s keys and functions in SQL and PL/pgSQL';
+my $comment = 'SQL edition of snowflake: 64-bit time-sortable IDs with the keys and functions of the C extension, in SQL and PL/pgSQL';
 my $version = $opt{version};
 my $header = <<"EOT";
 /*
