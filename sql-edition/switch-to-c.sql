@@ -36,6 +36,7 @@ DECLARE
     first_key int8;
     waited int := 0;
     edition_only text[] := '{}';
+    same_layout bool;
 BEGIN
     IF NOT (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
         RAISE EXCEPTION USING ERRCODE = 'insufficient_privilege',
@@ -92,7 +93,7 @@ BEGIN
 
     -- Each of them becomes the C extension's function of its signature.
     FOR f IN
-        SELECT p.oid, p.proname, pg_get_function_identity_arguments(p.oid) AS args
+        SELECT p.oid, p.proname, oidvectortypes(p.proargtypes) AS args
           FROM pg_proc p
          WHERE p.pronamespace = aside::regnamespace
          ORDER BY p.proname, p.oid
@@ -136,8 +137,8 @@ BEGIN
     EXECUTE format('SELECT (extract(epoch FROM epoch) * 1000)::int8 = @EPOCH_MS@
                            AND timestamp_bits = @TIMESTAMP_BITS@ AND node_bits = @NODE_BITS@
                            AND sequence_bits = @SEQUENCE_BITS@
-                      FROM %I.snowflake_stats', schema_name) INTO f;
-    IF NOT f.bool THEN
+                      FROM %I.snowflake_stats', schema_name) INTO same_layout;
+    IF NOT same_layout THEN
         RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
             MESSAGE = 'the snowflake C extension mints with another epoch or layout than the SQL edition',
             HINT = 'Set snowflake.epoch, snowflake.timestamp_bits, snowflake.node_bits and snowflake.sequence_bits to the edition''s (its script''s header names them) and restart the server.';
