@@ -25,6 +25,7 @@ use strict;
 use warnings;
 
 use File::Path qw(remove_tree);
+use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowflakeTest;
@@ -70,6 +71,10 @@ SELECT string_agg(p.oid::regprocedure::text || '=' || p.oid, ' ' ORDER BY p.oid:
 my %before = map { $_ => $edition->safe_psql($_, $refs) } ('plainform', 'extform');
 like($before{plainform}, qr/snowflake_nextval\(\)=\d+ .*snowflake_timestamp\(bigint\)=\d+/,
 	"the user's objects refer to the edition's functions: $before{plainform}");
+my $dump = PostgreSQL::Test::Utils::tempdir() . '/extform.dump';
+$edition->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $edition->connstr('extform') ],
+	'pg_dump of the database with the edition as an extension');
+my $dumped_max = $edition->safe_psql('extform', 'SELECT max(id) FROM app.orders');
 $edition->stop;
 
 # The same data directory on the full installation.
@@ -174,6 +179,33 @@ foreach my $case ([ 'plainform', 'public' ], [ 'extform', 'app' ])
 	  or diag(join("\n", (map { "only switched: $_" } grep { !$in_fresh{$_} } split /\n/, $switched),
 			(map { "only fresh: $_" } grep { !$in_switched{$_} } split /\n/, $fresh)));
 }
+
+# --- the other way: pg_dump and pg_restore onto the C extension ---
+
+# The dump says CREATE EXTENSION snowflake, which the C extension answers
+# here; the edition's sequences it then sets do not exist: the two errors
+# pg_restore reports and goes on past.  The defaults and other expressions
+# name the functions, which resolve to the C extension's.
+$node->safe_psql('postgres', 'CREATE DATABASE moved');
+my ($stdout, $restore_err);
+($ret, $stdout, $restore_err) = (0, '', '');
+IPC::Run::run([ 'pg_restore', '-d', $node->connstr('moved'), $dump ], '>', \$stdout, '2>', \$restore_err);
+my @errors = $restore_err =~ /ERROR:  (.*)/g;
+is_deeply(\@errors,
+	[ 'relation "app._snowflake_id_seq" does not exist', 'relation "app._snowflake_node_seq" does not exist' ],
+	'pg_restore onto the C extension: the only errors are the edition\'s two sequences');
+is( $node->safe_psql(
+		'moved', qq{
+INSERT INTO app.orders (n) SELECT 1000 + g FROM generate_series(1, 100) g;
+SELECT count(*) FILTER (WHERE n > 1000 AND id > $dumped_max), bool_and(node = 5),
+       (SELECT count(*) FROM app.orders_decoded),
+       (SELECT l.lanname FROM pg_attrdef a JOIN pg_depend d ON d.classid = 'pg_attrdef'::regclass AND d.objid = a.oid
+          JOIN pg_proc p ON d.refclassid = 'pg_proc'::regclass AND p.oid = d.refobjid
+          JOIN pg_language l ON l.oid = p.prolang
+         WHERE a.adrelid = 'app.orders'::regclass AND p.proname = 'snowflake_nextval')
+  FROM app.orders}),
+	'100|t|1100|c',
+	'restored onto the C extension: the default is the C function, new keys above the dumped ones');
 
 $node->stop;
 done_testing();
