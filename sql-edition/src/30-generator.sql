@@ -31,17 +31,21 @@
 -- right but behind the clock (or, for a batch or a key in another node
 -- field, fails with 55P03).
 --
--- Durability: nextval() writes its WAL record before it returns (logging
--- ahead of the value), setval() at once, and both give the transaction an
--- ID, so its commit flushes them: a key whose transaction committed is never
--- issued again.  Keys handed out without a commit (a transaction in
--- progress at a crash, an unflushed asynchronous commit, WAL a standby had
--- not received) lie at most @MAX_LEAD_MS@ ms ahead of the clock of their
--- time; the first move in each new server life (_snowflake_life_marker:
--- a restart, crash recovery, a promotion, a restored backup) places the next
--- key that far past the clock, above all of them.
+-- Durability: nextval() writes a WAL record covering the next 32 values
+-- before it returns the first, setval() one at once; the record precedes
+-- the commit record of any transaction that stores a key it covers, so a
+-- key stored by a committed transaction (synchronous_commit on) is never
+-- issued again.  Keys handed out without such a commit (a transaction in
+-- progress at a crash, a SELECT, an unflushed asynchronous commit, WAL a
+-- standby had not received) lie at most @MAX_LEAD_MS@ ms ahead of the clock
+-- of their time; the first move in each new server life
+-- (_snowflake_life_marker: a restart, crash recovery, a promotion, a
+-- restored backup) places the next key that far past the clock, above all
+-- of them.
+--
+-- The advisory lock of the generator, in each database: the keys
+-- 1936617335 and 1718378859 ('snow' and 'flak').
 
--- Advisory lock keys of the generator (per database): 'snow' and 'flak'.
 -- Milliseconds since the epoch, now.
 CREATE FUNCTION @extschema@._snowflake_clock_ms()
 RETURNS pg_catalog.int8
