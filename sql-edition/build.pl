@@ -199,8 +199,9 @@ spew("$opt{out}/snowflake-plain.sql", $header . <<"EOT" . $plain_body . "\nCOMMI
 -- the role that is to own the objects (not a superuser: the database owner,
 -- or a role that owns schema $opt{schema}), in the database:
 --   psql -v ON_ERROR_STOP=1 -f snowflake-plain.sql
--- Then an administrator sets the node id: SELECT snowflake_set_node_id(N);
-\\set ON_ERROR_STOP 1
+-- (no psql command in it: a SQL console that runs a script takes it too;
+-- one transaction, so an error leaves nothing behind).  Then the same role
+-- sets the node id: SELECT snowflake_set_node_id(N);
 BEGIN;
 SET LOCAL search_path = pg_catalog, pg_temp;
 EOT

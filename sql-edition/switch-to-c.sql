@@ -16,7 +16,6 @@
 -- back, the edition intact.  Calls of the edition that were waiting for it
 -- fail once it commits (its key sequence is gone).
 
-\set ON_ERROR_STOP 1
 BEGIN;
 SET LOCAL lock_timeout = '10s';
 SET LOCAL search_path = pg_catalog, pg_temp;

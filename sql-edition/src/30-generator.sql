@@ -57,18 +57,20 @@ COMMENT ON FUNCTION @extschema@._snowflake_clock_ms() IS
 'milliseconds since the snowflake epoch, now (internal)';
 
 -- Whether a call can take the fast path: the node id is set, the
--- transaction can advance a sequence, and this session has seen the
--- server life the sequence was last moved in (the flag is set only by
--- _snowflake_move and only ever skips this check: the move checks the life
--- again itself).
-CREATE FUNCTION @extschema@._snowflake_ready(node pg_catalog.int8)
+-- transaction can advance a sequence, this session has seen the server life
+-- the sequence was last moved in (the flag is set only by _snowflake_move
+-- and only ever skips this check: the move checks the life again itself),
+-- and the last key taken is not behind the clock (else the call moves the
+-- sequence at once: at everyday rates, every call).
+CREATE FUNCTION @extschema@._snowflake_ready(node pg_catalog.int8, now_ms pg_catalog.int8)
 RETURNS pg_catalog.bool
-LANGUAGE sql STABLE PARALLEL UNSAFE
+LANGUAGE sql VOLATILE PARALLEL UNSAFE
 RETURN node IS NOT NULL
    AND pg_catalog.current_setting('transaction_read_only') = 'off'
-   AND pg_catalog.current_setting('snowflake_edition.life', true) <> '';
+   AND pg_catalog.current_setting('snowflake_edition.life', true) <> ''
+   AND pg_catalog.pg_sequence_last_value('@extschema@._snowflake_id_seq'::pg_catalog.regclass) >> @SHIFT@ >= now_ms;
 
-COMMENT ON FUNCTION @extschema@._snowflake_ready(pg_catalog.int8) IS
+COMMENT ON FUNCTION @extschema@._snowflake_ready(pg_catalog.int8, pg_catalog.int8) IS
 'whether a call may take a key without moving the sequence (internal)';
 
 -- The next value of the sequence, taken under the shared lock: lock,
@@ -110,48 +112,62 @@ RETURN pg_catalog.hashtextextended(
 COMMENT ON FUNCTION @extschema@._snowflake_life_marker() IS
 'a number that changes with every server life: restart, crash recovery, promotion (internal)';
 
--- The refusals every generating call checks before it takes anything:
--- recovery and read-only transactions (25006), the node id not set
--- (55000), a clock outside the timestamp field (22003).  Returns the node
--- id; sets now_ms.
-CREATE FUNCTION @extschema@._snowflake_check(OUT node pg_catalog.int8, OUT now_ms pg_catalog.int8)
+-- Why a call must refuse to generate, before it takes anything: 1 during
+-- recovery, 2 in a read-only transaction, 3 while the node id is unset, 4
+-- with the clock before the epoch, 5 past the timestamp field; 0 when it
+-- may go on.
+CREATE FUNCTION @extschema@._snowflake_refusal(node pg_catalog.int8, now_ms pg_catalog.int8)
+RETURNS pg_catalog.int4
+LANGUAGE sql VOLATILE PARALLEL UNSAFE
+RETURN CASE WHEN pg_catalog.pg_is_in_recovery() THEN 1
+            WHEN pg_catalog.current_setting('transaction_read_only') = 'on' THEN 2
+            WHEN node IS NULL THEN 3
+            WHEN now_ms < 0 THEN 4
+            WHEN now_ms > @MAX_MS@ THEN 5
+            ELSE 0 END;
+
+COMMENT ON FUNCTION @extschema@._snowflake_refusal(pg_catalog.int8, pg_catalog.int8) IS
+'why generation must refuse now, 0 if it need not (internal)';
+
+-- The error of a refusal (_snowflake_refusal): 25006, 55000 or 22003.
+CREATE FUNCTION @extschema@._snowflake_refuse(refusal pg_catalog.int4, now_ms pg_catalog.int8)
+RETURNS pg_catalog.void
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    IF pg_is_in_recovery() THEN
+    IF refusal = 1 THEN
         RAISE EXCEPTION USING ERRCODE = 'read_only_sql_transaction',
             MESSAGE = 'cannot generate snowflake IDs during recovery',
             HINT = 'Generate IDs on the primary. A standby usually shares its primary''s node id.';
-    END IF;
-    IF current_setting('transaction_read_only') = 'on' THEN
+    ELSIF refusal = 2 THEN
         RAISE EXCEPTION USING ERRCODE = 'read_only_sql_transaction',
             MESSAGE = 'cannot generate snowflake IDs in a read-only transaction',
             DETAIL = 'The SQL edition of snowflake takes its IDs from a sequence, which a read-only transaction cannot advance.';
-    END IF;
-    node := pg_sequence_last_value('@extschema@._snowflake_node_seq'::regclass);
-    IF node IS NULL THEN
+    ELSIF refusal = 3 THEN
         RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
             MESSAGE = 'snowflake node id is not set',
             HINT = 'The owner of the snowflake objects sets it once for this database with SELECT snowflake_set_node_id(N), N between 0 and @MAX_NODE@ and used by no other database or server that mints IDs.';
-    END IF;
-    now_ms := @extschema@._snowflake_clock_ms();
-    IF now_ms < 0 THEN
+    ELSIF refusal = 4 THEN
         RAISE EXCEPTION USING ERRCODE = 'numeric_value_out_of_range',
             MESSAGE = 'current time is before the snowflake epoch',
             DETAIL = format('The epoch, %s, is %s ms in the future.',
                             @extschema@._snowflake_format_ms(@EPOCH_MS@), -now_ms);
-    END IF;
-    IF now_ms > @MAX_MS@ THEN
+    ELSIF refusal = 5 THEN
         RAISE EXCEPTION USING ERRCODE = 'numeric_value_out_of_range',
             MESSAGE = 'current time is past the last millisecond the snowflake timestamp field can hold',
             DETAIL = format('With a @TIMESTAMP_BITS@-bit timestamp field the last representable time is %s.',
                             @extschema@._snowflake_format_ms(@EPOCH_MS@ + @MAX_MS@));
+    ELSIF refusal = 6 THEN
+        RAISE EXCEPTION USING ERRCODE = 'numeric_value_out_of_range',
+            MESSAGE = 'snowflake timestamp field exhausted',
+            DETAIL = format('With a @TIMESTAMP_BITS@-bit timestamp field no millisecond after %s can be represented.', @MAX_MS@);
     END IF;
 END
 $$;
 
-COMMENT ON FUNCTION @extschema@._snowflake_check() IS
-'the node id and the clock, or the error that refuses generation (internal)';
+COMMENT ON FUNCTION @extschema@._snowflake_refuse(pg_catalog.int4, pg_catalog.int8) IS
+'raise the error of a refusal (internal)';
 
 -- Sleep until the key whose time is id_ms leads the clock by at most
 -- @MAX_LEAD_MS@ ms, for at most @MAX_WAIT_MS@ ms in all; if that cannot be
@@ -187,12 +203,42 @@ $$;
 COMMENT ON FUNCTION @extschema@._snowflake_wait(pg_catalog.int8, pg_catalog.int8, pg_catalog.bool) IS
 'wait until a key leads the clock by no more than it may, or fail (internal)';
 
+-- The first key above last that carries the node id and a time no earlier
+-- than floor_ms: the key after a key whose sequence field is full, or that
+-- lies in a higher node field, carries the next millisecond.
+CREATE FUNCTION @extschema@._snowflake_first(last pg_catalog.int8, node pg_catalog.int8,
+                                             floor_ms pg_catalog.int8)
+RETURNS pg_catalog.int8
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN CASE
+    WHEN (greatest(last + 1, floor_ms << @SHIFT@) >> @SEQUENCE_BITS@) & @MAX_NODE@ > node
+    THEN (((greatest(last + 1, floor_ms << @SHIFT@) >> @SHIFT@) + 1) << @SHIFT@) | (node << @SEQUENCE_BITS@)
+    WHEN (greatest(last + 1, floor_ms << @SHIFT@) >> @SEQUENCE_BITS@) & @MAX_NODE@ < node
+    THEN ((greatest(last + 1, floor_ms << @SHIFT@) >> @SHIFT@) << @SHIFT@) | (node << @SEQUENCE_BITS@)
+    ELSE greatest(last + 1, floor_ms << @SHIFT@)
+END;
+
+COMMENT ON FUNCTION @extschema@._snowflake_first(pg_catalog.int8, pg_catalog.int8, pg_catalog.int8) IS
+'the first key above another with the node id and a time no earlier than a floor (internal)';
+
+-- The key n places after the key first, counting keys of the node id only
+-- (the sequence field carries into the millisecond).
+CREATE FUNCTION @extschema@._snowflake_after(first pg_catalog.int8, node pg_catalog.int8, n pg_catalog.int8)
+RETURNS pg_catalog.int8
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN ((((((first >> @SHIFT@) << @SEQUENCE_BITS@) | (first & @MAX_SEQUENCE@)) + n) >> @SEQUENCE_BITS@) << @SHIFT@)
+       | (node << @SEQUENCE_BITS@)
+       | (((((first >> @SHIFT@) << @SEQUENCE_BITS@) | (first & @MAX_SEQUENCE@)) + n) & @MAX_SEQUENCE@);
+
+COMMENT ON FUNCTION @extschema@._snowflake_after(pg_catalog.int8, pg_catalog.int8, pg_catalog.int8) IS
+'the key some places after another, of one node id (internal)';
+
 -- Move the sequence: under the exclusive lock, the first key above the
 -- last value taken that carries the node id and a time no earlier than
 -- now_ms (in a new server life, @MAX_LEAD_MS@ ms later), and room for count
--- keys in all, the sequence set to the last of them.  Returns the first.
--- The key after a key whose sequence field is full carries the next
--- millisecond.
+-- keys in all; the sequence set to the last of them.  Returns the first.
+-- Runs as the edition's owner, with the search_path of its caller
+-- (snowflake_nextval's slow path or snowflake_nextval_batch()).
 CREATE FUNCTION @extschema@._snowflake_move(node pg_catalog.int8, now_ms pg_catalog.int8,
                                             count pg_catalog.int4)
 RETURNS pg_catalog.int8
@@ -203,9 +249,10 @@ DECLARE
     deadline int8 := now_ms + @MAX_WAIT_MS@;
     locked bool := false;
     new_life bool;
+    floor_ms int8;
     first int8;
-    first_ms int8;
-    last_packed int8;
+    last int8;
+    done int8;
     taken int8;
 BEGIN
     LOOP
@@ -214,23 +261,16 @@ BEGIN
             IF locked THEN
                 new_life := pg_sequence_last_value('@extschema@._snowflake_life_seq'::regclass)
                             IS DISTINCT FROM marker;
-                first := greatest(coalesce(pg_sequence_last_value('@extschema@._snowflake_id_seq'::regclass), -1) + 1,
-                                  (now_ms + CASE WHEN new_life THEN @MAX_LEAD_MS@ ELSE 0 END) << @SHIFT@);
-                first_ms := first >> @SHIFT@;
-                IF (first >> @SEQUENCE_BITS@) & @MAX_NODE@ > node THEN
-                    first_ms := first_ms + 1;
-                    first := (first_ms << @SHIFT@) | (node << @SEQUENCE_BITS@);
-                ELSIF (first >> @SEQUENCE_BITS@) & @MAX_NODE@ < node THEN
-                    first := (first_ms << @SHIFT@) | (node << @SEQUENCE_BITS@);
-                END IF;
-                last_packed := ((first_ms << @SEQUENCE_BITS@) | (first & @MAX_SEQUENCE@)) + count - 1;
-                IF last_packed >> @SEQUENCE_BITS@ <= @MAX_MS@
-                   AND (last_packed >> @SEQUENCE_BITS@) - now_ms <= @MAX_LEAD_MS@ + @MAX_WAIT_MS@ THEN
-                    PERFORM setval('@extschema@._snowflake_id_seq'::regclass,
-                                   ((last_packed >> @SEQUENCE_BITS@) << @SHIFT@) | (node << @SEQUENCE_BITS@)
-                                   | (last_packed & @MAX_SEQUENCE@));
+                -- Variables as the arguments: the planner inlines the
+                -- arithmetic only where they are simple.
+                last := coalesce(pg_sequence_last_value('@extschema@._snowflake_id_seq'::regclass), -1);
+                floor_ms := now_ms + CASE WHEN new_life THEN @MAX_LEAD_MS@ ELSE 0 END;
+                first := @extschema@._snowflake_first(last, node, floor_ms);
+                last := @extschema@._snowflake_after(first, node, count - 1);
+                IF last >> @SHIFT@ <= @MAX_MS@ AND (last >> @SHIFT@) - now_ms <= @MAX_LEAD_MS@ + @MAX_WAIT_MS@ THEN
+                    done := setval('@extschema@._snowflake_id_seq'::regclass, last);
                     IF new_life THEN
-                        PERFORM setval('@extschema@._snowflake_life_seq'::regclass, marker);
+                        done := setval('@extschema@._snowflake_life_seq'::regclass, marker);
                     END IF;
                 END IF;
                 locked := NOT pg_advisory_unlock(1936617335, 1718378859);
@@ -268,14 +308,17 @@ BEGIN
         PERFORM pg_sleep(0.0001);
     END LOOP;
 
-    -- Refused under the lock, raised without it.
-    IF last_packed >> @SEQUENCE_BITS@ > @MAX_MS@ THEN
-        RAISE EXCEPTION USING ERRCODE = 'numeric_value_out_of_range',
-            MESSAGE = 'snowflake timestamp field exhausted',
-            DETAIL = format('With a @TIMESTAMP_BITS@-bit timestamp field no millisecond after %s can be represented.', @MAX_MS@);
+    -- Refused under the lock, raised without it; a key that leads the
+    -- clock by more than it may waits for it.
+    IF last >> @SHIFT@ > @MAX_MS@ THEN
+        PERFORM @extschema@._snowflake_refuse(6, now_ms);
     END IF;
-    PERFORM @extschema@._snowflake_wait(last_packed >> @SEQUENCE_BITS@, now_ms, false);
-    PERFORM set_config('snowflake_edition.life', marker::text, false);
+    IF (last >> @SHIFT@) - now_ms > @MAX_LEAD_MS@ THEN
+        PERFORM @extschema@._snowflake_wait(last >> @SHIFT@, now_ms, false);
+    END IF;
+    IF current_setting('snowflake_edition.life', true) IS DISTINCT FROM marker::text THEN
+        PERFORM set_config('snowflake_edition.life', marker::text, false);
+    END IF;
     RETURN first;
 END
 $$;
@@ -286,24 +329,28 @@ COMMENT ON FUNCTION @extschema@._snowflake_move(pg_catalog.int8, pg_catalog.int8
 -- What snowflake_nextval() does when its fast path cannot serve: the
 -- refusals, a key that only leads the clock too far (the clock stepped
 -- back: wait for it), or a move.
-CREATE FUNCTION @extschema@._snowflake_next(taken pg_catalog.int8)
+CREATE FUNCTION @extschema@._snowflake_next(taken pg_catalog.int8, node pg_catalog.int8,
+                                            now_ms pg_catalog.int8)
 RETURNS pg_catalog.int8
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    c record := @extschema@._snowflake_check();
+    refusal int4 := @extschema@._snowflake_refusal(node, now_ms);
 BEGIN
-    IF (taken >> @SEQUENCE_BITS@) & @MAX_NODE@ = c.node AND taken >> @SHIFT@ > c.now_ms + @MAX_LEAD_MS@
+    IF refusal <> 0 THEN
+        PERFORM @extschema@._snowflake_refuse(refusal, now_ms);
+    END IF;
+    IF (taken >> @SEQUENCE_BITS@) & @MAX_NODE@ = node AND taken >> @SHIFT@ > now_ms + @MAX_LEAD_MS@
        AND current_setting('snowflake_edition.life', true) <> '' THEN
-        PERFORM @extschema@._snowflake_wait(taken >> @SHIFT@, c.now_ms, true);
+        PERFORM @extschema@._snowflake_wait(taken >> @SHIFT@, now_ms, true);
         RETURN taken;
     END IF;
-    RETURN @extschema@._snowflake_move(c.node, c.now_ms, 1);
+    RETURN @extschema@._snowflake_move(node, now_ms, 1);
 END
 $$;
 
-COMMENT ON FUNCTION @extschema@._snowflake_next(pg_catalog.int8) IS
+COMMENT ON FUNCTION @extschema@._snowflake_next(pg_catalog.int8, pg_catalog.int8, pg_catalog.int8) IS
 'snowflake_nextval() where a key taken cannot be handed out as it is (internal)';
 
 CREATE FUNCTION @extschema@.snowflake_nextval()
@@ -312,19 +359,20 @@ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
 AS $$
 DECLARE
     node pg_catalog.int8 := pg_catalog.pg_sequence_last_value('@extschema@._snowflake_node_seq'::pg_catalog.regclass);
+    now_ms pg_catalog.int8 := @extschema@._snowflake_clock_ms();
     id pg_catalog.int8;
-    now_ms pg_catalog.int8;
 BEGIN
     -- Every name is qualified (with no search_path of its own, which would
-    -- cost every call): this runs as the edition's owner.
-    IF @extschema@._snowflake_ready(node) THEN
+    -- cost every call): this runs as the edition's owner.  The clock is
+    -- read before the key is taken, as the C extension reads it before its
+    -- spinlock.
+    IF @extschema@._snowflake_ready(node, now_ms) THEN
         id := @extschema@._snowflake_take();
-        now_ms := @extschema@._snowflake_clock_ms();
         IF @extschema@._snowflake_fits(id, node, now_ms) THEN
             RETURN id;
         END IF;
     END IF;
-    RETURN @extschema@._snowflake_next(id);
+    RETURN @extschema@._snowflake_next(id, node, now_ms);
 END
 $$;
 
@@ -338,7 +386,9 @@ SET search_path = pg_catalog, pg_temp
 ROWS 1000
 AS $$
 DECLARE
-    c record;
+    node int8 := pg_sequence_last_value('@extschema@._snowflake_node_seq'::regclass);
+    now_ms int8 := @extschema@._snowflake_clock_ms();
+    refusal int4;
     first int8;
     packed int8;
 BEGIN
@@ -347,11 +397,14 @@ BEGIN
             MESSAGE = 'batch size must be between 1 and 1000000',
             DETAIL = format('The requested batch size was %s.', count);
     END IF;
-    c := @extschema@._snowflake_check();
-    first := @extschema@._snowflake_move(c.node, c.now_ms, count);
+    refusal := @extschema@._snowflake_refusal(node, now_ms);
+    IF refusal <> 0 THEN
+        PERFORM @extschema@._snowflake_refuse(refusal, now_ms);
+    END IF;
+    first := @extschema@._snowflake_move(node, now_ms, count);
     packed := ((first >> @SHIFT@) << @SEQUENCE_BITS@) | (first & @MAX_SEQUENCE@);
     RETURN QUERY
-        SELECT ((p >> @SEQUENCE_BITS@) << @SHIFT@) | (c.node << @SEQUENCE_BITS@) | (p & @MAX_SEQUENCE@)
+        SELECT ((p >> @SEQUENCE_BITS@) << @SHIFT@) | (node << @SEQUENCE_BITS@) | (p & @MAX_SEQUENCE@)
           FROM generate_series(packed, packed + count - 1) p;
 END
 $$;
@@ -418,7 +471,6 @@ REVOKE ALL ON FUNCTION @extschema@.snowflake_set_node_id(pg_catalog.int4) FROM P
 -- functions above with their search_path; no one else may call them (a
 -- move trusts the node id it is given).
 REVOKE ALL ON FUNCTION @extschema@._snowflake_take() FROM PUBLIC;
-REVOKE ALL ON FUNCTION @extschema@._snowflake_check() FROM PUBLIC;
 REVOKE ALL ON FUNCTION @extschema@._snowflake_wait(pg_catalog.int8, pg_catalog.int8, pg_catalog.bool) FROM PUBLIC;
 REVOKE ALL ON FUNCTION @extschema@._snowflake_move(pg_catalog.int8, pg_catalog.int8, pg_catalog.int4) FROM PUBLIC;
-REVOKE ALL ON FUNCTION @extschema@._snowflake_next(pg_catalog.int8) FROM PUBLIC;
+REVOKE ALL ON FUNCTION @extschema@._snowflake_next(pg_catalog.int8, pg_catalog.int8, pg_catalog.int8) FROM PUBLIC;
