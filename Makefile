@@ -33,7 +33,8 @@ ISOLATION_OPTS = --temp-instance=$(CURDIR)/tmp_check_isolation \
 TAP_TESTS = 1
 PROVE_TESTS ?= test/t/*.pl
 
-EXTRA_CLEAN = .build-flags tmp_check tmp_check_regress tmp_check_isolation results output_iso regression.diffs regression.out
+EXTRA_CLEAN = .build-flags tmp_check tmp_check_regress tmp_check_isolation results output_iso regression.diffs regression.out \
+	sql-edition/build
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -58,3 +59,11 @@ $(OBJS) $(OBJS:.o=.bc): $(wildcard $(srcdir)/src/*.h)
 .PHONY: image
 image:
 	PG_CONFIG=$(PG_CONFIG) bash $(srcdir)/image/build.sh
+
+# The SQL edition (sql-edition/): its scripts for pg_tle, database.dev and a
+# plain psql run, generated from its one source into sql-edition/build
+# (docs/deployment/sql-edition.md).  SQL_EDITION_FLAGS: build.pl's options,
+# such as --schema myschema.
+.PHONY: sql-edition
+sql-edition:
+	perl $(srcdir)/sql-edition/build.pl --out sql-edition/build $(SQL_EDITION_FLAGS)

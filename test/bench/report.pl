@@ -253,6 +253,7 @@ my %bulk_label = (
     uuid7core => '`uuidv7()` (UUIDv7, core since PostgreSQL 18)',
     instagram => 'PL/pgSQL Instagram-style `next_id()`',
     uuid7 => 'PL/pgSQL UUIDv7',
+    sqledition => 'SQL edition `sqled.snowflake_nextval()` (sql-edition/)',
 );
 my @batches = split ' ', ($m{batches} // '');
 for my $b (@batches) {
@@ -261,7 +262,7 @@ for my $b (@batches) {
 }
 my @bulk_order = ('count1', 'clock', 'snowflake',
     (map { ("batch_from_$_", "batch_select_$_") } @batches),
-    'nextval_c1', 'nextval_c32', 'uuid4', 'uuid7core', 'instagram', 'uuid7');
+    'nextval_c1', 'nextval_c32', 'uuid4', 'uuid7core', 'instagram', 'uuid7', 'sqledition');
 
 my %bulk_rate = map { $_ => median(rates(rows('bulk', $_))) } @bulk_order;
 my %bulk_cpu = map { $_ => median(cpu_rates(rows('bulk', $_))) } @bulk_order;
@@ -1064,7 +1065,8 @@ sub writes_words {
 }
 
 my %new_label = (snowflake => '`snowflake_nextval()`', bigserial => '`bigserial`',
-    uuid7core => '`uuidv7()` (core)', uuid7 => 'PL/pgSQL UUIDv7', uuid4 => '`gen_random_uuid()`');
+    uuid7core => '`uuidv7()` (core)', uuid7 => 'PL/pgSQL UUIDv7', uuid4 => '`gen_random_uuid()`',
+    sqledition => 'SQL edition `snowflake_nextval()`');
 my %disk_label = (machine => 'this machine\'s disk',
     slow => sprintf('every fsync slowed by %s ms', $m{fsync_delay_ms} // '?'));
 my @new_targets_rows;    # [target, figure, verdict text]
@@ -1077,7 +1079,7 @@ if ($ran{everyday} && @ev) {
     my $lat = read_latencies("$dir/everyday_lat.tsv", 4);
     my %secs = map { split /:/ } split ' ', ($m{everyday_seconds} // '');
     my @rates = split ' ', ($m{everyday_rates} // '2 50');
-    my @kinds_ev = grep { my $k = $_; grep { $_->{kind} eq $k } @ev } qw(snowflake bigserial uuid7core);
+    my @kinds_ev = grep { my $k = $_; grep { $_->{kind} eq $k } @ev } qw(snowflake sqledition bigserial uuid4 uuid7core);
     out '## 6. Everyday rates: single-row inserts from one client, real commits';
     out;
     out sprintf('`pgbench -n -M prepared -c 1 -R RATE -T T -l` running `INSERT INTO t (v) VALUES (1)` into '
@@ -1114,6 +1116,13 @@ if ($ran{everyday} && @ev) {
                     $kind eq 'bigserial' ? '–' : f('%.3f', ratio($med, $bmed)),
                     $kind eq 'bigserial' ? '–' : f('%.3f', ratio($p99, $bp99)),
                     $kind eq 'snowflake' ? writes_words(@runs) : '–');
+                if ($kind eq 'sqledition') {
+                    my $x = ratio($med, $bmed);
+                    push @new_targets_rows, [sprintf('everyday, %s, %s/s: the SQL edition\'s median insert latency '
+                            . 'within 1.2 x bigserial\'s', $disk_label{$disk}, $rate),
+                        sprintf('%s x (%s vs %s ms, %s inserts)', f('%.3f', $x), ms($med), ms($bmed), fmt_n(hcount($v))),
+                        verdict(defined $x ? $x <= 1.2 : undef)];
+                }
                 if ($kind eq 'snowflake') {
                     my $x = ratio($med, $bmed);
                     my $y = ratio($p99, $bp99);
@@ -1219,7 +1228,7 @@ if ($ran{bulkload} && (@bl || @bl_errors)) {
 my @cc = read_tsv("$dir/concurrent.tsv");
 if ($ran{concurrent} && @cc) {
     my @cl = split ' ', ($m{clients} // '1 2 4 8');
-    my @kinds_cc = grep { my $k = $_; grep { $_->{kind} eq $k } @cc } qw(snowflake bigserial uuid7core uuid7);
+    my @kinds_cc = grep { my $k = $_; grep { $_->{kind} eq $k } @cc } qw(snowflake bigserial uuid7core uuid7 sqledition);
     my %t;
     for my $k (@kinds_cc) {
         for my $c (@cl) {

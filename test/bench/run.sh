@@ -14,7 +14,8 @@
 #   test/bench/chroot-run.sh 18  the same on PostgreSQL 18, in its chroot
 #
 # Sections (--only takes a comma-separated list of them):
-#   bulk        IDs per second in one backend, count(EXPR)
+#   bulk        IDs per second in one backend, count(EXPR); the SQL edition
+#               (sql-edition/, generated into schema sqled) among them
 #   decode      decoding a table of keys, one backend: the scalar decoders
 #               beside snowflake_decode() in the SELECT list and in FROM
 #   textform    the text forms of IDs, one backend: each encoder against
@@ -27,8 +28,9 @@
 #               contenders and, when the decode section runs, per row of
 #               its own (with --only decode,callgrind, only those)
 #   everyday    single-row inserts at 2 and 50 a second, one client, real
-#               commits: latency against bigserial (and uuidv7()), on this
-#               machine's disk and with every fsync slowed down
+#               commits: latency against bigserial, gen_random_uuid(), the
+#               SQL edition (and uuidv7()), on this machine's disk and with
+#               every fsync slowed down
 #   bulkload    loading 1M rows: COPY and INSERT ... SELECT, and the ways
 #               around COPY's lost batching for a volatile key default
 #   concurrent  single-row insert transactions at 1, 2, 4, 8 clients
@@ -442,6 +444,14 @@ start_server
     -c "CREATE DATABASE bench"
 q -f "$work/lib/snowflake.sql" >/dev/null
 q -f "$here/bench.sql" >/dev/null
+# The SQL edition (sql-edition/), generated from this tree into schema
+# sqled of the same database, beside the C extension in public: its
+# functions are sqled.snowflake_nextval() and so on, node id 2.
+perl "$root/sql-edition/build.pl" --schema sqled --out "$work/sqled" >/dev/null
+chmod -R a+rX "$work/sqled"
+q -c "CREATE SCHEMA sqled" >/dev/null
+q -f "$work/sqled/snowflake-plain.sql" >/dev/null
+q -c "SELECT sqled.snowflake_set_node_id(2)" >/dev/null
 has_uuidv7=$(q -c "SELECT to_regprocedure('pg_catalog.uuidv7()') IS NOT NULL")
 
 # ---------------------------------------------------------------------------
@@ -541,6 +551,7 @@ key_def() {
         uuid4) echo "id uuid PRIMARY KEY DEFAULT gen_random_uuid()" ;;
         uuid7core) echo "id uuid PRIMARY KEY DEFAULT uuidv7()" ;;
         instagram) echo "id bigint PRIMARY KEY DEFAULT bench_instagram_id()" ;;
+        sqledition) echo "id bigint PRIMARY KEY DEFAULT sqled.snowflake_nextval()" ;;
         uuid7) echo "id uuid PRIMARY KEY DEFAULT bench_uuid_v7()" ;;
     esac
 }
@@ -599,6 +610,7 @@ if want bulk; then
             uuid7core) echo "bench_run('SELECT count(uuidv7()) FROM generate_series(1, $N_UUID)')" ;;
             instagram) echo "bench_run('SELECT count(bench_instagram_id()) FROM generate_series(1, $N_PLPGSQL)')" ;;
             uuid7) echo "bench_run('SELECT count(bench_uuid_v7()) FROM generate_series(1, $N_PLPGSQL)')" ;;
+            sqledition) echo "bench_run('SELECT count(sqled.snowflake_nextval()) FROM generate_series(1, $N_PLPGSQL)')" ;;
             batch_from_*) local b=${name#batch_from_}; echo "bench_run(NULL, $b, $((N_FAST / b)), 'from')" ;;
             batch_select_*) local b=${name#batch_select_}; echo "bench_run(NULL, $b, $((N_FAST / b)), 'select')" ;;
         esac
@@ -610,7 +622,7 @@ if want bulk; then
     done
     bulk_names+=(nextval_c1 nextval_c32 uuid4)
     [ "$has_uuidv7" = t ] && bulk_names+=(uuid7core)
-    bulk_names+=(instagram uuid7)
+    bulk_names+=(instagram uuid7 sqledition)
 
     log "bulk: ${#bulk_names[@]} contenders x $reps_old repetitions"
     echo "load_bulk=$(loadavg)" >> "$meta"
@@ -942,7 +954,7 @@ fi
 # 8. Concurrent single-row inserts: pgbench at 1, 2, 4, 8 clients, one
 # row per transaction, TPS.
 if want concurrent; then
-    cc_kinds=(snowflake bigserial "$uuid7_kind")
+    cc_kinds=(snowflake bigserial "$uuid7_kind" sqledition)
     echo "INSERT INTO bench_t(payload) VALUES (1);" > "$work/pgbench_insert1.sql"
     printf 'kind\tclients\trep\tseconds\ttps\ttx\tcpu_seconds\tids\treservation_writes\tbackground_writes\tcaller_writes\tcaller_wait_ms\n' \
         > "$work/concurrent.tsv"
@@ -1074,7 +1086,7 @@ fi
 # table: the run measures a table in use, not the first insert after a
 # pause (which for snowflake may write the reservation itself once, after
 # snowflake.writer_idle_timeout of quiet).
-ev_kinds=(snowflake bigserial)
+ev_kinds=(snowflake bigserial uuid4 sqledition)
 [ "$has_uuidv7" = t ] && ev_kinds+=(uuid7core)
 if want everyday; then
     printf 'disk\trate\tkind\trep\tseconds\ttps\ttx\tids\treservation_writes\tbackground_writes\tcaller_writes\tcaller_wait_ms\n' \
