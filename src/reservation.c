@@ -294,8 +294,10 @@ snowflake_extend_reservation(int64 needed_ms, int64 now_ms, SfExtendMode mode,
  * set, refuses if the new layout's IDs would not all be larger than the old
  * ones (narrower node or sequence fields, or a later epoch, can make them
  * smaller and collide with stored keys).  A floor obligation (a start that
- * could not trust the reservation, another timeline or system) is carried
- * into the new file.  The caller has checked that the user is a superuser.
+ * could not trust the reservation, another timeline or system) and a
+ * restore's node id to confirm are carried into the new file, and only the
+ * layout's refusal is lifted.  The caller has checked that the user is a
+ * superuser.
  * Raises ERROR if there is nothing to adopt or the file cannot be written.
  */
 void
@@ -309,7 +311,7 @@ snowflake_adopt_layout_state(int64 now_unix_ms, bool force)
 	SfWriteFailure failure;
 
 	LWLockAcquire(snowflake_lock, LW_EXCLUSIVE);
-	if (s->refusal != SNOWFLAKE_LAYOUT_CHANGED)
+	if (!(s->refusals & SNOWFLAKE_REFUSED(SNOWFLAKE_LAYOUT_CHANGED)))
 	{
 		LWLockRelease(snowflake_lock);
 		ereport(ERROR,
@@ -366,8 +368,8 @@ snowflake_adopt_layout_state(int64 now_unix_ms, bool force)
 	s->last_write_unix_ms = written_unix;
 	SpinLockRelease(&s->mutex);
 
-	s->refusal = s->node_id < 0 ? SNOWFLAKE_NODE_UNSET : SNOWFLAKE_READY;
-	s->refusal_detail[0] = '\0';
+	/* The other refusals stand, each until its own remedy (shared.h). */
+	s->refusals &= ~SNOWFLAKE_REFUSED(SNOWFLAKE_LAYOUT_CHANGED);
 	LWLockRelease(snowflake_lock);
 
 	ereport(LOG,
@@ -386,9 +388,11 @@ snowflake_adopt_layout_state(int64 now_unix_ms, bool force)
  * reservation past every ID issued: the life's first write, whose lineage
  * check moves the generator to the next millisecond, so that no ID with
  * the new node id is smaller than an earlier one.  Only then are calls let
- * through, and a restart does not ask again.  The caller has checked that
- * the user is a superuser.  Raises ERROR if there is nothing to adopt or
- * the file cannot be written (generation stays refused then).
+ * through (unless another refusal stands), and a restart does not ask
+ * again.  The caller has checked that the user is a superuser, and that no
+ * refusal before this one stands (shared.h).  Raises ERROR if there is
+ * nothing to adopt or the file cannot be written (generation stays refused
+ * then).
  */
 int
 snowflake_adopt_node_state(int64 now_unix_ms)
@@ -400,15 +404,17 @@ snowflake_adopt_node_state(int64 now_unix_ms)
 	int			node;
 
 	LWLockAcquire(snowflake_lock, LW_EXCLUSIVE);
-	if (s->refusal != SNOWFLAKE_NODE_CHANGED)
+	if (!(s->refusals & SNOWFLAKE_REFUSED(SNOWFLAKE_NODE_CHANGED)))
 	{
 		LWLockRelease(snowflake_lock);
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("no changed snowflake node id to adopt"),
-				 errdetail("This server's node id is the one recorded in \"%s\", or it is not derived, or generation is refused for another reason.",
+				 errdetail("This server's node id is the one recorded in \"%s\", or it is not derived, or that file is unusable.",
 						   SNOWFLAKE_STATE_FILE)));
 	}
+	/* The caller raised an earlier refusal (a changed layout) first. */
+	Assert(!(s->refusals & SNOWFLAKE_REFUSED_BEFORE(SNOWFLAKE_NODE_CHANGED)));
 	old_node = s->recorded_node;
 	SpinLockAcquire(&s->mutex);
 	needed_ms = s->reserved_ms + 1;
@@ -422,11 +428,7 @@ snowflake_adopt_node_state(int64 now_unix_ms)
 
 	LWLockAcquire(snowflake_lock, LW_EXCLUSIVE);
 	node = s->recorded_node;
-	if (s->refusal == SNOWFLAKE_NODE_CHANGED)
-	{
-		s->refusal = SNOWFLAKE_READY;
-		s->refusal_detail[0] = '\0';
-	}
+	s->refusals &= ~SNOWFLAKE_REFUSED(SNOWFLAKE_NODE_CHANGED);
 	LWLockRelease(snowflake_lock);
 
 	ereport(LOG,
@@ -439,11 +441,12 @@ snowflake_adopt_node_state(int64 now_unix_ms)
  * snowflake_confirm_restore_state
  *		Confirm, after a restore, that this server mints with node id node
  *		(snowflake.confirm_restore, shared.c): the state file is
- *		rewritten without the request, then generation proceeds.  The
- *		caller has checked that the user is a superuser and that the server
- *		is not in recovery.  Raises ERROR if there is nothing to confirm, if
- *		node is not the node id IDs would carry, or if the file cannot be
- *		written (nothing changes then).
+ *		rewritten without the request, then generation proceeds (unless
+ *		another refusal stands).  The caller has checked that the user is a
+ *		superuser, that the server is not in recovery, and that no refusal
+ *		before this one stands (shared.h).  Raises ERROR if there is nothing
+ *		to confirm, if node is not the node id IDs would carry, or if the
+ *		file cannot be written (nothing changes then).
  */
 void
 snowflake_confirm_restore_state(int node)
@@ -455,7 +458,7 @@ snowflake_confirm_restore_state(int node)
 	int64		durable;
 
 	LWLockAcquire(snowflake_lock, LW_EXCLUSIVE);
-	if (s->refusal != SNOWFLAKE_NODE_UNCONFIRMED)
+	if (!(s->refusals & SNOWFLAKE_REFUSED(SNOWFLAKE_NODE_UNCONFIRMED)))
 	{
 		LWLockRelease(snowflake_lock);
 		ereport(ERROR,
@@ -464,6 +467,9 @@ snowflake_confirm_restore_state(int node)
 				 errdetail("Generation is not waiting for a confirmation of the node id: \"%s\" is off, this server did not start from a restore, or its node id was confirmed already.",
 						   "snowflake.confirm_restore")));
 	}
+	/* The caller raised an earlier refusal (a layout, no node id) first. */
+	Assert(!(s->refusals &
+			 SNOWFLAKE_REFUSED_BEFORE(SNOWFLAKE_NODE_UNCONFIRMED)));
 	in_use = snowflake_node_field(s, GetWALInsertionTimeLine());
 	if (node != in_use)
 	{
@@ -489,8 +495,7 @@ snowflake_confirm_restore_state(int node)
 		snowflake_report_write_failure(ERROR, &failure,
 									   "The node id was not confirmed.");
 	}
-	s->refusal = SNOWFLAKE_READY;
-	s->refusal_detail[0] = '\0';
+	s->refusals &= ~SNOWFLAKE_REFUSED(SNOWFLAKE_NODE_UNCONFIRMED);
 	LWLockRelease(snowflake_lock);
 	ereport(LOG,
 			(errmsg("snowflake node id %d confirmed after a restore", node)));

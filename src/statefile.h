@@ -75,8 +75,10 @@ typedef struct SnowflakeStateFile
 
 /*
  * The server started from a restore with snowflake.confirm_restore
- * on, and its node id is yet to be confirmed (snowflake_confirm_restore): kept
- * across restarts until then, or until the node id changes (shared.c).
+ * on, and its node id is yet to be confirmed (snowflake_confirm_restore):
+ * written before the restore's recovery begins (or the server does not
+ * start), and kept across restarts until then, or until the node id
+ * changes (shared.c).
  */
 #define SNOWFLAKE_STATE_UNCONFIRMED	0x0002
 

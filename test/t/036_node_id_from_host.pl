@@ -24,6 +24,8 @@
 #    generate (55000) until a superuser runs snowflake_adopt_node_id(),
 #    which records the new node id before anything is issued; an explicit
 #    snowflake.node_id that changes is still accepted with a LOG line;
+#  - a changed derived node id and a changed epoch: the layout is refused
+#    and adopted first, then the node id;
 #  - without the preload, a crash re-initialisation keeps the derived node
 #    id of the server's start (the settings file), and its source.
 
@@ -324,7 +326,7 @@ is( $moved->safe_psql('postgres',
 		  . " SELECT string_agg(DISTINCT snowflake_node_id(id)::text, ','), min(id) > $max_before FROM i"),
 	'2|t', 'the next IDs carry node id 2, above every earlier one');
 is(error_report($moved, 'SELECT snowflake_adopt_node_id()'),
-	"55000: no changed snowflake node id to adopt\nDETAIL:  This server's node id is the one recorded in \"snowflake.state\", or it is not derived, or generation is refused for another reason.",
+	"55000: no changed snowflake node id to adopt\nDETAIL:  This server's node id is the one recorded in \"snowflake.state\", or it is not derived, or that file is unusable.",
 	'nothing left to adopt');
 
 # The adoption was recorded: a restart under pg-2 does not ask again.
@@ -361,5 +363,45 @@ ok(log_appears($moved, qr/LOG:  parameter "snowflake\.node_id" changed from 2 to
 ok(!$moved->log_contains(qr/WARNING:  \Q$changed\E/, $offset),
 	'and no refusal');
 $moved->stop;
+
+# --- Moved, and the epoch changed too: each refusal has its own remedy ---
+
+# The layout comes first: the node id cannot be adopted before it, and
+# adopting the layout leaves the changed node id refused.
+my $both = start_snowflake_node(
+	'both',
+	settings => {
+		'snowflake.node_id_from' => 'env:SF_TEST_MEMBER',
+		'snowflake.node_id_count' => 8
+	},
+	start => 0);
+{
+	local $ENV{SF_TEST_MEMBER} = '1';
+	$both->start;
+	$both->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+	is($both->safe_psql('postgres', 'SELECT snowflake_node_id(snowflake_nextval())'),
+		'1', 'member 1 mints with node id 1');
+	$both->stop;
+}
+$both->append_conf('postgresql.conf', "snowflake.epoch = '2023-01-01 00:00:00+00'");
+{
+	local $ENV{SF_TEST_MEMBER} = '2';
+	$both->start;
+	my $layout_error =
+	  qr/^55000: snowflake epoch or layout differs from the one recorded in "snowflake\.state"\n/;
+	like(error_report($both, 'SELECT snowflake_nextval()'), $layout_error,
+		'member 2 with another epoch: the layout is refused first');
+	like(error_report($both, 'SELECT snowflake_adopt_node_id()'), $layout_error,
+		'the node id cannot be adopted before the layout');
+	$both->safe_psql('postgres', 'SELECT snowflake_adopt_layout()');
+	is(error_report($both, 'SELECT snowflake_nextval()'),
+		"55000: $changed\nDETAIL:  The state file records IDs this data directory minted with node id 1 on timeline 1; the node id derived from env:SF_TEST_MEMBER 2 is 2 there.\nHINT:  $adopt_hint",
+		'the layout adopted: the changed node id is still refused');
+	is($both->safe_psql('postgres', 'SELECT snowflake_adopt_node_id()'),
+		'2', 'then adopted');
+	is($both->safe_psql('postgres', 'SELECT snowflake_node_id(snowflake_nextval())'),
+		'2', 'and IDs carry node id 2');
+	$both->stop;
+}
 
 done_testing();
