@@ -188,11 +188,16 @@ typedef struct SnowflakeShared
 	 */
 	int64		node_part;
 
-	/* Protected by lock: the lineage and the floor (see reservation.c). */
+	/*
+	 * Protected by lock: the lineage and the floor (see reservation.c).  The
+	 * recorded_* fields are what the state file records: changed only after
+	 * a write that records the new values has succeeded.
+	 */
 	uint64		recorded_system_id; /* as in the state file, 0 if unknown */
 	uint32		recorded_tli;	/* as in the state file, 0 if unknown */
 	int			recorded_node;	/* node field as in the state file */
-	bool		lineage_checked;	/* compared at this life's first write */
+	bool		lineage_checked;	/* this life's lineage is recorded (its
+									 * first write) */
 	bool		floor_pending;	/* the next write applies the floor */
 	char		floor_reason[SNOWFLAKE_REASON_LEN]; /* why, for the log */
 	bool		file_foreign;	/* the state file may record another

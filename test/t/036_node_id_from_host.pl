@@ -25,7 +25,8 @@
 #    which records the new node id before anything is issued; an explicit
 #    snowflake.node_id that changes is still accepted with a LOG line;
 #  - a changed derived node id and a changed epoch: the layout is refused
-#    and adopted first, then the node id;
+#    and adopted first, then the node id; an adoption whose write fails
+#    adopts nothing, not even after a clean restart;
 #  - without the preload, a crash re-initialisation keeps the derived node
 #    id of the server's start (the settings file), and its source.
 
@@ -386,7 +387,7 @@ my $both = start_snowflake_node(
 $both->append_conf('postgresql.conf', "snowflake.epoch = '2023-01-01 00:00:00+00'");
 {
 	local $ENV{SF_TEST_MEMBER} = '2';
-	$both->start;
+	start_with_shim($both);
 	my $layout_error =
 	  qr/^55000: snowflake epoch or layout differs from the one recorded in "snowflake\.state"\n/;
 	like(error_report($both, 'SELECT snowflake_nextval()'), $layout_error,
@@ -397,6 +398,19 @@ $both->append_conf('postgresql.conf', "snowflake.epoch = '2023-01-01 00:00:00+00
 	is(error_report($both, 'SELECT snowflake_nextval()'),
 		"55000: $changed\nDETAIL:  The state file records IDs this data directory minted with node id 1 on timeline 1; the node id derived from env:SF_TEST_MEMBER 2 is 2 there.\nHINT:  $adopt_hint",
 		'the layout adopted: the changed node id is still refused');
+
+	# An adoption whose write fails adopts nothing, not even at the next
+	# restart (the clean shutdown records the state file's node id, not the
+	# derived one).
+	set_fault('open EACCES');
+	is(error_report($both, 'SELECT snowflake_adopt_node_id()'),
+		"42501: could not create file \"snowflake.state.tmp\": Permission denied\nDETAIL:  The derived snowflake node id was not adopted.",
+		'an adoption whose state file write fails raises its error');
+	set_fault();
+	$both->restart;
+	is(error_report($both, 'SELECT snowflake_nextval()'),
+		"55000: $changed\nDETAIL:  The state file records IDs this data directory minted with node id 1 on timeline 1; the node id derived from env:SF_TEST_MEMBER 2 is 2 there.\nHINT:  $adopt_hint",
+		'after a clean restart the derived node id is still refused: nothing was adopted');
 	is($both->safe_psql('postgres', 'SELECT snowflake_adopt_node_id()'),
 		'2', 'then adopted');
 	is($both->safe_psql('postgres', 'SELECT snowflake_node_id(snowflake_nextval())'),
