@@ -495,8 +495,20 @@ sf_start_reason(const SnowflakeStateFile *f, bool have_file, bool preloaded)
  *		timeline the file records, is this data directory's own history.
  *
  * With the preload this runs in the postmaster before recovery: the
- * timeline is that of pg_control's latest checkpoint.  Without it, at the
- * first use of the generator, after recovery: the timeline in use.
+ * timeline is that of pg_control's latest checkpoint, or, soon after a
+ * promotion, of its minimum recovery point.  A promotion does not wait for
+ * a checkpoint: it writes an end-of-recovery record on the new timeline,
+ * sets pg_control's minimum recovery point to it (CreateEndOfRecoveryRecord:
+ * the next crash recovery must replay up to it) and asks for a checkpoint
+ * that is spread out like any other.  Until that checkpoint completes, the
+ * latest checkpoint is of the old timeline while the IDs of the new one may
+ * be minted already; a crash then leaves pg_control in production (or in
+ * crash recovery, if that crashed too) with the new timeline as the minimum
+ * recovery point's, which every completed checkpoint resets to 0.  In
+ * archive recovery the minimum recovery point is the replay's, and a
+ * standby's file is another server's: only the states of crash recovery
+ * and production take it.  Without the preload, at the first use of the
+ * generator, after recovery: the timeline in use.
  */
 static bool
 sf_file_of_another_life(const SnowflakeStateFile *f, bool have_file,
@@ -516,9 +528,14 @@ sf_file_of_another_life(const SnowflakeStateFile *f, bool have_file,
 		return true;
 	if (!snowflake_control_read(&control))
 		return false;
-	return control.state == DB_SHUTDOWNED_IN_RECOVERY ||
-		control.system_id != f->system_id ||
-		control.timeline != f->timeline;
+	if (control.state == DB_SHUTDOWNED_IN_RECOVERY ||
+		control.system_id != f->system_id)
+		return true;
+	if (control.timeline == f->timeline)
+		return false;
+	return !((control.state == DB_IN_PRODUCTION ||
+			  control.state == DB_IN_CRASH_RECOVERY) &&
+			 control.min_recovery_tli == f->timeline);
 }
 
 /*

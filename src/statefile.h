@@ -85,13 +85,15 @@ typedef struct SnowflakeStateFile
 /*
  * What the start logic needs of pg_control: the cluster's state when the
  * file was last written (a DBState), the LSN of the latest checkpoint
- * record and its timeline, and the system identifier.
+ * record and its timeline, the timeline of the minimum recovery point (0
+ * if none), and the system identifier.
  */
 typedef struct SnowflakeControl
 {
 	uint32		state;
 	uint64		checkpoint;
 	uint32		timeline;
+	uint32		min_recovery_tli;
 	uint64		system_id;
 } SnowflakeControl;
 

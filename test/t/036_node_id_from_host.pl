@@ -23,7 +23,10 @@
 #    another host name): the server starts, says so, and refuses to
 #    generate (55000) until a superuser runs snowflake_adopt_node_id(),
 #    which records the new node id before anything is issued; an explicit
-#    snowflake.node_id that changes is still accepted with a LOG line;
+#    snowflake.node_id that changes is still accepted with a LOG line; the
+#    same after a crash, also soon after a promotion (before the checkpoint
+#    it asks for: pg_control's minimum recovery point names the new
+#    timeline, its latest checkpoint the old one);
 #  - a changed derived node id and a changed epoch: the layout is refused
 #    and adopted first, then the node id; an adoption whose write fails
 #    adopts nothing, not even after a clean restart;
@@ -417,5 +420,51 @@ $both->append_conf('postgresql.conf', "snowflake.epoch = '2023-01-01 00:00:00+00
 		'2', 'and IDs carry node id 2');
 	$both->stop;
 }
+
+# --- Moved after a crash soon after a promotion ---
+
+# A standby promoted mints on timeline 2, and is killed before the
+# checkpoint its promotion asks for has completed (spread over the hour of
+# checkpoint_timeout, with thousands of buffers to write): pg_control's
+# latest checkpoint is still of timeline 1, and only its minimum recovery
+# point names timeline 2.  The state file is still this data directory's
+# own: moved to another host name, it is refused.
+my %streaming = (
+	'snowflake.node_id_from' => 'hostname',
+	'snowflake.node_id_count' => 8,
+	checkpoint_timeout => '1h',
+	shared_buffers => '32MB',
+	bgwriter_lru_maxpages => 0);
+my $old_primary = start_snowflake_node(
+	'old_primary',
+	hostname => 'pg-1',
+	init => { allows_streaming => 1 },
+	settings => \%streaming);
+$old_primary->safe_psql('postgres', 'CREATE EXTENSION snowflake; SELECT snowflake_nextval()');
+$old_primary->backup('for_standby');
+my $promoted = start_snowflake_node(
+	'promoted',
+	hostname => 'pg-2',
+	from_backup => [ $old_primary, 'for_standby', has_streaming => 1 ]);
+# Buffers the standby's replay dirties, for the promotion's checkpoint.
+$old_primary->safe_psql('postgres',
+	"CREATE TABLE filler AS SELECT g, repeat('x', 200) AS pad FROM generate_series(1, 80000) g");
+$old_primary->wait_for_catchup($promoted);
+$old_primary->stop;
+promote_and_wait($promoted);
+is($promoted->safe_psql('postgres', 'SELECT snowflake_node_id(snowflake_nextval())'),
+	'2', 'the promoted standby, pg-2, mints with node id 2');
+is( $promoted->safe_psql('postgres',
+		'SELECT c.timeline_id, r.min_recovery_end_timeline FROM pg_control_checkpoint() c, pg_control_recovery() r'
+	),
+	'1|2',
+	'its latest checkpoint is still of timeline 1, its minimum recovery point on timeline 2');
+$promoted->stop('immediate');
+set_hostname($promoted, 'pg-3');
+$promoted->start;
+is(error_report($promoted, 'SELECT snowflake_nextval()'),
+	"55000: $changed\nDETAIL:  The state file records IDs this data directory minted with node id 2 on timeline 2; the node id derived from hostname pg-3 is 3 there.\nHINT:  $adopt_hint",
+	'moved to pg-3 after that crash: generation is refused');
+$promoted->stop;
 
 done_testing();
