@@ -687,11 +687,18 @@ sf_unix_ms_timestamp(int64 unix_ms)
 	return (TimestampTz) (unix_ms - SF_POSTGRES_EPOCH_UNIX_MS) * 1000;
 }
 
-/* The generator's status, as snowflake_stats() shows it. */
+/*
+ * The generator's status, as snowflake_stats() shows it: the first refusal
+ * in force, as calls report it.
+ */
 static const char *
 sf_status(const SnowflakeShared *s)
 {
-	switch (s->refusal)
+	uint32		refusals = s->refusals;
+	SnowflakeRefusal first = refusals != 0 ?
+		snowflake_first_refusal(refusals) : SNOWFLAKE_REFUSALS;
+
+	switch (first)
 	{
 		case SNOWFLAKE_NODE_UNSET:
 			return "node_id not set";
@@ -703,7 +710,7 @@ sf_status(const SnowflakeShared *s)
 			return "node id changed";
 		case SNOWFLAKE_NODE_UNCONFIRMED:
 			return "node id not confirmed";
-		case SNOWFLAKE_READY:
+		case SNOWFLAKE_REFUSALS:
 			break;
 	}
 	if (s->life_pending)
@@ -859,6 +866,26 @@ snowflake_stats_reset(PG_FUNCTION_ARGS)
 }
 
 /*
+ * sf_refused_before
+ *		Before the remedy for the refusal why: if why is in force and so is
+ *		a refusal before it, raise that one's error, as a call that
+ *		generates would.  Remedies come in the order of the refusals
+ *		(shared.h): one that rewrites the state file never writes over what
+ *		an earlier refusal protects (another layout's IDs).  Refusals are
+ *		only ever lifted, so what this sees holds when the remedy takes the
+ *		lock.  If why is not in force, the remedy itself says so.
+ */
+static void
+sf_refused_before(const SnowflakeShared *s, SnowflakeRefusal why)
+{
+	uint32		refusals = s->refusals;
+
+	if ((refusals & SNOWFLAKE_REFUSED(why)) &&
+		(refusals & SNOWFLAKE_REFUSED_BEFORE(why)))
+		snowflake_refusal_error(s, refusals & SNOWFLAKE_REFUSED_BEFORE(why));
+}
+
+/*
  * snowflake_adopt_layout()
  *		Deliberately accept a changed epoch or layout.
  */
@@ -887,7 +914,8 @@ snowflake_adopt_layout(PG_FUNCTION_ARGS)
 Datum
 snowflake_adopt_node_id(PG_FUNCTION_ARGS)
 {
-	snowflake_require_shared();
+	SnowflakeShared *s = snowflake_require_shared();
+
 	if (!superuser())
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
@@ -897,6 +925,7 @@ snowflake_adopt_node_id(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
 				 errmsg("cannot adopt a snowflake node id during recovery")));
+	sf_refused_before(s, SNOWFLAKE_NODE_CHANGED);
 	PG_RETURN_INT32(snowflake_adopt_node_state(snowflake_clock_ms()));
 }
 
@@ -909,8 +938,8 @@ Datum
 snowflake_confirm_restore(PG_FUNCTION_ARGS)
 {
 	int32		node = PG_GETARG_INT32(0);
+	SnowflakeShared *s = snowflake_require_shared();
 
-	snowflake_require_shared();
 	if (!superuser())
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
@@ -920,6 +949,7 @@ snowflake_confirm_restore(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
 				 errmsg("cannot confirm a snowflake node id during recovery")));
+	sf_refused_before(s, SNOWFLAKE_NODE_UNCONFIRMED);
 	snowflake_confirm_restore_state(node);
 	PG_RETURN_INT32(node);
 }

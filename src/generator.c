@@ -62,16 +62,102 @@ sf_count_refused(SnowflakeShared *s, int64 waited_ms)
 }
 
 /*
+ * sf_refuse_unusable
+ *		Raise the error of a state file that could not be read at startup.
+ */
+static pg_noinline void
+sf_refuse_unusable(const SnowflakeShared *s)
+{
+	const char *detail = s->refusal_detail[SNOWFLAKE_STATE_UNUSABLE];
+
+	if (s->refusal_errno != 0)
+	{
+		errno = s->refusal_errno;
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("%s: %m", detail),
+				 errhint("The state file is read at server start. Correct the cause and restart the server.")));
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("%s", detail),
+			 errhint("The state file is read at server start. See the section \"Troubleshooting\" of the snowflake README before removing it and restarting the server.")));
+}
+
+/*
+ * snowflake_refusal_error
+ *		Raise the error of the first refusal of the set refusals (not
+ *		empty), as every call that generates raises it: what stands in the
+ *		way and what to do.  Returns only for a node id to confirm after a
+ *		restore while the server is in recovery, where the node id is not
+ *		known yet: the caller raises recovery's error instead.
+ */
+void
+snowflake_refusal_error(const SnowflakeShared *s, uint32 refusals)
+{
+	SnowflakeRefusal why = snowflake_first_refusal(refusals);
+	const char *detail = s->refusal_detail[why];
+
+	switch (why)
+	{
+		case SNOWFLAKE_STATE_UNUSABLE:
+			sf_refuse_unusable(s);
+			break;
+		case SNOWFLAKE_LAYOUT_CHANGED:
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("snowflake epoch or layout differs from the one recorded in \"%s\"",
+							SNOWFLAKE_STATE_FILE),
+					 errdetail("%s", detail),
+					 errhint("Restore the recorded settings, or have a superuser run SELECT snowflake_adopt_layout() to adopt the configured ones; indexes and generated columns that decode IDs must then be rebuilt.")));
+			break;
+		case SNOWFLAKE_NODE_UNSET:
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("parameter \"%s\" is not set", "snowflake.node_id"),
+					 errhint("Set \"%s\" in postgresql.conf to a value between 0 and %lld that no other server minting IDs uses, and restart the server.",
+							 "snowflake.node_id",
+							 (long long) snowflake_max_node(&s->layout))));
+			break;
+		case SNOWFLAKE_NODE_CHANGED:
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("derived snowflake node id differs from the one recorded in \"%s\"",
+							SNOWFLAKE_STATE_FILE),
+					 errdetail("%s", detail),
+					 errhint("If the change is intended, run SELECT snowflake_adopt_node_id() as a superuser; otherwise restore the host name or the settings and restart the server.")));
+			break;
+		case SNOWFLAKE_NODE_UNCONFIRMED:
+			/* In recovery, the node id is not known yet: that error first. */
+			if (RecoveryInProgress())
+				break;
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("snowflake node id %d is not confirmed after a restore",
+							snowflake_node_field(s, GetWALInsertionTimeLine())),
+					 errdetail("%s A restored copy that runs beside its original with the same node id mints the same keys (\"%s\" is on).",
+							   detail, "snowflake.confirm_restore"),
+					 errhint("If this server replaces the one it was restored from, have a superuser run SELECT snowflake_confirm_restore(%d); if it runs beside it, give it its own \"%s\" and restart it.",
+							 snowflake_node_field(s, GetWALInsertionTimeLine()),
+							 "snowflake.node_id")));
+			break;
+		case SNOWFLAKE_REFUSALS:
+			break;
+	}
+}
+
+/*
  * sf_refuse_call
  *		Raise the error that explains why this server cannot generate now;
  *		returns if, looked at again, nothing stands in the way (an adoption
- *		may just have cleared a refusal).
+ *		may just have lifted the last refusal).
  */
 static pg_noinline void
 sf_refuse_call(void)
 {
 	SnowflakeShared *s = snowflake_attach();
 	SfWriteFailure failure;
+	uint32		refusals;
 
 	/*
 	 * Without the preload, the values in force are recorded for the life of
@@ -87,67 +173,13 @@ sf_refuse_call(void)
 	}
 
 	s = snowflake_require_shared();
-	if (s->refusal == SNOWFLAKE_READY && !RecoveryInProgress())
+	refusals = s->refusals;
+	if (refusals == 0 && !RecoveryInProgress())
 		return;
 
 	sf_count_refused(s, -1);
-	switch (s->refusal)
-	{
-		case SNOWFLAKE_NODE_UNSET:
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("parameter \"%s\" is not set", "snowflake.node_id"),
-					 errhint("Set \"%s\" in postgresql.conf to a value between 0 and %lld that no other server minting IDs uses, and restart the server.",
-							 "snowflake.node_id",
-							 (long long) snowflake_max_node(&s->layout))));
-			break;
-		case SNOWFLAKE_LAYOUT_CHANGED:
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("snowflake epoch or layout differs from the one recorded in \"%s\"",
-							SNOWFLAKE_STATE_FILE),
-					 errdetail("%s", s->refusal_detail),
-					 errhint("Restore the recorded settings, or have a superuser run SELECT snowflake_adopt_layout() to adopt the configured ones; indexes and generated columns that decode IDs must then be rebuilt.")));
-			break;
-		case SNOWFLAKE_NODE_CHANGED:
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("derived snowflake node id differs from the one recorded in \"%s\"",
-							SNOWFLAKE_STATE_FILE),
-					 errdetail("%s", s->refusal_detail),
-					 errhint("If the change is intended, run SELECT snowflake_adopt_node_id() as a superuser; otherwise restore the host name or the settings and restart the server.")));
-			break;
-		case SNOWFLAKE_STATE_UNUSABLE:
-			if (s->refusal_errno != 0)
-			{
-				errno = s->refusal_errno;
-				ereport(ERROR,
-						(errcode_for_file_access(),
-						 errmsg("%s: %m", s->refusal_detail),
-						 errhint("The state file is read at server start. Correct the cause and restart the server.")));
-			}
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("%s", s->refusal_detail),
-					 errhint("The state file is read at server start. See the section \"Troubleshooting\" of the snowflake README before removing it and restarting the server.")));
-			break;
-		case SNOWFLAKE_NODE_UNCONFIRMED:
-			/* In recovery, the node id is not known yet: that error first. */
-			if (RecoveryInProgress())
-				break;
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("snowflake node id %d is not confirmed after a restore",
-							snowflake_node_field(s, GetWALInsertionTimeLine())),
-					 errdetail("%s A restored copy that runs beside its original with the same node id mints the same keys (\"%s\" is on).",
-							   s->refusal_detail, "snowflake.confirm_restore"),
-					 errhint("If this server replaces the one it was restored from, have a superuser run SELECT snowflake_confirm_restore(%d); if it runs beside it, give it its own \"%s\" and restart it.",
-							 snowflake_node_field(s, GetWALInsertionTimeLine()),
-							 "snowflake.node_id")));
-			break;
-		case SNOWFLAKE_READY:
-			break;
-	}
+	if (refusals != 0)
+		snowflake_refusal_error(s, refusals);
 
 	/* The only other reason to get here. */
 	Assert(RecoveryInProgress());

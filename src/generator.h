@@ -30,6 +30,8 @@ typedef struct SnowflakePosition
 } SnowflakePosition;
 
 extern SNOWFLAKE_INTERNAL int64 snowflake_generate(int64 count);
+extern SNOWFLAKE_INTERNAL void snowflake_refusal_error(const SnowflakeShared *s,
+													uint32 refusals);
 extern SNOWFLAKE_INTERNAL void snowflake_stats_snapshot(SnowflakeShared *s,
 													 SnowflakeStatsSnapshot *snap);
 extern SNOWFLAKE_INTERNAL void snowflake_counters_reset(SnowflakeShared *s,

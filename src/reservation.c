@@ -38,22 +38,45 @@
 #include "shared.h"
 #include "statefile.h"
 
+/* A life's lineage: the system, timeline and node field of its IDs. */
+typedef struct SfLineage
+{
+	uint64		system_id;
+	uint32		tli;
+	int			node;
+} SfLineage;
+
 /*
  * sf_check_lineage
- *		At the first write of this server's life, outside recovery: if the
- *		file's IDs were issued under another system or timeline (a restored
- *		backup, a promotion, point-in-time recovery), the floor applies.
+ *		The lineage the state file is to record this life's IDs under, in
+ *		*lin: the recorded one once a write of this life has recorded it,
+ *		else the life's own (outside recovery), checked against the recorded
+ *		one: if the file's IDs were issued under another system or timeline
+ *		(a restored backup, a promotion, point-in-time recovery), the floor
+ *		applies.  Returns true if *lin is new, to be written, then made the
+ *		recorded lineage once the write has succeeded (sf_record_lineage).
  *		Called with the LWLock held.
+ *
+ * Until then only what adds an obligation or moves the generator forwards
+ * happens here, and may happen again at the next attempt: the floor, and
+ * the node field of the life's IDs, under which none is issued before a
+ * write succeeds.  A write that fails records nothing, so that what a clean
+ * shutdown records after it is still the state file's node id: a failed
+ * adoption of a derived node id is no adoption at the next start.
  */
-static void
-sf_check_lineage(SnowflakeShared *s)
+static bool
+sf_check_lineage(SnowflakeShared *s, SfLineage *lin)
 {
-	uint64		system_id = GetSystemIdentifier();
-	TimeLineID	tli = GetWALInsertionTimeLine();
-	int			node = snowflake_node_field(s, tli);
-
 	if (s->lineage_checked)
-		return;
+	{
+		lin->system_id = s->recorded_system_id;
+		lin->tli = s->recorded_tli;
+		lin->node = s->recorded_node;
+		return false;
+	}
+	lin->system_id = GetSystemIdentifier();
+	lin->tli = GetWALInsertionTimeLine();
+	lin->node = snowflake_node_field(s, lin->tli);
 
 	/*
 	 * The node field of this life's IDs, fixed before the first of them:
@@ -62,33 +85,20 @@ sf_check_lineage(SnowflakeShared *s)
 	 * recovery).  Another node field than the last IDs' starts in the next
 	 * millisecond, so that no ID of the life is smaller than an earlier one.
 	 */
-	if (node >= 0)
+	if (lin->node >= 0)
 	{
 		int			sb = s->layout.sequence_bits;
 
 		SpinLockAcquire(&s->mutex);
-		s->node_part = (int64) node << sb;
-		if (node != s->recorded_node && s->last >= 0 &&
+		s->node_part = (int64) lin->node << sb;
+		if (lin->node != s->recorded_node && s->last >= 0 &&
 			(s->last >> sb) < snowflake_max_ms(&s->layout))
 			s->last = (((s->last >> sb) + 1) << sb) - 1;
 		SpinLockRelease(&s->mutex);
-		if (s->node_id_span > 1 && s->node_id_derived)
-			ereport(LOG,
-					(errmsg("snowflake IDs carry node id %d on timeline %u",
-							node, tli),
-					 errdetail("With node id %d, derived from %s, and \"%s\" = %d, each timeline takes the next node id in turn.",
-							   s->node_id, s->node_id_source,
-							   "snowflake.node_id_span", s->node_id_span)));
-		else if (s->node_id_span > 1)
-			ereport(LOG,
-					(errmsg("snowflake IDs carry node id %d on timeline %u",
-							node, tli),
-					 errdetail("With \"%s\" = %d and \"%s\" = %d, each timeline takes the next node id in turn.",
-							   "snowflake.node_id", s->node_id,
-							   "snowflake.node_id_span", s->node_id_span)));
-		s->recorded_node = node;
 	}
-	if (s->recorded_system_id != system_id)
+	else
+		lin->node = s->recorded_node;
+	if (s->recorded_system_id != lin->system_id)
 	{
 		if (!s->floor_pending)
 			strlcpy(s->floor_reason, s->recorded_system_id == 0 ?
@@ -97,18 +107,56 @@ sf_check_lineage(SnowflakeShared *s)
 					sizeof(s->floor_reason));
 		s->floor_pending = true;
 	}
-	else if (s->recorded_tli != tli)
+	else if (s->recorded_tli != lin->tli)
 	{
 		if (!s->floor_pending)
 			strlcpy(s->floor_reason, "the state file records another timeline",
 					sizeof(s->floor_reason));
 		s->floor_pending = true;
 	}
-	s->recorded_system_id = system_id;
-	s->recorded_tli = tli;
+	return true;
+}
+
+/*
+ * sf_record_lineage
+ *		The write recording the life's lineage lin has succeeded: it is the
+ *		recorded one from now on.  Called with the LWLock held.
+ */
+static void
+sf_record_lineage(SnowflakeShared *s, const SfLineage *lin)
+{
+	if (s->node_id_span > 1 && s->node_id_derived)
+		ereport(LOG,
+				(errmsg("snowflake IDs carry node id %d on timeline %u",
+						lin->node, lin->tli),
+				 errdetail("With node id %d, derived from %s, and \"%s\" = %d, each timeline takes the next node id in turn.",
+						   s->node_id, s->node_id_source,
+						   "snowflake.node_id_span", s->node_id_span)));
+	else if (s->node_id_span > 1)
+		ereport(LOG,
+				(errmsg("snowflake IDs carry node id %d on timeline %u",
+						lin->node, lin->tli),
+				 errdetail("With \"%s\" = %d and \"%s\" = %d, each timeline takes the next node id in turn.",
+						   "snowflake.node_id", s->node_id,
+						   "snowflake.node_id_span", s->node_id_span)));
+	s->recorded_node = lin->node;
+	s->recorded_system_id = lin->system_id;
+	s->recorded_tli = lin->tli;
 	/* snowflake_stats reads recorded_node once this is set, without a lock. */
 	pg_write_barrier();
 	s->lineage_checked = true;
+}
+
+/* The state file's image of a reservation up to target, under lineage lin. */
+static void
+sf_reservation_image(SnowflakeStateFile *f, const SnowflakeShared *s,
+					 int64 target, const SfLineage *lin)
+{
+	snowflake_state_image(f, s, target, -1, false);
+	f->system_id = lin->system_id;
+	f->timeline = lin->tli;
+	f->node_id = lin->node;
+	snowflake_state_seal(f);
 }
 
 /*
@@ -191,11 +239,12 @@ sf_cover_issued(SnowflakeShared *s, int64 needed_ms, int64 *reserved)
  *		issued.  now_ms is the caller's clock reading (ms since the epoch).
  *
  * Takes the snowflake LWLock.  The first write of a server's life checks
- * the lineage, and when the floor applies, raises the generator's last
- * value to now plus the history's largest lead first.  The new reservation
- * reaches SNOWFLAKE_RESERVE_AHEAD_MS past the later of needed_ms and now_ms.
- * Nothing is written if the reservation already covers needed_ms (another
- * process wrote it while this one waited for the lock).
+ * the lineage and records it, and when the floor applies, raises the
+ * generator's last value to now plus the history's largest lead first.
+ * The new reservation reaches SNOWFLAKE_RESERVE_AHEAD_MS past the later of
+ * needed_ms and now_ms.  Nothing is written if the reservation already
+ * covers needed_ms and the life's lineage is recorded (another process
+ * wrote it while this one waited for the lock).
  *
  * A caller whose IDs wait for the reservation (SF_EXTEND_NEEDED) gets false
  * with the failure if the file cannot be written, and nothing changes; it
@@ -219,6 +268,8 @@ snowflake_extend_reservation(int64 needed_ms, int64 now_ms, SfExtendMode mode,
 	int64		bound;
 	int64		lead;
 	bool		floor;
+	bool		new_lineage;
+	SfLineage	lin;
 
 	if (mode != SF_EXTEND_EARLY)
 		LWLockAcquire(snowflake_lock, LW_EXCLUSIVE);
@@ -233,7 +284,7 @@ snowflake_extend_reservation(int64 needed_ms, int64 now_ms, SfExtendMode mode,
 	now_unix = Max(now_unix, snowflake_clock_ms());
 	now_ms = now_unix - s->layout.epoch_ms;
 
-	sf_check_lineage(s);
+	new_lineage = sf_check_lineage(s, &lin);
 
 	/*
 	 * One bound for every process: the lead IDs may have is this process's
@@ -254,13 +305,13 @@ snowflake_extend_reservation(int64 needed_ms, int64 now_ms, SfExtendMode mode,
 		needed_ms = Max(needed_ms, sf_raise_to_floor(s, now_ms, lead));
 
 	needed_ms = sf_cover_issued(s, needed_ms, &reserved);
-	if (reserved < needed_ms || floor || drift > bound)
+	if (reserved < needed_ms || floor || drift > bound || new_lineage)
 	{
 		/* The write also clears the file's floor obligation. */
 		target = Min(Max(Max(needed_ms, now_ms) + SNOWFLAKE_RESERVE_AHEAD_MS,
 						 reserved),
 					 snowflake_max_ms(&s->layout));
-		snowflake_state_image(&f, s, target, -1, false);
+		sf_reservation_image(&f, s, target, &lin);
 		if (!snowflake_state_write(&f, failure))
 		{
 			if (mode != SF_EXTEND_NEEDED &&
@@ -274,6 +325,8 @@ snowflake_extend_reservation(int64 needed_ms, int64 now_ms, SfExtendMode mode,
 			return mode != SF_EXTEND_NEEDED;
 		}
 		sf_publish_write(s, target, drift, mode);
+		if (new_lineage)
+			sf_record_lineage(s, &lin);
 		if (floor)
 			ereport(LOG,
 					(errmsg("snowflake IDs resume at %lld ms past the clock, because %s",
@@ -294,8 +347,10 @@ snowflake_extend_reservation(int64 needed_ms, int64 now_ms, SfExtendMode mode,
  * set, refuses if the new layout's IDs would not all be larger than the old
  * ones (narrower node or sequence fields, or a later epoch, can make them
  * smaller and collide with stored keys).  A floor obligation (a start that
- * could not trust the reservation, another timeline or system) is carried
- * into the new file.  The caller has checked that the user is a superuser.
+ * could not trust the reservation, another timeline or system) and a
+ * restore's node id to confirm are carried into the new file, and only the
+ * layout's refusal is lifted.  The caller has checked that the user is a
+ * superuser.
  * Raises ERROR if there is nothing to adopt or the file cannot be written.
  */
 void
@@ -309,7 +364,7 @@ snowflake_adopt_layout_state(int64 now_unix_ms, bool force)
 	SfWriteFailure failure;
 
 	LWLockAcquire(snowflake_lock, LW_EXCLUSIVE);
-	if (s->refusal != SNOWFLAKE_LAYOUT_CHANGED)
+	if (!(s->refusals & SNOWFLAKE_REFUSED(SNOWFLAKE_LAYOUT_CHANGED)))
 	{
 		LWLockRelease(snowflake_lock);
 		ereport(ERROR,
@@ -366,8 +421,8 @@ snowflake_adopt_layout_state(int64 now_unix_ms, bool force)
 	s->last_write_unix_ms = written_unix;
 	SpinLockRelease(&s->mutex);
 
-	s->refusal = s->node_id < 0 ? SNOWFLAKE_NODE_UNSET : SNOWFLAKE_READY;
-	s->refusal_detail[0] = '\0';
+	/* The other refusals stand, each until its own remedy (shared.h). */
+	s->refusals &= ~SNOWFLAKE_REFUSED(SNOWFLAKE_LAYOUT_CHANGED);
 	LWLockRelease(snowflake_lock);
 
 	ereport(LOG,
@@ -386,9 +441,11 @@ snowflake_adopt_layout_state(int64 now_unix_ms, bool force)
  * reservation past every ID issued: the life's first write, whose lineage
  * check moves the generator to the next millisecond, so that no ID with
  * the new node id is smaller than an earlier one.  Only then are calls let
- * through, and a restart does not ask again.  The caller has checked that
- * the user is a superuser.  Raises ERROR if there is nothing to adopt or
- * the file cannot be written (generation stays refused then).
+ * through (unless another refusal stands), and a restart does not ask
+ * again.  The caller has checked that the user is a superuser, and that no
+ * refusal before this one stands (shared.h).  Raises ERROR if there is
+ * nothing to adopt or the file cannot be written (generation stays refused
+ * then, also after a restart: the file keeps the old node id).
  */
 int
 snowflake_adopt_node_state(int64 now_unix_ms)
@@ -400,15 +457,17 @@ snowflake_adopt_node_state(int64 now_unix_ms)
 	int			node;
 
 	LWLockAcquire(snowflake_lock, LW_EXCLUSIVE);
-	if (s->refusal != SNOWFLAKE_NODE_CHANGED)
+	if (!(s->refusals & SNOWFLAKE_REFUSED(SNOWFLAKE_NODE_CHANGED)))
 	{
 		LWLockRelease(snowflake_lock);
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("no changed snowflake node id to adopt"),
-				 errdetail("This server's node id is the one recorded in \"%s\", or it is not derived, or generation is refused for another reason.",
+				 errdetail("This server's node id is the one recorded in \"%s\", or it is not derived, or that file is unusable.",
 						   SNOWFLAKE_STATE_FILE)));
 	}
+	/* The caller raised an earlier refusal (a changed layout) first. */
+	Assert(!(s->refusals & SNOWFLAKE_REFUSED_BEFORE(SNOWFLAKE_NODE_CHANGED)));
 	old_node = s->recorded_node;
 	SpinLockAcquire(&s->mutex);
 	needed_ms = s->reserved_ms + 1;
@@ -422,11 +481,7 @@ snowflake_adopt_node_state(int64 now_unix_ms)
 
 	LWLockAcquire(snowflake_lock, LW_EXCLUSIVE);
 	node = s->recorded_node;
-	if (s->refusal == SNOWFLAKE_NODE_CHANGED)
-	{
-		s->refusal = SNOWFLAKE_READY;
-		s->refusal_detail[0] = '\0';
-	}
+	s->refusals &= ~SNOWFLAKE_REFUSED(SNOWFLAKE_NODE_CHANGED);
 	LWLockRelease(snowflake_lock);
 
 	ereport(LOG,
@@ -439,11 +494,12 @@ snowflake_adopt_node_state(int64 now_unix_ms)
  * snowflake_confirm_restore_state
  *		Confirm, after a restore, that this server mints with node id node
  *		(snowflake.confirm_restore, shared.c): the state file is
- *		rewritten without the request, then generation proceeds.  The
- *		caller has checked that the user is a superuser and that the server
- *		is not in recovery.  Raises ERROR if there is nothing to confirm, if
- *		node is not the node id IDs would carry, or if the file cannot be
- *		written (nothing changes then).
+ *		rewritten without the request, then generation proceeds (unless
+ *		another refusal stands).  The caller has checked that the user is a
+ *		superuser, that the server is not in recovery, and that no refusal
+ *		before this one stands (shared.h).  Raises ERROR if there is nothing
+ *		to confirm, if node is not the node id IDs would carry, or if the
+ *		file cannot be written (nothing changes then).
  */
 void
 snowflake_confirm_restore_state(int node)
@@ -455,7 +511,7 @@ snowflake_confirm_restore_state(int node)
 	int64		durable;
 
 	LWLockAcquire(snowflake_lock, LW_EXCLUSIVE);
-	if (s->refusal != SNOWFLAKE_NODE_UNCONFIRMED)
+	if (!(s->refusals & SNOWFLAKE_REFUSED(SNOWFLAKE_NODE_UNCONFIRMED)))
 	{
 		LWLockRelease(snowflake_lock);
 		ereport(ERROR,
@@ -464,6 +520,9 @@ snowflake_confirm_restore_state(int node)
 				 errdetail("Generation is not waiting for a confirmation of the node id: \"%s\" is off, this server did not start from a restore, or its node id was confirmed already.",
 						   "snowflake.confirm_restore")));
 	}
+	/* The caller raised an earlier refusal (a layout, no node id) first. */
+	Assert(!(s->refusals &
+			 SNOWFLAKE_REFUSED_BEFORE(SNOWFLAKE_NODE_UNCONFIRMED)));
 	in_use = snowflake_node_field(s, GetWALInsertionTimeLine());
 	if (node != in_use)
 	{
@@ -489,8 +548,7 @@ snowflake_confirm_restore_state(int node)
 		snowflake_report_write_failure(ERROR, &failure,
 									   "The node id was not confirmed.");
 	}
-	s->refusal = SNOWFLAKE_READY;
-	s->refusal_detail[0] = '\0';
+	s->refusals &= ~SNOWFLAKE_REFUSED(SNOWFLAKE_NODE_UNCONFIRMED);
 	LWLockRelease(snowflake_lock);
 	ereport(LOG,
 			(errmsg("snowflake node id %d confirmed after a restore", node)));

@@ -52,14 +52,38 @@
  * also written into the file as a flag at the start (SNOWFLAKE_STATE_FLOOR)
  * when it can be, so that the obligation is seen however the next start
  * is judged (without the preload, for one); if that write fails, nothing
- * is refused: the obligation stays in shared memory, and the first call
- * that needs a reservation applies the floor before any ID, failing while
- * the file cannot be written (generation resumes by itself once it can).
+ * is refused (but see a restore's confirmation below): the obligation
+ * stays in shared memory, and the first call that needs a reservation
+ * applies the floor before any ID, failing while the file cannot be
+ * written (generation resumes by itself once it can).
  * The cost: one max_drift_ms of lead after every start that was not
  * preceded by a clean shutdown.  What no rule inside the data directory
  * can tell: a copy of a stopped server, restored after its original ran
  * on, is the data directory of a clean shutdown (docs/operations.md says to
  * remove its state file before its start).
+ *
+ * Why no path forgets that a restore's node id is to be confirmed
+ * (snowflake.confirm_restore, sf_check_restored_node): that obligation has
+ * no such polarity (a crash must not ask for a confirmation), and only the
+ * postmaster's first load can see that a start is a restore, by the
+ * backup_label or recovery.signal that the startup process renames or
+ * removes right after.  So it is written into the state file
+ * (SNOWFLAKE_STATE_UNCONFIRMED) with the floor that every restore's start
+ * owes, in the postmaster, before the startup process runs; if that write
+ * fails, or the file is unusable and so cannot be rewritten, the postmaster
+ * does not start (sf_restore_unrecorded), which leaves the sign of the
+ * restore in place for the next start.  Once in the file, the flag is in
+ * every later write while the obligation stands: each image derives it
+ * from the obligation (snowflake_state_image), not from which refusal is
+ * reported, and a later start's floor record rewrites the file as read.
+ * Every load reads it back, a crash re-initialisation's included, whatever
+ * else is refused (a changed layout, an unset node id).  It is lifted only
+ * by snowflake_confirm_restore(), after its write of the file without the
+ * flag has succeeded, or by a start with another node id than the file
+ * records (the copy was given its own) or with the setting off: the
+ * operator's choices.  The other refusals are independent obligations too
+ * (shared.h): each is decided at every load whatever else is refused, and
+ * lifted only by its own remedy, in their order.
  *
  * Without the preload (PostgreSQL 17 and later), the shared state is a
  * segment of the DSM registry that the first process to call a snowflake
@@ -207,7 +231,8 @@ snowflake_state_image(SnowflakeStateFile *f, const SnowflakeShared *s,
 	f->reserved_ms = reserved_ms;
 	f->last = last;
 	f->flags = (floor ? SNOWFLAKE_STATE_FLOOR : 0) |
-		(s->refusal == SNOWFLAKE_NODE_UNCONFIRMED ? SNOWFLAKE_STATE_UNCONFIRMED : 0);
+		((s->refusals & SNOWFLAKE_REFUSED(SNOWFLAKE_NODE_UNCONFIRMED)) ?
+		 SNOWFLAKE_STATE_UNCONFIRMED : 0);
 	f->timeline = s->recorded_tli;
 	f->system_id = s->recorded_system_id;
 	f->max_lead_ms = s->max_lead_ms;
@@ -217,14 +242,15 @@ snowflake_state_image(SnowflakeStateFile *f, const SnowflakeShared *s,
 	snowflake_state_seal(f);
 }
 
-/* Set the refusal state with a detail message (startup only). */
+/* Add a refusal, with its detail message (when the state is loaded only). */
 static void
 sf_refuse(SnowflakeShared *s, SnowflakeRefusal why, int err,
 		  const char *detail)
 {
-	s->refusal = why;
-	s->refusal_errno = err;
-	strlcpy(s->refusal_detail, detail, sizeof(s->refusal_detail));
+	s->refusals |= SNOWFLAKE_REFUSED(why);
+	if (why == SNOWFLAKE_STATE_UNUSABLE)
+		s->refusal_errno = err;
+	strlcpy(s->refusal_detail[why], detail, sizeof(s->refusal_detail[why]));
 }
 
 /*
@@ -469,8 +495,20 @@ sf_start_reason(const SnowflakeStateFile *f, bool have_file, bool preloaded)
  *		timeline the file records, is this data directory's own history.
  *
  * With the preload this runs in the postmaster before recovery: the
- * timeline is that of pg_control's latest checkpoint.  Without it, at the
- * first use of the generator, after recovery: the timeline in use.
+ * timeline is that of pg_control's latest checkpoint, or, soon after a
+ * promotion, of its minimum recovery point.  A promotion does not wait for
+ * a checkpoint: it writes an end-of-recovery record on the new timeline,
+ * sets pg_control's minimum recovery point to it (CreateEndOfRecoveryRecord:
+ * the next crash recovery must replay up to it) and asks for a checkpoint
+ * that is spread out like any other.  Until that checkpoint completes, the
+ * latest checkpoint is of the old timeline while the IDs of the new one may
+ * be minted already; a crash then leaves pg_control in production (or in
+ * crash recovery, if that crashed too) with the new timeline as the minimum
+ * recovery point's, which every completed checkpoint resets to 0.  In
+ * archive recovery the minimum recovery point is the replay's, and a
+ * standby's file is another server's: only the states of crash recovery
+ * and production take it.  Without the preload, at the first use of the
+ * generator, after recovery: the timeline in use.
  */
 static bool
 sf_file_of_another_life(const SnowflakeStateFile *f, bool have_file,
@@ -490,28 +528,74 @@ sf_file_of_another_life(const SnowflakeStateFile *f, bool have_file,
 		return true;
 	if (!snowflake_control_read(&control))
 		return false;
-	return control.state == DB_SHUTDOWNED_IN_RECOVERY ||
-		control.system_id != f->system_id ||
-		control.timeline != f->timeline;
+	if (control.state == DB_SHUTDOWNED_IN_RECOVERY ||
+		control.system_id != f->system_id)
+		return true;
+	if (control.timeline == f->timeline)
+		return false;
+	return !((control.state == DB_IN_PRODUCTION ||
+			  control.state == DB_IN_CRASH_RECOVERY) &&
+			 control.min_recovery_tli == f->timeline);
+}
+
+/*
+ * sf_restore_unrecorded
+ *		Stop the postmaster's start (FATAL): it is a restore whose node id is
+ *		to be confirmed (restore says how), and the state file cannot record
+ *		that, because its write failed (failure) or because the file is
+ *		unusable (failure NULL: err and what say why, as sf_load_state read
+ *		it).  See sf_record_floor.
+ */
+static void
+sf_restore_unrecorded(const char *restore, const SfWriteFailure *failure,
+					  int err, const char *what)
+{
+	char		detail[3 * SNOWFLAKE_DETAIL_LEN];
+
+	snprintf(detail, sizeof(detail),
+			 "%s With \"%s\" on, it mints nothing until its node id is confirmed, and the state file must record that before recovery removes the file that tells a restore, so the server does not start.%s",
+			 restore, "snowflake.confirm_restore",
+			 failure != NULL ? "" : " An unusable state file is left as it is.");
+	if (failure != NULL)
+		snowflake_report_write_failure_hint(FATAL, failure, detail,
+											"Make the state file in the data directory writable by the server again (permissions, free space, the disk), then start the server again.");
+	errno = err;
+	ereport(FATAL,
+			(err != 0 ? errcode_for_file_access() :
+			 errcode(ERRCODE_DATA_CORRUPTED),
+			 err != 0 ? errmsg("%s: %m", what) : errmsg("%s", what),
+			 errdetail_internal("%s", detail),
+			 errhint("See the section \"Troubleshooting\" of the snowflake README before removing the state file, then start the server again.")));
 }
 
 /*
  * sf_record_floor
- *		Record the floor obligation of a start that cannot trust the
- *		reservation durably, before anything can be issued: f is the file as
- *		read (or an empty history's image), rewritten with the floor flag.
- *		It keeps its reservation, layout and lineage, so a changed layout is
- *		still refused and an adoption keeps the floor.
+ *		Record the obligations of a start durably, before anything can be
+ *		issued: the floor of a start that cannot trust the reservation, and
+ *		a restore's node id still to be confirmed (f's flag says so already,
+ *		sf_check_restored_node).  f is the file as read (or an empty
+ *		history's image), rewritten with the floor flag.  It keeps its
+ *		reservation, layout and lineage, so a changed layout is still
+ *		refused and an adoption keeps the floor.
  *
- * A failed write refuses nothing: the floor stays pending in shared memory,
- * so the first reservation write applies it before any ID is handed out,
- * and each call that needs one retries (reservation.c).  Until then, the
- * file does not record a clean shutdown of this life (sf_shmem_shutdown
+ * A failed write refuses nothing for the floor: it stays pending in shared
+ * memory, so the first reservation write applies it before any ID is handed
+ * out, and each call that needs one retries (reservation.c).  Until then,
+ * the file does not record a clean shutdown of this life (sf_shmem_shutdown
  * writes none while the floor is pending), so the next start owes the floor
  * again; the postmaster remembers it for a crash re-initialisation.
+ *
+ * A restore's request for a confirmation that no state file records yet
+ * (restore is not NULL: how this start is a restore) cannot wait so: what
+ * tells the restore, backup_label or recovery.signal, is renamed or removed
+ * by the recovery this start begins, and nothing else could tell it at the
+ * next start.  If it cannot be written, the postmaster does not start
+ * (sf_restore_unrecorded), which leaves that file in place for the next
+ * start.
  */
 static void
-sf_record_floor(SnowflakeShared *s, SnowflakeStateFile *f, const char *reason)
+sf_record_floor(SnowflakeShared *s, SnowflakeStateFile *f, const char *reason,
+				const char *restore)
 {
 	SfWriteFailure failure;
 
@@ -530,6 +614,8 @@ sf_record_floor(SnowflakeShared *s, SnowflakeStateFile *f, const char *reason)
 	{
 		char		detail[2 * SNOWFLAKE_DETAIL_LEN];
 
+		if (restore != NULL)
+			sf_restore_unrecorded(restore, &failure, 0, NULL);
 		snprintf(detail, sizeof(detail),
 				 "The snowflake floor of this start (%lld ms past the clock, because %s) could not be recorded in the state file. No ID is issued below it: calls that issue IDs write it first, and fail while the file cannot be written. It stays owed across restarts and crashes until it is written.",
 				 (long long) s->max_lead_ms, reason);
@@ -573,12 +659,30 @@ sf_restore_start(void)
 }
 
 /*
+ * sf_restore_to_confirm
+ *		How this start is a restore whose node id snowflake.confirm_restore
+ *		asks to confirm, as a sentence of a message, or NULL: only the
+ *		postmaster's first load sees the start (sf_restore_start).
+ */
+static const char *
+sf_restore_to_confirm(const SnowflakeShared *s)
+{
+	if (!s->preloaded || sf_pm_loaded || !snowflake_confirm_restore_enabled)
+		return NULL;
+	return sf_restore_start();
+}
+
+/*
  * sf_check_restored_node
- *		The safeguard of snowflake.confirm_restore: refuse
- *		generation (SNOWFLAKE_NODE_UNCONFIRMED) after a restore, or while
- *		the file f says a restore's node id is still to be confirmed, if the
- *		node id is the one the file records; f's flag is set to match, and
- *		the floor record that every restore start makes writes it.
+ *		The safeguard of snowflake.confirm_restore: refuse generation
+ *		(SNOWFLAKE_NODE_UNCONFIRMED) after a restore, or while the file f
+ *		says a restore's node id is still to be confirmed, unless the server
+ *		mints with another node id than the file records (it was given one
+ *		of its own); f's flag is set to match.  Whatever else is refused: a
+ *		changed layout, an unset node id (then the request stands until a
+ *		node id is set and differs).  Returns how this start is a restore if
+ *		the request is new (no state file records it yet), else NULL: the
+ *		caller must record it before recovery begins (sf_record_floor).
  *
  * A restored copy started beside its original with the same node id mints
  * the same keys, and nothing in either server can tell.  Given its own node
@@ -586,12 +690,11 @@ sf_restore_start(void)
  * start cannot be seen: the setting is not defined then, and a value given
  * to it draws a WARNING here.
  */
-static void
+static const char *
 sf_check_restored_node(SnowflakeShared *s, SnowflakeStateFile *f)
 {
-	const char *restore = NULL;
-	bool		same_node = s->node_id >= 0 &&
-		snowflake_node_field(s, f->timeline) == f->node_id;
+	bool		recorded = (f->flags & SNOWFLAKE_STATE_UNCONFIRMED) != 0;
+	const char *restore;
 
 	if (!s->preloaded)
 	{
@@ -606,22 +709,51 @@ sf_check_restored_node(SnowflakeShared *s, SnowflakeStateFile *f)
 							"snowflake.confirm_restore"),
 					 errdetail("Without \"shared_preload_libraries\" the server's start cannot be seen, so a restore cannot be told from a restart."),
 					 errhint("Add snowflake to \"shared_preload_libraries\" in postgresql.conf and restart the server.")));
-		return;
+		return NULL;
 	}
-	if (!snowflake_confirm_restore_enabled || s->refusal != SNOWFLAKE_READY ||
-		!same_node)
+	if (!snowflake_confirm_restore_enabled ||
+		(s->node_id >= 0 && snowflake_node_field(s, f->timeline) != f->node_id))
 	{
 		f->flags &= ~SNOWFLAKE_STATE_UNCONFIRMED;
-		return;
+		return NULL;
 	}
-	if (!sf_pm_loaded)
-		restore = sf_restore_start();
-	if (restore == NULL && (f->flags & SNOWFLAKE_STATE_UNCONFIRMED))
+	restore = sf_restore_to_confirm(s);
+	if (restore == NULL && recorded)
 		restore = "This server started from a restore, and its node id has not been confirmed since.";
 	if (restore == NULL)
-		return;
+		return NULL;
 	f->flags |= SNOWFLAKE_STATE_UNCONFIRMED;
 	sf_refuse(s, SNOWFLAKE_NODE_UNCONFIRMED, 0, restore);
+	return recorded ? NULL : restore;
+}
+
+/*
+ * sf_state_unusable
+ *		The state file could not be read (err: errno, or 0 for a corrupt
+ *		file; detail: what failed): refuse generation, and say so at once.
+ *		A restore's request for a confirmation cannot be recorded then, and
+ *		the postmaster does not start (sf_record_floor).
+ */
+static void
+sf_state_unusable(SnowflakeShared *s, int err, const char *detail)
+{
+	const char *restore = sf_restore_to_confirm(s);
+
+	if (restore != NULL)
+		sf_restore_unrecorded(restore, NULL, err, detail);
+	sf_refuse(s, SNOWFLAKE_STATE_UNUSABLE, err, detail);
+
+	/*
+	 * Said at startup too, not only by the first call: the server starts
+	 * and decodes, but issues no ID until this is put right.
+	 */
+	errno = err;
+	ereport(WARNING,
+			(err != 0 ? errcode_for_file_access() :
+			 errcode(ERRCODE_DATA_CORRUPTED),
+			 err != 0 ? errmsg("%s: %m", detail) : errmsg("%s", detail),
+			 errdetail("Calls that issue IDs fail until the file can be read at a restart; decoding works."),
+			 errhint("See the section \"Troubleshooting\" of the snowflake README before removing the file and restarting the server.")));
 }
 
 /*
@@ -639,6 +771,7 @@ sf_load_state(SnowflakeShared *s)
 	int			err;
 	char		detail[2 * SNOWFLAKE_DETAIL_LEN];
 	const char *reason;
+	const char *restore;
 	bool		differs;
 	bool		replaced;
 
@@ -653,19 +786,7 @@ sf_load_state(SnowflakeShared *s)
 	got = snowflake_state_read(&f, &err, detail, sizeof(detail));
 	if (got < 0)
 	{
-		sf_refuse(s, SNOWFLAKE_STATE_UNUSABLE, err, detail);
-
-		/*
-		 * Said at startup too, not only by the first call: the server starts
-		 * and decodes, but issues no ID until this is put right.
-		 */
-		errno = err;
-		ereport(WARNING,
-				(err != 0 ? errcode_for_file_access() :
-				 errcode(ERRCODE_DATA_CORRUPTED),
-				 err != 0 ? errmsg("%s: %m", detail) : errmsg("%s", detail),
-				 errdetail("Calls that issue IDs fail until the file can be read at a restart; decoding works."),
-				 errhint("See the section \"Troubleshooting\" of the snowflake README before removing the file and restarting the server.")));
+		sf_state_unusable(s, err, detail);
 		return;
 	}
 	if (got == 0)
@@ -708,9 +829,15 @@ sf_load_state(SnowflakeShared *s)
 		sf_start_reason(&f, got > 0, s->preloaded);
 	s->file_foreign = replaced ||
 		sf_file_of_another_life(&f, got > 0, s->preloaded);
-	sf_check_restored_node(s, &f);
+	restore = sf_check_restored_node(s, &f);
+
+	/*
+	 * A restore's start always owes the floor (sf_start_reason_preloaded
+	 * sees what sf_restore_start sees), so its request is written with it.
+	 */
+	Assert(restore == NULL || reason != NULL);
 	if (reason != NULL)
-		sf_record_floor(s, &f, reason);
+		sf_record_floor(s, &f, reason, restore);
 }
 
 /*
@@ -813,7 +940,9 @@ sf_shmem_startup(void)
  * only logged then.  A crash or a snapshot restored in place has a floor
  * pending too, but its file is this data directory's own: a data directory
  * moved to another host after a crash is refused as after a clean
- * shutdown.  A server refused already is left as it is.
+ * shutdown.  Judged whatever else is refused (another layout, a restore to
+ * confirm), except when the state file is unusable: it records nothing
+ * then.
  */
 static void
 sf_check_derived_node(SnowflakeShared *s)
@@ -821,7 +950,8 @@ sf_check_derived_node(SnowflakeShared *s)
 	char		detail[2 * SNOWFLAKE_DETAIL_LEN];
 	int			node;
 
-	if (!s->node_id_derived || s->refusal != SNOWFLAKE_READY)
+	if (!s->node_id_derived ||
+		(s->refusals & SNOWFLAKE_REFUSED(SNOWFLAKE_STATE_UNUSABLE)))
 		return;
 	node = snowflake_node_field(s, s->recorded_tli);
 	if (node == s->recorded_node)
@@ -863,7 +993,7 @@ sf_load(SnowflakeShared *s)
 {
 	sf_load_state(s);
 	sf_check_derived_node(s);
-	if (s->refusal == SNOWFLAKE_READY && s->node_id < 0)
+	if (s->node_id < 0)
 		sf_refuse(s, SNOWFLAKE_NODE_UNSET, 0, "");
 	/* Whoever sees "loaded" set sees the refusal and the state too. */
 	pg_write_barrier();
@@ -1213,8 +1343,9 @@ sf_shmem_shutdown(int code, Datum arg)
 	int64		last;
 	int64		reserved;
 
-	if (code != 0 || s == NULL || s->refusal == SNOWFLAKE_STATE_UNUSABLE ||
-		s->refusal == SNOWFLAKE_LAYOUT_CHANGED || s->floor_pending)
+	if (code != 0 || s == NULL || s->floor_pending ||
+		(s->refusals & (SNOWFLAKE_REFUSED(SNOWFLAKE_STATE_UNUSABLE) |
+						SNOWFLAKE_REFUSED(SNOWFLAKE_LAYOUT_CHANGED))))
 		return;
 	if (!snowflake_control_read(&control) || control.state != DB_SHUTDOWNED)
 		return;

@@ -27,12 +27,12 @@
  *	- the fields above "lock_data" are fixed once "configured" is set
  *	  (by the postmaster at initialisation, or under "lock" by the first
  *	  process that attaches the DSM segment) and read without a lock
- *	  afterwards, except "refusal"/"refusal_detail", set once when the
- *	  state is loaded and changed only by an adoption or the confirmation
- *	  of a restored server's node id while holding "lock" exclusively
- *	  (read without it: a refusal is only ever lifted, after the state file
- *	  says so, and "loaded" is published after it with a barrier), and the
- *	  fields marked
+ *	  afterwards, except "refusals", set once when the state is loaded and
+ *	  whose bits are only ever cleared after that, one at a time, by an
+ *	  adoption or the confirmation of a restored server's node id while
+ *	  holding "lock" exclusively (read without it, as one aligned word: a
+ *	  refusal is only ever lifted, after the state file says so, and
+ *	  "loaded" is published after it with a barrier), and the fields marked
  *	  "lock" below, read and written only under it;
  *	- "mutex" (a spinlock) protects the generator state, the counters and
  *	  the background writer's registration.  It is held for a few
@@ -61,6 +61,7 @@
 #define SNOWFLAKE_SHARED_H
 
 #include "datatype/timestamp.h"
+#include "port/pg_bitutils.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
 #include "storage/spin.h"
@@ -77,7 +78,7 @@
  * whenever the struct changes: a library replaced while a server runs
  * without the preload must not read a segment its predecessor created.
  */
-#define SNOWFLAKE_SHARED_MAGIC	0x534E4634	/* "SNF4" */
+#define SNOWFLAKE_SHARED_MAGIC	0x534E4635	/* "SNF5" */
 
 /* Size of the DSM registry segment: fixed, room to spare. */
 #define SNOWFLAKE_DSM_SIZE	8192
@@ -88,18 +89,41 @@
 /* At most one LOG line per this many milliseconds for a repeated problem. */
 #define SNOWFLAKE_LOG_INTERVAL_MS	60000
 
-/* Why the generator refuses to run, decided at startup. */
+/*
+ * Why the generator refuses to run: independent obligations, each decided
+ * when the state is loaded (shared.c, sf_load) whatever else is refused,
+ * and each lifted only by its own remedy, under "lock" (an adoption, the
+ * confirmation of a restore, a restart with the cause removed).  No
+ * obligation is ever added after the load.  The order of the values is the
+ * order in which calls report them (the first one in force) and in which
+ * the remedies must come: one that rewrites the state file waits for the
+ * obligations before it, so that it never writes over what they protect.
+ */
 typedef enum SnowflakeRefusal
 {
-	SNOWFLAKE_READY = 0,
-	SNOWFLAKE_NODE_UNSET,		/* snowflake.node_id is -1 */
-	SNOWFLAKE_LAYOUT_CHANGED,	/* epoch/layout differ from the state file */
 	SNOWFLAKE_STATE_UNUSABLE,	/* state file unreadable or corrupt */
+	SNOWFLAKE_LAYOUT_CHANGED,	/* epoch/layout differ from the state file */
+	SNOWFLAKE_NODE_UNSET,		/* snowflake.node_id is -1 */
 	SNOWFLAKE_NODE_CHANGED,		/* a derived node id differs from the one
 								 * of this data directory's IDs */
-	SNOWFLAKE_NODE_UNCONFIRMED	/* started from a restore: the node id is to
+	SNOWFLAKE_NODE_UNCONFIRMED, /* started from a restore: the node id is to
 								 * be confirmed (snowflake_confirm_restore) */
+	SNOWFLAKE_REFUSALS			/* how many there are */
 } SnowflakeRefusal;
+
+/* The bit of a refusal in SnowflakeShared.refusals. */
+#define SNOWFLAKE_REFUSED(why)	((uint32) 1 << (why))
+
+/* The refusals that come before why (see SnowflakeRefusal). */
+#define SNOWFLAKE_REFUSED_BEFORE(why)	(SNOWFLAKE_REFUSED(why) - 1)
+
+/* The first refusal of a set that is not empty, as calls report it. */
+static inline SnowflakeRefusal
+snowflake_first_refusal(uint32 refusals)
+{
+	Assert(refusals != 0);
+	return (SnowflakeRefusal) pg_rightmost_one_pos32(refusals);
+}
 
 /* Counters shown by snowflake_stats(), protected by the spinlock. */
 typedef struct SnowflakeCounters
@@ -134,8 +158,8 @@ typedef struct SnowflakeShared
 	char		node_id_source[SNOWFLAKE_SOURCE_LEN];	/* where node_id came
 														 * from, for the stats
 														 * ("" when not set) */
-	SnowflakeRefusal refusal;
-	char		refusal_detail[2 * SNOWFLAKE_DETAIL_LEN];
+	uint32		refusals;		/* SNOWFLAKE_REFUSED() bits, 0 when ready */
+	char		refusal_detail[SNOWFLAKE_REFUSALS][2 * SNOWFLAKE_DETAIL_LEN];
 	int			refusal_errno;	/* errno of a state file failure */
 	/* With SNOWFLAKE_LAYOUT_CHANGED: where the recorded layout's IDs end. */
 	int64		recorded_end_unix_ms;	/* their last millisecond, or -1 */
@@ -164,11 +188,16 @@ typedef struct SnowflakeShared
 	 */
 	int64		node_part;
 
-	/* Protected by lock: the lineage and the floor (see reservation.c). */
+	/*
+	 * Protected by lock: the lineage and the floor (see reservation.c).  The
+	 * recorded_* fields are what the state file records: changed only after
+	 * a write that records the new values has succeeded.
+	 */
 	uint64		recorded_system_id; /* as in the state file, 0 if unknown */
 	uint32		recorded_tli;	/* as in the state file, 0 if unknown */
 	int			recorded_node;	/* node field as in the state file */
-	bool		lineage_checked;	/* compared at this life's first write */
+	bool		lineage_checked;	/* this life's lineage is recorded (its
+									 * first write) */
 	bool		floor_pending;	/* the next write applies the floor */
 	char		floor_reason[SNOWFLAKE_REASON_LEN]; /* why, for the log */
 	bool		file_foreign;	/* the state file may record another

@@ -7,7 +7,10 @@
  * calling only the ones below it:
  *
  *	snowflake.c     module init: one init call per module
- *	functions.c     the SQL-callable functions
+ *	functions.c     the SQL-callable functions of the generator, decoding,
+ *	                the stats and the adoptions
+ *	textfunctions.c the SQL-callable text forms of IDs (snowflake_to_<form>,
+ *	                snowflake_from_<form>)
  *	worker.c        the background writer that keeps the reservation ahead
  *	generator.c     the hot path: minting IDs under the spinlock
  *	reservation.c   the durable reservation, the floor, a layout's adoption
@@ -19,9 +22,12 @@
  *	nodesource.c    the node id derived from the host name or the
  *	                environment (snowflake.node_id_from)
  *	layout.c        pure arithmetic on the ID layout
+ *	textform.c      pure encoding and decoding of the text forms
  *
- * Each .c file but this one has a header of the same name declaring what
- * it defines; compat.h holds every PostgreSQL-version-specific construct.
+ * Each .c file but this one and textfunctions.c (whose functions only
+ * PostgreSQL calls, by their SQL names) has a header of the same name
+ * declaring what it defines; compat.h holds every PostgreSQL-version-specific
+ * construct.
  *
  * Loaded through shared_preload_libraries, _PG_init defines the settings
  * and validates the layout (a bad combination stops the server from

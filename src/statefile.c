@@ -261,6 +261,7 @@ snowflake_control_read(SnowflakeControl *c)
 	c->state = (uint32) cf.state;
 	c->checkpoint = (uint64) cf.checkPoint;
 	c->timeline = (uint32) cf.checkPointCopy.ThisTimeLineID;
+	c->min_recovery_tli = (uint32) cf.minRecoveryPointTLI;
 	c->system_id = cf.system_identifier;
 	return true;
 }

@@ -75,21 +75,25 @@ typedef struct SnowflakeStateFile
 
 /*
  * The server started from a restore with snowflake.confirm_restore
- * on, and its node id is yet to be confirmed (snowflake_confirm_restore): kept
- * across restarts until then, or until the node id changes (shared.c).
+ * on, and its node id is yet to be confirmed (snowflake_confirm_restore):
+ * written before the restore's recovery begins (or the server does not
+ * start), and kept across restarts until then, or until the node id
+ * changes (shared.c).
  */
 #define SNOWFLAKE_STATE_UNCONFIRMED	0x0002
 
 /*
  * What the start logic needs of pg_control: the cluster's state when the
  * file was last written (a DBState), the LSN of the latest checkpoint
- * record and its timeline, and the system identifier.
+ * record and its timeline, the timeline of the minimum recovery point (0
+ * if none), and the system identifier.
  */
 typedef struct SnowflakeControl
 {
 	uint32		state;
 	uint64		checkpoint;
 	uint32		timeline;
+	uint32		min_recovery_tli;
 	uint64		system_id;
 } SnowflakeControl;
 

@@ -445,7 +445,7 @@ snowflake_worker_main(Datum main_arg)
 		s->worker_latch = snowflake_background_writer ? MyLatch : NULL;
 
 		/* A refused generator issues nothing: nothing to keep ahead. */
-		if (snowflake_background_writer && s->refusal == SNOWFLAKE_READY)
+		if (snowflake_background_writer && s->refusals == 0)
 			timeout = sf_writer_step(s, &w);
 
 		sf_writer_sleep(s, &w, timeout);

@@ -57,6 +57,14 @@ ASSERTS=${ASSERTS:-1}
 SF_TEST_DEPS=1
 sf_setup
 
+# No C function over 80 lines (CONTRIBUTING.md), checked before any suite
+# runs: every run catches it, one of a few files (PROVE_TESTS) as well as
+# CI's, not only a run that includes test/t/043_docs.pl.
+if ! perl "$RUN_DIR/test/function-length.pl" "$RUN_DIR"/src/*.c; then
+    echo "FAILED: a function in src/ is over 80 lines (test/function-length.pl)" >&2
+    exit 1
+fi
+
 # The framework recipes' file runs only where their packages are installed.
 FRAMEWORK_TESTS="test/t/046_frameworks.pl"
 if [ "${SF_FRAMEWORKS:-1}" = 0 ] && [ -z "${PROVE_TESTS:-}" ]; then

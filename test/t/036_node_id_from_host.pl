@@ -23,7 +23,13 @@
 #    another host name): the server starts, says so, and refuses to
 #    generate (55000) until a superuser runs snowflake_adopt_node_id(),
 #    which records the new node id before anything is issued; an explicit
-#    snowflake.node_id that changes is still accepted with a LOG line;
+#    snowflake.node_id that changes is still accepted with a LOG line; the
+#    same after a crash, also soon after a promotion (before the checkpoint
+#    it asks for: pg_control's minimum recovery point names the new
+#    timeline, its latest checkpoint the old one);
+#  - a changed derived node id and a changed epoch: the layout is refused
+#    and adopted first, then the node id; an adoption whose write fails
+#    adopts nothing, not even after a clean restart;
 #  - without the preload, a crash re-initialisation keeps the derived node
 #    id of the server's start (the settings file), and its source.
 
@@ -324,7 +330,7 @@ is( $moved->safe_psql('postgres',
 		  . " SELECT string_agg(DISTINCT snowflake_node_id(id)::text, ','), min(id) > $max_before FROM i"),
 	'2|t', 'the next IDs carry node id 2, above every earlier one');
 is(error_report($moved, 'SELECT snowflake_adopt_node_id()'),
-	"55000: no changed snowflake node id to adopt\nDETAIL:  This server's node id is the one recorded in \"snowflake.state\", or it is not derived, or generation is refused for another reason.",
+	"55000: no changed snowflake node id to adopt\nDETAIL:  This server's node id is the one recorded in \"snowflake.state\", or it is not derived, or that file is unusable.",
 	'nothing left to adopt');
 
 # The adoption was recorded: a restart under pg-2 does not ask again.
@@ -361,5 +367,104 @@ ok(log_appears($moved, qr/LOG:  parameter "snowflake\.node_id" changed from 2 to
 ok(!$moved->log_contains(qr/WARNING:  \Q$changed\E/, $offset),
 	'and no refusal');
 $moved->stop;
+
+# --- Moved, and the epoch changed too: each refusal has its own remedy ---
+
+# The layout comes first: the node id cannot be adopted before it, and
+# adopting the layout leaves the changed node id refused.
+my $both = start_snowflake_node(
+	'both',
+	settings => {
+		'snowflake.node_id_from' => 'env:SF_TEST_MEMBER',
+		'snowflake.node_id_count' => 8
+	},
+	start => 0);
+{
+	local $ENV{SF_TEST_MEMBER} = '1';
+	$both->start;
+	$both->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+	is($both->safe_psql('postgres', 'SELECT snowflake_node_id(snowflake_nextval())'),
+		'1', 'member 1 mints with node id 1');
+	$both->stop;
+}
+$both->append_conf('postgresql.conf', "snowflake.epoch = '2023-01-01 00:00:00+00'");
+{
+	local $ENV{SF_TEST_MEMBER} = '2';
+	start_with_shim($both);
+	my $layout_error =
+	  qr/^55000: snowflake epoch or layout differs from the one recorded in "snowflake\.state"\n/;
+	like(error_report($both, 'SELECT snowflake_nextval()'), $layout_error,
+		'member 2 with another epoch: the layout is refused first');
+	like(error_report($both, 'SELECT snowflake_adopt_node_id()'), $layout_error,
+		'the node id cannot be adopted before the layout');
+	$both->safe_psql('postgres', 'SELECT snowflake_adopt_layout()');
+	is(error_report($both, 'SELECT snowflake_nextval()'),
+		"55000: $changed\nDETAIL:  The state file records IDs this data directory minted with node id 1 on timeline 1; the node id derived from env:SF_TEST_MEMBER 2 is 2 there.\nHINT:  $adopt_hint",
+		'the layout adopted: the changed node id is still refused');
+
+	# An adoption whose write fails adopts nothing, not even at the next
+	# restart (the clean shutdown records the state file's node id, not the
+	# derived one).
+	set_fault('open EACCES');
+	is(error_report($both, 'SELECT snowflake_adopt_node_id()'),
+		"42501: could not create file \"snowflake.state.tmp\": Permission denied\nDETAIL:  The derived snowflake node id was not adopted.",
+		'an adoption whose state file write fails raises its error');
+	set_fault();
+	$both->restart;
+	is(error_report($both, 'SELECT snowflake_nextval()'),
+		"55000: $changed\nDETAIL:  The state file records IDs this data directory minted with node id 1 on timeline 1; the node id derived from env:SF_TEST_MEMBER 2 is 2 there.\nHINT:  $adopt_hint",
+		'after a clean restart the derived node id is still refused: nothing was adopted');
+	is($both->safe_psql('postgres', 'SELECT snowflake_adopt_node_id()'),
+		'2', 'then adopted');
+	is($both->safe_psql('postgres', 'SELECT snowflake_node_id(snowflake_nextval())'),
+		'2', 'and IDs carry node id 2');
+	$both->stop;
+}
+
+# --- Moved after a crash soon after a promotion ---
+
+# A standby promoted mints on timeline 2, and is killed before the
+# checkpoint its promotion asks for has completed (spread over the hour of
+# checkpoint_timeout, with thousands of buffers to write): pg_control's
+# latest checkpoint is still of timeline 1, and only its minimum recovery
+# point names timeline 2.  The state file is still this data directory's
+# own: moved to another host name, it is refused.
+my %streaming = (
+	'snowflake.node_id_from' => 'hostname',
+	'snowflake.node_id_count' => 8,
+	checkpoint_timeout => '1h',
+	shared_buffers => '32MB',
+	bgwriter_lru_maxpages => 0);
+my $old_primary = start_snowflake_node(
+	'old_primary',
+	hostname => 'pg-1',
+	init => { allows_streaming => 1 },
+	settings => \%streaming);
+$old_primary->safe_psql('postgres', 'CREATE EXTENSION snowflake; SELECT snowflake_nextval()');
+$old_primary->backup('for_standby');
+my $promoted = start_snowflake_node(
+	'promoted',
+	hostname => 'pg-2',
+	from_backup => [ $old_primary, 'for_standby', has_streaming => 1 ]);
+# Buffers the standby's replay dirties, for the promotion's checkpoint.
+$old_primary->safe_psql('postgres',
+	"CREATE TABLE filler AS SELECT g, repeat('x', 200) AS pad FROM generate_series(1, 80000) g");
+$old_primary->wait_for_catchup($promoted);
+$old_primary->stop;
+promote_and_wait($promoted);
+is($promoted->safe_psql('postgres', 'SELECT snowflake_node_id(snowflake_nextval())'),
+	'2', 'the promoted standby, pg-2, mints with node id 2');
+is( $promoted->safe_psql('postgres',
+		'SELECT c.timeline_id, r.min_recovery_end_timeline FROM pg_control_checkpoint() c, pg_control_recovery() r'
+	),
+	'1|2',
+	'its latest checkpoint is still of timeline 1, its minimum recovery point on timeline 2');
+$promoted->stop('immediate');
+set_hostname($promoted, 'pg-3');
+$promoted->start;
+is(error_report($promoted, 'SELECT snowflake_nextval()'),
+	"55000: $changed\nDETAIL:  The state file records IDs this data directory minted with node id 2 on timeline 2; the node id derived from hostname pg-3 is 3 there.\nHINT:  $adopt_hint",
+	'moved to pg-3 after that crash: generation is refused');
+$promoted->stop;
 
 done_testing();

@@ -23,6 +23,13 @@
 #    snowflake_confirm_restore() with the node id they mint with (another
 #    one is refused: 22023); then they generate;
 #  - a copy given its own node id generates at once;
+#  - the request is never lost: a restore whose state file cannot be
+#    written, or is unusable, does not start (recovery would remove the
+#    sign of the restore before the file records it), and waits for the
+#    confirmation once started, also after a crash re-initialisation while
+#    the file cannot be written; a restore started with another epoch is
+#    refused for the layout first, and still waits for the confirmation
+#    once the epoch is put back or adopted;
 #  - a standby promoted (a failover) and the original after a crash never
 #    wait for a confirmation.
 # The safeguard needs the preload (a server start is not seen without it):
@@ -235,6 +242,148 @@ $renamed->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
 is($renamed->safe_psql('postgres', 'SELECT snowflake_node_id(snowflake_nextval())'),
 	'5', 'a copy given its own node id generates at once');
 $renamed->stop;
+
+# ---------------------------------------------------------------------------
+# The request is never lost
+# ---------------------------------------------------------------------------
+
+my $refused_since =
+  "55000: snowflake node id 3 is not confirmed after a restore\n"
+  . "DETAIL:  This server started from a restore, and its node id has not been confirmed since. A restored copy that runs beside its original with the same node id mints the same keys (\"snowflake.confirm_restore\" is on).\n"
+  . 'HINT:  If this server replaces the one it was restored from, have a superuser run SELECT snowflake_confirm_restore(3); if it runs beside it, give it its own "snowflake.node_id" and restart it.';
+my $must_record =
+  'With "snowflake.confirm_restore" on, it mints nothing until its node id is confirmed, and the state file must record that before recovery removes the file that tells a restore, so the server does not start.';
+
+# Kill a backend of $node, so that the postmaster re-initialises shared
+# memory, and wait until it is back.
+sub crash_reinit
+{
+	my ($node) = @_;
+	my $victim = $node->background_psql('postgres');
+	my $pid = query_value($victim, 'SELECT pg_backend_pid()');
+	my $offset = -s $node->logfile;
+	kill('KILL', $pid) or die "could not kill $pid";
+	$node->wait_for_log(qr/all server processes terminated; reinitializing/, $offset);
+	eval { $victim->quit };
+	$node->poll_query_until('postgres', 'SELECT true') or die $node->name . ' did not come back';
+	return;
+}
+
+# The state file cannot be written at the restore's start: the request
+# cannot be recorded before recovery renames backup_label, the only sign of
+# a restore.  The server does not start, and says why; started again once
+# the cause is removed, it waits for the confirmation.  (Before, it started,
+# refused to mint, lost the request with backup_label, and minted without a
+# confirmation after a restart or a crash re-initialisation.)
+set_fault('open EACCES');
+my $unwritable = start_snowflake_node('guarded_unwritable',
+	from_backup => [ $origin, 'guarded' ],
+	settings => \%no_archive,
+	start => 0);
+my $started = start_with_shim($unwritable, fail_ok => 1);
+ok(!$started, 'a restore whose state file cannot be written does not start');
+ok( $unwritable->log_contains(
+		qr/FATAL:  could not create file "snowflake\.state\.tmp": Permission denied\n[^\n]*DETAIL:  This server started from a base backup \(backup_label\): a restore\. \Q$must_record\E\n[^\n]*HINT:  Make the state file in the data directory writable by the server again \(permissions, free space, the disk\), then start the server again\./
+	),
+	'and says why, and what to do');
+ok(-e $unwritable->data_dir . '/backup_label', 'its backup_label is still there');
+if ($started)
+{
+	$unwritable->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+	  or die 'the copy did not leave recovery';
+	$unwritable->stop;
+}
+set_fault();
+start_with_shim($unwritable);
+$unwritable->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+  or die 'the copy did not leave recovery';
+is(error_report($unwritable, 'SELECT snowflake_nextval()'),
+	$refused->('from a base backup (backup_label)'),
+	'the cause removed, it starts from the restore, and waits for the confirmation');
+
+# The state file records the request: a crash re-initialisation while the
+# file cannot be written keeps it, and so does a restart.
+set_fault('open EACCES');
+crash_reinit($unwritable);
+is(error_report($unwritable, 'SELECT snowflake_nextval()'),
+	$refused_since, 'after a crash re-initialisation with the state file unwritable, still');
+set_fault();
+is(error_report($unwritable, 'SELECT snowflake_nextval()'),
+	$refused_since, 'and with the file writable again');
+$unwritable->restart;
+is(error_report($unwritable, 'SELECT snowflake_nextval()'),
+	$refused_since, 'and after a restart');
+$unwritable->stop;
+
+# The restore's state file is unusable (here too short): it cannot record
+# the request, and is left as it is for the operator to look at.  The server
+# does not start; once the file is removed (as the README's
+# "Troubleshooting" says), it starts from the restore, and waits for the
+# confirmation.
+my $corrupt = start_snowflake_node('guarded_corrupt',
+	from_backup => [ $origin, 'guarded' ],
+	settings => \%no_archive,
+	start => 0);
+write_raw($corrupt->data_dir . '/snowflake.state', 'not a state file');
+$started = $corrupt->start(fail_ok => 1);
+ok(!$started, 'a restore whose state file is unusable does not start');
+ok( $corrupt->log_contains(
+		qr/FATAL:  file "snowflake\.state" is corrupt \(wrong size\)\n[^\n]*DETAIL:  This server started from a base backup \(backup_label\): a restore\. \Q$must_record\E An unusable state file is left as it is\.\n[^\n]*HINT:  See the section "Troubleshooting" of the snowflake README before removing the state file, then start the server again\./
+	),
+	'and says why, and what to do');
+if ($started)
+{
+	$corrupt->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+	  or die 'the copy did not leave recovery';
+	$corrupt->stop;
+}
+unlink($corrupt->data_dir . '/snowflake.state') or die "snowflake.state: $!";
+$corrupt->start;
+$corrupt->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+  or die 'the copy did not leave recovery';
+is(error_report($corrupt, 'SELECT snowflake_nextval()'),
+	$refused->('from a base backup (backup_label)'),
+	'the file removed, it starts from the restore, and waits for the confirmation');
+$corrupt->stop;
+
+# The restore's first start has another epoch configured: the layout is
+# refused first, and the confirmation cannot come before it.  The epoch put
+# back, the request is still there.
+my $layout_error = qr/^55000: snowflake epoch or layout differs from the one recorded in "snowflake\.state"\n/;
+my $epoch = start_snowflake_node('guarded_epoch',
+	from_backup => [ $origin, 'guarded' ],
+	settings => { %no_archive, 'snowflake.epoch' => '2023-01-01 00:00:00+00' });
+$epoch->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+  or die 'the copy did not leave recovery';
+like(error_report($epoch, 'SELECT snowflake_nextval()'), $layout_error,
+	'a restore started with another epoch: the layout is refused first');
+is(stats($epoch)->{status}, 'layout changed', 'its stats say so');
+like(error_report($epoch, 'SELECT snowflake_confirm_restore(3)'), $layout_error,
+	'the node id cannot be confirmed before the layout is settled');
+$epoch->append_conf('postgresql.conf', "snowflake.epoch = '2024-01-01 00:00:00+00'");
+$epoch->restart;
+is(error_report($epoch, 'SELECT snowflake_nextval()'),
+	$refused_since, 'the epoch put back: it still waits for the confirmation');
+$epoch->stop;
+
+# The same, the configured epoch adopted instead: the adoption lifts the
+# layout's refusal only.
+my $adopted = start_snowflake_node('guarded_adopted',
+	from_backup => [ $origin, 'guarded' ],
+	settings => { %no_archive, 'snowflake.epoch' => '2023-01-01 00:00:00+00' });
+$adopted->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+  or die 'the copy did not leave recovery';
+$adopted->safe_psql('postgres', 'SELECT snowflake_adopt_layout()');
+is(error_report($adopted, 'SELECT snowflake_nextval()'),
+	$refused->('from a base backup (backup_label)'),
+	'the configured epoch adopted: it still waits for the confirmation');
+$adopted->restart;
+is(error_report($adopted, 'SELECT snowflake_nextval()'),
+	$refused_since, 'also after a restart');
+$adopted->safe_psql('postgres', 'SELECT snowflake_confirm_restore(3)');
+is($adopted->safe_psql('postgres', 'SELECT snowflake_node_id(snowflake_nextval())'),
+	'3', 'once confirmed, it mints');
+$adopted->stop;
 
 # A standby promoted (a failover) never waits for a confirmation.
 my $standby = start_snowflake_node('guarded_standby',

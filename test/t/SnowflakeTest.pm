@@ -598,7 +598,7 @@ sub start_faked
 # control file's syntax).  It is compiled here, never installed.
 
 push @EXPORT,
-  qw(set_fault fault_marker wait_for_held read_state);
+  qw(set_fault fault_marker wait_for_held read_state start_with_shim);
 
 my ($faultshim_lib, $fault_control, $fault_owner);
 
@@ -662,13 +662,14 @@ END
 }
 
 # Start the node with the shim preloaded; the environment is restored
-# afterwards, so client programs run without it.
+# afterwards, so client programs run without it.  fail_ok => 1 returns
+# false instead of dying when the server does not start.
 sub start_with_shim
 {
-	my ($node) = @_;
+	my ($node, %args) = @_;
 	local $ENV{LD_PRELOAD} = faultshim_lib();
 	local $ENV{SF_FAULT_CONTROL} = fault_control();
-	return $node->start;
+	return $node->start($args{fail_ok} ? (fail_ok => 1) : ());
 }
 
 # Wait (a bounded poll) until a process is held by a "hold" line, and
