@@ -20,8 +20,8 @@
 -- form reads either): the prefix there, the right number of digits, each of
 -- the form, checked by a regular expression, and for the forms whose digits
 -- can spell more than 2^63 - 1 a comparison with the largest ID's text
--- under "C"; each digit's value is then a byte of a map indexed by its code
--- less 48 ("0"), and the ID their sum.  Everything else (base32 with
+-- under "C"; each digit's value is then a byte of a map indexed by its
+-- character's code, and the ID their sum.  Everything else (base32 with
 -- hyphens or Crockford's aliases, and every text that is not an ID) goes
 -- to _snowflake_text_decode(), PL/pgSQL that reads the text character by
 -- character as textform.c does and raises its errors.
@@ -357,17 +357,27 @@ COMMENT ON FUNCTION @extschema@._snowflake_to_hex(pg_catalog.int8, pg_catalog.te
 'an ID in hexadecimal after a prefix (internal)';
 
 -- Each form's value of the digit at position pos (from 1) of the digits
--- that follow off characters of prefix in t, the forms without padding
--- read as if padded to their widest (11 and 13) with their zero digit.
--- The map: byte k is the value of the character whose code is 48 + k ("0"
--- to "z"), ff for a character that is not a digit of the form; base32 and
+-- that follow off characters of prefix in t; the forms without padding
+-- are read as if padded on the left to their widest (11 and 13 digits),
+-- the positions before their first digit giving no character.  The map:
+-- byte k is the value of the character whose code is k, ff for one that is
+-- not a digit of the form, and byte 0, for no character, 0; base32 and
 -- base36 map both cases.  Only for text the fast path has checked.
 
 CREATE FUNCTION @extschema@._snowflake_base32_digit(t pg_catalog.text, off pg_catalog.int4, pos pg_catalog.int4)
 RETURNS pg_catalog.int8
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN pg_catalog.get_byte('\x00010203040506070809ffffffffffffff0a0b0c0d0e0f1011ff1213ff1415ff161718191aff1b1c1d1e1fffffffffffff0a0b0c0d0e0f1011ff1213ff1415ff161718191aff1b1c1d1e1f'::pg_catalog.bytea,
-                           pg_catalog.ascii(pg_catalog.substr(t, off + pos, 1)) - 48)::pg_catalog.int8;
+RETURN pg_catalog.get_byte(
+    '\x00ffffffffffffffffffffffffffffff'  -- codes 0 to 15 (0: no character)
+    'ffffffffffffffffffffffffffffffff'    -- codes 16 to 31
+    'ffffffffffffffffffffffffffffffff'    -- codes 32 to 47
+    '00010203040506070809ffffffffffff'    -- 0 1 2 3 4 5 6 7 8 9 : ; < = > ?
+    'ff0a0b0c0d0e0f1011ff1213ff1415ff'    -- @ A B C D E F G H I J K L M N O
+    '161718191aff1b1c1d1e1fffffffffff'    -- P Q R S T U V W X Y Z [ \ ] ^ _
+    'ff0a0b0c0d0e0f1011ff1213ff1415ff'    -- ` a b c d e f g h i j k l m n o
+    '161718191aff1b1c1d1e1f'              -- p q r s t u v w x y z
+    ::pg_catalog.bytea,
+    pg_catalog.ascii(pg_catalog.substr(t, off + pos, 1)))::pg_catalog.int8;
 
 COMMENT ON FUNCTION @extschema@._snowflake_base32_digit(pg_catalog.text, pg_catalog.int4, pg_catalog.int4) IS
 'the value of a Crockford base32 digit (internal)';
@@ -375,8 +385,17 @@ COMMENT ON FUNCTION @extschema@._snowflake_base32_digit(pg_catalog.text, pg_cata
 CREATE FUNCTION @extschema@._snowflake_base62_digit(t pg_catalog.text, off pg_catalog.int4, pos pg_catalog.int4)
 RETURNS pg_catalog.int8
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN pg_catalog.get_byte('\x00010203040506070809ffffffffffffff0a0b0c0d0e0f101112131415161718191a1b1c1d1e1f20212223ffffffffffff2425262728292a2b2c2d2e2f303132333435363738393a3b3c3d'::pg_catalog.bytea,
-                           pg_catalog.ascii(pg_catalog.substr(t, off + pos, 1)) - 48)::pg_catalog.int8;
+RETURN pg_catalog.get_byte(
+    '\x00ffffffffffffffffffffffffffffff'  -- codes 0 to 15 (0: no character)
+    'ffffffffffffffffffffffffffffffff'    -- codes 16 to 31
+    'ffffffffffffffffffffffffffffffff'    -- codes 32 to 47
+    '00010203040506070809ffffffffffff'    -- 0 1 2 3 4 5 6 7 8 9 : ; < = > ?
+    'ff0a0b0c0d0e0f101112131415161718'    -- @ A B C D E F G H I J K L M N O
+    '191a1b1c1d1e1f20212223ffffffffff'    -- P Q R S T U V W X Y Z [ \ ] ^ _
+    'ff2425262728292a2b2c2d2e2f303132'    -- ` a b c d e f g h i j k l m n o
+    '333435363738393a3b3c3d'              -- p q r s t u v w x y z
+    ::pg_catalog.bytea,
+    pg_catalog.ascii(pg_catalog.substr(t, off + pos, 1)))::pg_catalog.int8;
 
 COMMENT ON FUNCTION @extschema@._snowflake_base62_digit(pg_catalog.text, pg_catalog.int4, pg_catalog.int4) IS
 'the value of a base62 digit (internal)';
@@ -384,9 +403,18 @@ COMMENT ON FUNCTION @extschema@._snowflake_base62_digit(pg_catalog.text, pg_cata
 CREATE FUNCTION @extschema@._snowflake_base58_digit(t pg_catalog.text, off pg_catalog.int4, pos pg_catalog.int4)
 RETURNS pg_catalog.int8
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN pg_catalog.get_byte('\xff000102030405060708ffffffffffffff090a0b0c0d0e0f10ff1112131415ff161718191a1b1c1d1e1f20ffffffffffff2122232425262728292a2bff2c2d2e2f30313233343536373839'::pg_catalog.bytea,
-                           pg_catalog.ascii(pg_catalog.substr(pg_catalog.lpad(pg_catalog.substr(t, off + 1), 11, '1'),
-                                                              pos, 1)) - 48)::pg_catalog.int8;
+RETURN pg_catalog.get_byte(
+    '\x00ffffffffffffffffffffffffffffff'  -- codes 0 to 15 (0: no character)
+    'ffffffffffffffffffffffffffffffff'    -- codes 16 to 31
+    'ffffffffffffffffffffffffffffffff'    -- codes 32 to 47
+    'ff000102030405060708ffffffffffff'    -- 0 1 2 3 4 5 6 7 8 9 : ; < = > ?
+    'ff090a0b0c0d0e0f10ff1112131415ff'    -- @ A B C D E F G H I J K L M N O
+    '161718191a1b1c1d1e1f20ffffffffff'    -- P Q R S T U V W X Y Z [ \ ] ^ _
+    'ff2122232425262728292a2bff2c2d2e'    -- ` a b c d e f g h i j k l m n o
+    '2f30313233343536373839'              -- p q r s t u v w x y z
+    ::pg_catalog.bytea,
+    pg_catalog.ascii(pg_catalog.substr(t, pg_catalog.octet_length(t) - 11 + pos,
+                                       (pg_catalog.octet_length(t) - 11 + pos > off)::pg_catalog.int4)))::pg_catalog.int8;
 
 COMMENT ON FUNCTION @extschema@._snowflake_base58_digit(pg_catalog.text, pg_catalog.int4, pg_catalog.int4) IS
 'the value of a base58 digit, the digits padded to 11 (internal)';
@@ -394,9 +422,18 @@ COMMENT ON FUNCTION @extschema@._snowflake_base58_digit(pg_catalog.text, pg_cata
 CREATE FUNCTION @extschema@._snowflake_base36_digit(t pg_catalog.text, off pg_catalog.int4, pos pg_catalog.int4)
 RETURNS pg_catalog.int8
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN pg_catalog.get_byte('\x00010203040506070809ffffffffffffff0a0b0c0d0e0f101112131415161718191a1b1c1d1e1f20212223ffffffffffff0a0b0c0d0e0f101112131415161718191a1b1c1d1e1f20212223'::pg_catalog.bytea,
-                           pg_catalog.ascii(pg_catalog.substr(pg_catalog.lpad(pg_catalog.substr(t, off + 1), 13, '0'),
-                                                              pos, 1)) - 48)::pg_catalog.int8;
+RETURN pg_catalog.get_byte(
+    '\x00ffffffffffffffffffffffffffffff'  -- codes 0 to 15 (0: no character)
+    'ffffffffffffffffffffffffffffffff'    -- codes 16 to 31
+    'ffffffffffffffffffffffffffffffff'    -- codes 32 to 47
+    '00010203040506070809ffffffffffff'    -- 0 1 2 3 4 5 6 7 8 9 : ; < = > ?
+    'ff0a0b0c0d0e0f101112131415161718'    -- @ A B C D E F G H I J K L M N O
+    '191a1b1c1d1e1f20212223ffffffffff'    -- P Q R S T U V W X Y Z [ \ ] ^ _
+    'ff0a0b0c0d0e0f101112131415161718'    -- ` a b c d e f g h i j k l m n o
+    '191a1b1c1d1e1f20212223'              -- p q r s t u v w x y z
+    ::pg_catalog.bytea,
+    pg_catalog.ascii(pg_catalog.substr(t, pg_catalog.octet_length(t) - 13 + pos,
+                                       (pg_catalog.octet_length(t) - 13 + pos > off)::pg_catalog.int4)))::pg_catalog.int8;
 
 COMMENT ON FUNCTION @extschema@._snowflake_base36_digit(pg_catalog.text, pg_catalog.int4, pg_catalog.int4) IS
 'the value of a base36 digit, the digits padded to 13 (internal)';
@@ -543,15 +580,15 @@ COMMENT ON FUNCTION @extschema@._snowflake_from_hex(pg_catalog.text, pg_catalog.
 
 -- The functions, as the C extension declares them (snowflake--1.1--1.2.sql):
 -- PL/pgSQL, IMMUTABLE, STRICT and PARALLEL SAFE like the C functions, each
--- returning one expression, the internal function above, which the planner
--- inlines into it once per session.  Wrapped so, a call costs about the
--- same whatever its argument is, and a query that calls one with constants
--- is planned as fast as with any function; the internal SQL functions
--- inlined into every query instead would make planning it cost a few
--- tenths of a millisecond, and each call some microseconds wherever the
--- argument is itself a long expression (docs/performance/).  Only qualified
--- functions, no operator: no search_path of their own is needed (nor paid
--- for).
+-- returning the internal function above, which PL/pgSQL plans once per
+-- session, the planner inlining it and its helpers into one expression.
+-- Were the internal SQL functions called from queries instead, the planner
+-- would inline that expression into each of them: planning a query that
+-- decodes a constant would take far longer than the call, and an argument
+-- that is itself an expression of some cost (another text-form call) would
+-- keep the planner from inlining, each call then running as a query of its
+-- own.  Only qualified functions, no operator: no search_path of their own
+-- is needed (nor paid for).
 
 CREATE FUNCTION @extschema@.snowflake_to_base32(id pg_catalog.int8)
 RETURNS pg_catalog.text
