@@ -280,6 +280,17 @@ cmp_ok(scalar(grep { / => ERROR / } @c_edges), '>', 200,
 my @forms = qw(base32 base62 base58 base36 hex);
 my $largest = '9223372036854775807';
 
+# The text forms have the C functions' attributes (docs/deployment/sql-edition.md
+# names no difference): IMMUTABLE, STRICT, PARALLEL SAFE.
+my $attributes = q{
+SELECT string_agg(p.oid::regprocedure::text || ' ' || p.provolatile::text || ' ' || p.proisstrict::text
+                  || ' ' || p.proparallel::text, ', ' ORDER BY p.oid::regprocedure::text)
+  FROM pg_proc p
+ WHERE p.pronamespace = 'public'::regnamespace AND p.proname ~ '^snowflake_(to|from)_(base32|base62|base58|base36|hex)$'};
+my $c_attributes = $node->safe_psql('c', $attributes);
+is(scalar(() = $c_attributes =~ / i true s(?:, |$)/g), 20, 'the C extension has 20 text-form functions, IMMUTABLE STRICT PARALLEL SAFE');
+is($node->safe_psql('sqled', $attributes), $c_attributes, 'the edition\'s text forms have the same attributes');
+
 # A million random IDs of every length (63 random bits shifted right by 0
 # to 63 bits), through every form's encoder and decoder; every fourth also
 # with the prefix 'ord_', every fourth decoded in the other case where the
