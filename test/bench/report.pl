@@ -781,7 +781,7 @@ if ($cgper{count1}) {
         out sprintf('| %s | %.1f |', substr($_, 5), $cgper{snowflake}{$_}) for @incl;
         out;
     }
-} elsif (!$cgper{dec_count1}) {
+} elsif (!$cgper{dec_count1} && !$cgper{text_count_id}) {
     out "Instructions per ID: not measured ($m{callgrind_skip}).";
     out;
 }
@@ -803,6 +803,13 @@ if ($ran{textform}) {
     $tf_label{"from_$_"} = "`snowflake_from_$_($text_col{$_})`" for keys %text_col;
     my @enc = qw(int8out to_base32 to_base62 to_base58 to_base36 to_hex to_base32_prefix);
     my @dec = qw(int8in from_base32 from_base62 from_base58 from_base36 from_hex from_base32_prefix);
+    # The SQL edition's (schema sqled), ed_ and the C contender's name.
+    my @ed = map { "ed_$_" } (@enc[1 .. $#enc], @dec[1 .. $#dec]);
+    for my $name (@ed) {
+        (my $c = $name) =~ s/^ed_//;
+        $tf_col{$name} = $tf_col{$c};
+        ($tf_label{$name} = $tf_label{$c}) =~ s/`snowflake_/`sqled.snowflake_/;
+    }
     # ns (wall or CPU) per row over the count() of the same column.
     my $over = sub {
         my ($name, $per) = @_;
@@ -815,9 +822,9 @@ if ($ran{textform}) {
         my ($x, $b) = ($cgper{"text_$name"}, $cgper{"text_count_$tf_col{$name}"});
         return ($x && $b) ? $x->{TOTAL} - $b->{TOTAL} : undef;
     };
-    my %w = map { $_ => $over->($_, \&ns_per) } (@enc, @dec);
-    my %c = map { $_ => $over->($_, \&cpu_ns_per) } (@enc, @dec);
-    my %i = map { $_ => $ir->($_) } (@enc, @dec);
+    my %w = map { $_ => $over->($_, \&ns_per) } (@enc, @dec, @ed);
+    my %c = map { $_ => $over->($_, \&cpu_ns_per) } (@enc, @dec, @ed);
+    my %i = map { $_ => $ir->($_) } (@enc, @dec, @ed);
 
     $sink = \@text_targets;
     out '## Targets (issue 39), from this run';
@@ -879,6 +886,29 @@ if ($ran{textform}) {
             f('%.0f', $i{$name}), f('%.2f', ratio($i{$name}, $i{$base})));
     }
     out;
+    if (grep { scalar rows('textform', $_) } @ed) {
+        out 'The SQL edition\'s functions (`sql-edition/`, generated into schema `sqled` of the same database), '
+            . 'in the same runs, interleaved with the others, per call over the same baselines; as a multiple of '
+            . '`id::text` or `dec::bigint`, and in instructions (over the first CG_SLOW1 and CG_SLOW2 rows) of the C '
+            . 'extension\'s function of the same name too. A wall-clock multiple of the C function would divide by '
+            . 'its few nanoseconds of noise: instructions say it.';
+        out;
+        out '| expression (SQL edition) | ns/row median (min – max) | ns over baseline | x int8out / int8in '
+            . '| CPU ns over baseline | instructions over baseline | x int8out / int8in, instructions | x C, instructions |';
+        out '|---|---:|---:|---:|---:|---:|---:|---:|';
+        for my $name (@ed) {
+            my @ns = ns_per(rows('textform', $name));
+            next unless @ns;
+            (my $cname = $name) =~ s/^ed_//;
+            my $base = $cname =~ /^to_/ ? 'int8out' : 'int8in';
+            my $wx = defined $w{$base} && $w{$base} > 0 ? ratio($w{$name}, $w{$base}) : undef;
+            out sprintf('| %s | %s (%s – %s) | %s | %s | %s | %s | %s | %s |', $tf_label{$name},
+                f('%.1f', median(@ns)), f('%.1f', minv(@ns)), f('%.1f', maxv(@ns)),
+                f('%.1f', $w{$name}), f('%.1f', $wx), f('%.1f', $c{$name}),
+                f('%.0f', $i{$name}), f('%.1f', ratio($i{$name}, $i{$base})), f('%.1f', ratio($i{$name}, $i{$cname})));
+        }
+        out;
+    }
     $sink = \@old_body;
 }
 

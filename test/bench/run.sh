@@ -20,7 +20,8 @@
 #               beside snowflake_decode() in the SELECT list and in FROM
 #   textform    the text forms of IDs, one backend: each encoder against
 #               id::text (int8out), each decoder against text::bigint
-#               (int8in); with callgrind, instructions per call too
+#               (int8in), the C extension's and the SQL edition's; with
+#               callgrind, instructions per call too
 #   pgbench     SELECT EXPR at 1 to 8 clients
 #   inserts     1M-row INSERT ... SELECT, and 100-row transactions
 #   micro       the generator alone, one and two backends; reservation write
@@ -699,9 +700,13 @@ fi
 # more, and its baseline pays that too).
 textform_encoders="int8out to_base32 to_base62 to_base58 to_base36 to_hex to_base32_prefix"
 textform_decoders="int8in from_base32 from_base62 from_base58 from_base36 from_hex from_base32_prefix"
+# The SQL edition's (schema sqled): ed_ and the C contender's name.
+textform_edition="ed_to_base32 ed_to_base62 ed_to_base58 ed_to_base36 ed_to_hex ed_to_base32_prefix
+    ed_from_base32 ed_from_base62 ed_from_base58 ed_from_base36 ed_from_hex ed_from_base32_prefix"
 # The column a contender reads, and its expression over it.
 textform_col() {
     case "$1" in
+        ed_*) textform_col "${1#ed_}" ;;
         int8out|to_*|count_id) echo id ;;
         int8in|count_dec) echo dec ;;
         from_base32_prefix|count_b32p) echo b32p ;;
@@ -716,6 +721,7 @@ textform_expr() {
     local c
     c=$(textform_col "$1")
     case "$1" in
+        ed_*) textform_expr "${1#ed_}" | sed 's/snowflake_/sqled.snowflake_/' ;;
         count_*) echo "$c" ;;
         int8out) echo "id::text" ;;
         int8in) echo "dec::bigint" ;;
@@ -728,7 +734,7 @@ textform_expr() {
 textform_baselines="count_id count_dec count_b32 count_b62 count_b58 count_b36 count_hex count_b32p"
 
 if want textform; then
-    textform_names=($textform_baselines $textform_encoders $textform_decoders)
+    textform_names=($textform_baselines $textform_encoders $textform_decoders $textform_edition)
     log "textform: ${#textform_names[@]} contenders over $N_TEXT keys x $reps_old repetitions"
     # Real IDs of this server and their texts, frozen.  Kept until the end
     # of the run: the callgrind section reads it too.
@@ -1220,6 +1226,11 @@ fi
 if want textform; then
     for name in $textform_baselines $textform_encoders $textform_decoders; do
         cg_add "text_$name" "$CG_N1" "$CG_N2" \
+            "SELECT count($(textform_expr "$name")) FROM (SELECT * FROM bench_text_keys LIMIT %N%) s"
+    done
+    # The SQL edition's, tens of times slower, over fewer rows.
+    for name in $textform_edition; do
+        cg_add "text_$name" "$CG_SLOW1" "$CG_SLOW2" \
             "SELECT count($(textform_expr "$name")) FROM (SELECT * FROM bench_text_keys LIMIT %N%) s"
     done
 fi

@@ -199,7 +199,10 @@ SELECT snowflake_nextval(), snowflake_lastval();
 SELECT count(*) FROM snowflake_nextval_batch(5);
 SELECT snowflake_timestamp(x), snowflake_node_id(x), snowflake_sequence(x), snowflake_decode(x),
        snowflake_decode(x, 'twitter'), snowflake_timestamp(x, 'epoch=2015-01-01; fields=timestamp:42,w:10,sequence:12'),
-       snowflake_min_id(now()), snowflake_max_id(now(), 'sonyflake'), snowflake_compose(now(), 1, 2)
+       snowflake_min_id(now()), snowflake_max_id(now(), 'sonyflake'), snowflake_compose(now(), 1, 2),
+       snowflake_from_base32(snowflake_to_base32(x, 'ord_'), 'ord_'), snowflake_from_base62(snowflake_to_base62(x)),
+       snowflake_from_base58(snowflake_to_base58(x)), snowflake_from_base36(upper(snowflake_to_base36(x))),
+       snowflake_from_hex(snowflake_to_hex(x)), snowflake_from_base32('0-0-0-0-0-0-0-0-0-0-0-0-1')
   FROM snowflake_nextval() x;
 }, %as_app),
 	'none',

@@ -20,6 +20,13 @@
 #    beyond each end of each layout's field, infinite, NULL; fields out of
 #    range; and a corpus of layouts the parser must accept or refuse with
 #    the same detail.
+#  - The text forms (docs/text-forms.md): a million random IDs of every
+#    length through every form's encoder and decoder, with and without a
+#    prefix, a digest of every text and ID equal in both databases; every
+#    error path and the texts around it, each call compared whole, with
+#    constants and with columns; sql/textform.sql through psql gives
+#    expected/textform.out in the edition, as 039 checks the C extension;
+#    and the Perl oracle of test/t/TextFormTest.pm agrees with the edition.
 #  - An edition generated for another layout and epoch (--layout,
 #    --epoch) against a server configured with them.
 
@@ -30,12 +37,16 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use EditionTest;
+use Encode qw(encode);
+use IPC::Run;
+use TextFormTest;
 use Test::More;
 
 my $node = start_snowflake_node('edition_decoders', node_id => 1);
 my $build = edition_build();
-$node->safe_psql('postgres', 'CREATE DATABASE c');
-$node->safe_psql('postgres', 'CREATE DATABASE sqled');
+# UTF8, so that the text forms count characters of more than one byte.
+$node->safe_psql('postgres', "CREATE DATABASE c TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C'");
+$node->safe_psql('postgres', "CREATE DATABASE sqled TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C'");
 $node->safe_psql('c', 'CREATE EXTENSION snowflake');
 my ($ret, undef, $stderr) = run_script($node, 'sqled', "$build/snowflake-plain.sql");
 is($ret, 0, 'the plain script installs the edition') or diag($stderr);
@@ -263,6 +274,187 @@ is(scalar(@differ), 0, 'every edge call: the same result or the same error, whol
   or diag(join("\n", map { "C:   $c_edges[$_]\nSQL: $sql_edges[$_]" } @differ[ 0 .. ($#differ < 19 ? $#differ : 19) ]));
 cmp_ok(scalar(grep { / => ERROR / } @c_edges), '>', 200,
 	'the corpus reaches the errors (' . scalar(grep { / => ERROR / } @c_edges) . ' calls fail)');
+
+# --- the text forms ---
+
+my @forms = qw(base32 base62 base58 base36 hex);
+my $largest = '9223372036854775807';
+
+# The text forms have the C functions' attributes (docs/deployment/sql-edition.md
+# names no difference): IMMUTABLE, STRICT, PARALLEL SAFE.
+my $attributes = q{
+SELECT string_agg(p.oid::regprocedure::text || ' ' || p.provolatile::text || ' ' || p.proisstrict::text
+                  || ' ' || p.proparallel::text, ', ' ORDER BY p.oid::regprocedure::text)
+  FROM pg_proc p
+ WHERE p.pronamespace = 'public'::regnamespace AND p.proname ~ '^snowflake_(to|from)_(base32|base62|base58|base36|hex)$'};
+my $c_attributes = $node->safe_psql('c', $attributes);
+is(scalar(() = $c_attributes =~ / i true s(?:, |$)/g), 20, 'the C extension has 20 text-form functions, IMMUTABLE STRICT PARALLEL SAFE');
+is($node->safe_psql('sqled', $attributes), $c_attributes, 'the edition\'s text forms have the same attributes');
+
+# A million random IDs of every length (63 random bits shifted right by 0
+# to 63 bits), through every form's encoder and decoder; every fourth also
+# with the prefix 'ord_', every fourth decoded in the other case where the
+# form reads either.  A digest of every text and every decoded ID, which
+# must be equal in both databases, and the rows whose decoding is not the
+# ID, none.
+foreach my $form (@forms)
+{
+	my $other_case = { base32 => 'lower(e)', base36 => 'upper(e)', hex => 'upper(e)' }->{$form} // 'e';
+	my $round_trips = qq{
+SET max_parallel_workers_per_gather = 0;
+SELECT count(*) FILTER (WHERE d <> x) || ' ' || count(*) FILTER (WHERE dp <> x) || ' '
+       || count(*) FILTER (WHERE dc <> x) || ' ' || count(p) || ' ' || count(dc) || ' '
+       || bit_xor(hashtextextended(e, i) # coalesce(hashtextextended(p, i), 0)
+                  # hashint8extended(d, i) # coalesce(hashint8extended(dp, -i), 0)
+                  # coalesce(hashint8extended(dc, i + 1), 0))
+  FROM (SELECT i, x, e, p, snowflake_from_$form(e) AS d, snowflake_from_$form(p, 'ord_') AS dp,
+               CASE WHEN i % 4 = 1 THEN snowflake_from_$form($other_case) END AS dc
+          FROM (SELECT i, x, snowflake_to_$form(x) AS e,
+                       CASE WHEN i % 4 = 0 THEN snowflake_to_$form(x, 'ord_') END AS p
+                  FROM (SELECT i, id >> (i % 64)::int AS x FROM ids) s OFFSET 0) t OFFSET 0) u};
+	my $c_outcome = $node->safe_psql('c', $round_trips);
+	like($c_outcome, qr/^0 0 0 250000 250000 -?\d+$/, "$form: a million IDs round trip in the C extension");
+	is($node->safe_psql('sqled', $round_trips), $c_outcome,
+		"$form: the same texts and IDs in the edition, a million round trips");
+}
+
+# Every error path and the texts around them, each call compared whole
+# (result or SQLSTATE, message, detail and hint): per form, the largest ID's
+# text and its changes (another case, a digit more or less, the largest
+# digit throughout, a leading zero, spaces, a sign, "0x", characters of two
+# and three bytes, hyphens and Crockford's aliases), without a prefix, with
+# 'ord_' and with the empty one; texts that miss the prefix or end inside
+# it; prefixes that are not allowed; the encoders' IDs at the edges with
+# the same prefixes; NULL everywhere.  Each call with constants (decoded
+# while planning), with columns, and with a constant text and a column
+# prefix and the other way round.
+sub sql_literal
+{
+	my ($s) = @_;
+	return 'NULL' unless defined $s;
+	return "'" . ($s =~ s/'/''/gr) . "'";
+}
+my %alphabet = (
+	base32 => '0123456789ABCDEFGHJKMNPQRSTVWXYZ',
+	base62 => '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz',
+	base58 => '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz',
+	base36 => '0123456789abcdefghijklmnopqrstuvwxyz',
+	hex => '0123456789abcdef');
+# [form, 'to' or 'from', ID or text, prefix]: a prefix of undef is none,
+# and a NULL argument is \'NULL'.
+my $null = \'NULL';
+my @args;
+foreach my $form (@forms)
+{
+	my $alpha = $alphabet{$form};
+	my ($zero, $one, $last) = (substr($alpha, 0, 1), substr($alpha, 1, 1), substr($alpha, -1));
+	my $top = text_form_encode($form, $largest);
+	my @texts = (
+		$top, lc $top, uc $top, map({ text_form_encode($form, $_) } 0, 1, 4095, '291226324712820778'),
+		'', ' ', " $top", "$top ", "$top\t", "$top$zero", "$top$one", $one . $top, substr($top, 1),
+		substr($top, 0, -1), $last x length($top), $last x 20, $one x 40, $zero . $one, $zero x 2,
+		$zero, $one, "\x{e9}$top", "$top\x{65e5}", substr($top, 0, 3) . "\x{df}" . substr($top, 4),
+		"-$top", substr($top, 0, 5) . '-' . substr($top, 5), '-' x 13, '--' . $top . '-',
+		qw(I i l L O o U u +1 -1 1.5 ' \\ % _ *), "a\nb", "0x$top", '0000000XoIlZ5',
+		'0000000X01-1Z5', '7ZZ-ZZZ-ZZZ-ZZZ-Z', '8000000000000', '800000000000U', 'X8000000000000U');
+	foreach my $t (@texts)
+	{
+		push @args, [ $form, 'from', $t, undef ], [ $form, 'from', $t, '' ],
+		  [ $form, 'from', "ord_$t", 'ord_' ];
+	}
+	foreach my $prefix ('ord_', 'ord/', "\x{e9}", 'p' x 63, 'p' x 64, 'ORD_', 'a b', 'azAZ09_-.~', $null)
+	{
+		push @args, map { [ $form, 'from', $_, $prefix ] }
+		  ("ord_$top", $top, ('p' x 63) . $top, 'or', 'ord', '', "Ord_$top", "azAZ09_-.~$top", $null);
+	}
+	foreach my $id (0, 1, 4095, '291226324712820778', $largest, -1, '-9223372036854775808', $null)
+	{
+		push @args, map { [ $form, 'to', $id, $_ ] }
+		  (undef, '', 'ord_', 'azAZ09_-.~', 'p' x 63, 'p' x 64, 'ord/', "\x{e9}", 'a b', "ord\t", $null);
+	}
+	push @args, [ $form, 'from', $null, undef ];
+}
+# A constant argument, and its column of tf_args.
+sub tf_const
+{
+	my ($v, $type) = @_;
+	return "NULL::$type" if ref $v;
+	return $type eq 'int8' ? "($v)::int8" : sql_literal($v) . '::text';
+}
+# (n, id, t, p): the arguments of call n as columns.
+my $rows = join(",\n", map {
+	my ($form, $dir, $x, $p) = @{ $args[$_] };
+	my $v = ref $x ? 'NULL' : $dir eq 'to' ? $x : sql_literal($x);
+	"($_, " . ($dir eq 'to' ? "$v, NULL" : "NULL, $v") . ', ' . (ref $p ? 'NULL' : sql_literal($p)) . ')'
+} 0 .. $#args);
+my @tf_calls;
+foreach my $n (0 .. $#args)
+{
+	my ($form, $dir, $x, $p) = @{ $args[$n] };
+	my $fn = "snowflake_${dir}_$form";
+	my ($const, $col) = $dir eq 'to' ? (tf_const($x, 'int8'), 'id') : (tf_const($x, 'text'), 't');
+	if (!defined $p)
+	{
+		push @tf_calls, "$fn($const)", "(SELECT $fn($col) FROM tf_args WHERE n = $n)";
+		next;
+	}
+	my $pc = tf_const($p, 'text');
+	push @tf_calls, "$fn($const, $pc)", "(SELECT $fn($col, p) FROM tf_args WHERE n = $n)",
+	  "(SELECT $fn($const, p) FROM tf_args WHERE n = $n)",
+	  "(SELECT $fn($col, $pc) FROM tf_args WHERE n = $n)";
+}
+my $tf_corpus = join(",\n", map { '(' . sql_literal($_) . ')' } @tf_calls);
+my $tf_edges = encode('UTF-8', qq{
+CREATE TABLE tf_args (n int PRIMARY KEY, id int8, t text, p text);
+INSERT INTO tf_args VALUES $rows;
+SELECT replace(c || ' => ' || try(c), E'\n', '\\n') FROM (VALUES $tf_corpus) v(c);
+DROP TABLE tf_args});
+my @c_tf = split /\n/, $node->safe_psql('c', $tf_edges);
+my @sql_tf = split /\n/, $node->safe_psql('sqled', $tf_edges);
+is(scalar(@sql_tf), scalar(@tf_calls), scalar(@tf_calls) . ' text-form calls made in the edition');
+my @tf_differ = grep { $c_tf[$_] ne $sql_tf[$_] } 0 .. $#c_tf;
+is(scalar(@tf_differ), 0, 'every text-form call: the same result or the same error, whole')
+  or diag(join("\n", map { "C:   $c_tf[$_]\nSQL: $sql_tf[$_]" } @tf_differ[ 0 .. ($#tf_differ < 19 ? $#tf_differ : 19) ]));
+# Every error the C extension raises, each detail's kind at least once.
+my @kinds = (
+	'22003 value .* is out of range' => qr/^22003: value .* \| Snowflake IDs are between/,
+	'22003 the largest snowflake ID' => qr/^22003: \w+ value .* \| The largest snowflake ID is/,
+	'22023 a character not allowed' => qr/^22023: .* \| Character ".*" at position \d+ is not allowed in a prefix/,
+	'22023 the prefix too long' => qr/^22023: .* \| A prefix has at most 63 characters; this one has 64\./,
+	'22P02 the prefix not matched' => qr/^22P02: .* \| Character ".*" at position \d+ does not match the prefix/,
+	'22P02 the text ends in the prefix' => qr/^22P02: .* \| The text ends after \d+ characters, inside the prefix/,
+	'22P02 not a digit' => qr/^22P02: .* \| Character ".*" at position \d+ is not a [\w ]+ digit\./,
+	'22P02 one digit too many' => qr/^22P02: .* \| Character ".*" at position \d+ is one digit too many/,
+	'22P02 too few digits' => qr/^22P02: .* \| The text has \d+ digits; a \w+ snowflake ID has \d+\./,
+	'22P02 no digits' => qr/^22P02: .* \| The text has no digits/,
+	'22P02 a leading zero' => qr/^22P02: .* \| Character ".*" at position \d+ is a leading zero/);
+my @unreached;
+while (my ($kind, $re) = splice(@kinds, 0, 2))
+{
+	push @unreached, $kind unless grep { / => ERROR (.*)$/ && $1 =~ $re } @c_tf;
+}
+is_deeply(\@unreached, [],
+	'the corpus reaches every error ('
+	  . scalar(grep { / => ERROR / } @c_tf) . ' of ' . scalar(@c_tf) . ' calls fail)');
+
+# sql/textform.sql as pg_regress runs it (psql -X -a -q), in the edition's
+# database: expected/textform.out, as test/t/039_text_forms.pl checks the
+# C extension.
+{
+	my $out = '';
+	IPC::Run::run(
+		[
+			'psql', '-X', '-a', '-q', '-d', $node->connstr('sqled'),
+			'-v', 'HIDE_TABLEAM=on', '-v', 'HIDE_TOAST_COMPRESSION=on'
+		],
+		'<', edition_root() . '/sql/textform.sql', '>&', \$out);
+	is($out, slurp_file(edition_root() . '/expected/textform.out'),
+		'sql/textform.sql in the edition gives expected/textform.out');
+}
+
+# The Perl oracle of the rules (test/t/TextFormTest.pm), as 039 runs it
+# against the C extension.
+check_text_forms($node, 'sqled', 66, 2000, 'the edition');
 
 # --- an edition generated for another layout and epoch ---
 

@@ -9,7 +9,8 @@
 # pg_tle installs it), each with a table keyed by DEFAULT
 # snowflake_nextval(), an index and a generated column that decode the
 # keys, a view over snowflake_decode(), and a function of the user's that
-# calls the edition (its body a SQL-standard one, which depends on it).
+# calls the edition (its body a SQL-standard one, which depends on it), and
+# a generated column and an index of text forms of the keys.
 # Then the same data directory runs on the full installation, the library
 # preloaded:
 #  - a switch that cannot complete (the C extension's node id not yet set,
@@ -18,8 +19,9 @@
 #    function still refer to the same functions (same OIDs), now the C
 #    extension's, whose objects equal those of a fresh CREATE EXTENSION
 #    snowflake; the edition's own objects are gone; the index answers as
-#    before; and every new key lies above every key the edition issued, also
-#    when its last keys led the clock.
+#    before; the text forms the edition stored are the C extension's (amcheck
+#    finds every row's entry in the index); and every new key lies above
+#    every key the edition issued, also when its last keys led the clock.
 
 use strict;
 use warnings;
@@ -42,8 +44,10 @@ my $users_objects = q{
 CREATE TABLE %1$s.orders (
 	id bigint PRIMARY KEY DEFAULT %1$s.snowflake_nextval(),
 	node int GENERATED ALWAYS AS (%1$s.snowflake_node_id(id)) STORED,
+	public_id text GENERATED ALWAYS AS (%1$s.snowflake_to_base32(id, 'ord_')) STORED,
 	n int);
 CREATE INDEX orders_day ON %1$s.orders (%1$s.snowflake_timestamp(id));
+CREATE INDEX orders_code ON %1$s.orders (%1$s.snowflake_to_base62(id));
 CREATE VIEW %1$s.orders_decoded AS
 	SELECT o.n, d.* FROM %1$s.orders o, %1$s.snowflake_decode(o.id) d;
 CREATE FUNCTION %1$s.next_order() RETURNS bigint LANGUAGE sql
@@ -65,7 +69,8 @@ my $refs = q{
 SELECT string_agg(p.oid::regprocedure::text || '=' || p.oid, ' ' ORDER BY p.oid::regprocedure::text, d.classid)
   FROM pg_depend d JOIN pg_proc p ON d.refclassid = 'pg_proc'::regclass AND p.oid = d.refobjid
  WHERE d.deptype = 'n'
-   AND p.proname IN ('snowflake_nextval', 'snowflake_node_id', 'snowflake_timestamp', 'snowflake_decode')
+   AND p.proname IN ('snowflake_nextval', 'snowflake_node_id', 'snowflake_timestamp', 'snowflake_decode',
+                     'snowflake_to_base32', 'snowflake_to_base62')
    AND d.classid IN ('pg_attrdef'::regclass, 'pg_class'::regclass, 'pg_rewrite'::regclass, 'pg_proc'::regclass)
    AND NOT (d.classid = 'pg_proc'::regclass AND d.objid IN (SELECT oid FROM pg_proc WHERE proname LIKE '%snowflake%'))};
 my %before = map { $_ => $edition->safe_psql($_, $refs) } ('plainform', 'extform');
@@ -144,6 +149,16 @@ SELECT count(*) FROM $s.orders WHERE $s.snowflake_timestamp(id) > '2000-01-01';
 SET enable_seqscan = on; SET enable_indexscan = off; SET enable_bitmapscan = off;
 SELECT count(*) FROM $s.orders WHERE $s.snowflake_timestamp(id) > '2000-01-01'}),
 		"1000\n1000", "$db: the index on snowflake_timestamp(id) answers as before");
+	# The text forms the edition stored are the C extension's: amcheck
+	# recomputes the index's expression for every row and finds each entry.
+	is( $node->safe_psql(
+			$db, qq{
+CREATE EXTENSION IF NOT EXISTS amcheck;
+SELECT bt_index_check('$s.orders_code', true);
+SELECT count(*) FILTER (WHERE public_id = $s.snowflake_to_base32(id, 'ord_')
+                          AND $s.snowflake_from_base32(public_id, 'ord_') = id)
+  FROM $s.orders}),
+		"\n1000", "$db: the generated text column and the index on snowflake_to_base62(id) hold the C extension's texts");
 	is( $node->safe_psql(
 			$db, qq{
 INSERT INTO $s.orders (n) SELECT 1000 + g FROM generate_series(1, 1000) g;
