@@ -116,38 +116,16 @@ is( error_report($router, "INSERT INTO orders_plain (region, src) VALUES (1, 'pl
 
 # --- concurrent inserts through the router and on each shard ---
 
-my $dir = PostgreSQL::Test::Utils::tempdir();
-my @runs;
-foreach my $node ($router, @shards)
-{
-	my $script = "$dir/" . $node->name . '.sql';
-	open my $fh, '>', $script or die "could not write $script: $!";
-	if ($node == $router)
-	{
-		print $fh "\\set region random(1, 2)\n"
-		  . "INSERT INTO orders_routed (region, src) VALUES (:region, 'pgbench routed');\n"
-		  . "INSERT INTO orders_sharded (region, src) VALUES (:region, 'pgbench sharded');\n";
-	}
-	else
-	{
-		print $fh "INSERT INTO orders (region, src) VALUES (0, 'pgbench direct');\n";
-	}
-	close $fh;
-	my ($out, $err) = ('', '');
-	my $h = IPC::Run::start(
+pgbench_on_each(
+	[
 		[
-			'pgbench', '-n', '-c', 2, '-j', 2, '-t', 200, '-f', $script,
-			'-h', $node->host, '-p', $node->port, 'postgres'
+			$router,
+			"\\set region random(1, 2)\n"
+			  . "INSERT INTO orders_routed (region, src) VALUES (:region, 'pgbench routed');\n"
+			  . "INSERT INTO orders_sharded (region, src) VALUES (:region, 'pgbench sharded');\n"
 		],
-		'>', \$out, '2>', \$err,
-		IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
-	push @runs, [ $node->name, $h, \$err ];
-}
-foreach my $run (@runs)
-{
-	my ($name, $h, $err) = @$run;
-	ok($h->finish, "pgbench through $name ran without error") or diag($$err);
-}
+		map { [ $_, "INSERT INTO orders (region, src) VALUES (0, 'pgbench direct');\n" ] } @shards
+	]);
 
 # --- INSERT ... SELECT and COPY through the router ---
 

@@ -80,38 +80,16 @@ CREATE FUNCTION insert_everywhere(src text) RETURNS SETOF bigint AS \$\$
 
 # --- concurrent inserts through the proxy and on each partition ---
 
-my $dir = PostgreSQL::Test::Utils::tempdir();
-my @runs;
-foreach my $node ($proxy, @parts)
-{
-	my $script = "$dir/" . $node->name . '.sql';
-	open my $fh, '>', $script or die "could not write $script: $!";
-	if ($node == $proxy)
-	{
-		print $fh "\\set c random(1, 1000000)\n"
-		  . "SELECT insert_purchase(:c, 'pgbench hashed');\n"
-		  . "SELECT insert_purchase_keyed(snowflake_nextval(), :c, 'pgbench keyed');\n";
-	}
-	else
-	{
-		print $fh "INSERT INTO purchases (customer, src) VALUES (0, 'pgbench direct');\n";
-	}
-	close $fh;
-	my ($out, $err) = ('', '');
-	my $h = IPC::Run::start(
+pgbench_on_each(
+	[
 		[
-			'pgbench', '-n', '-c', 2, '-j', 2, '-t', 200, '-f', $script,
-			'-h', $node->host, '-p', $node->port, 'postgres'
+			$proxy,
+			"\\set c random(1, 1000000)\n"
+			  . "SELECT insert_purchase(:c, 'pgbench hashed');\n"
+			  . "SELECT insert_purchase_keyed(snowflake_nextval(), :c, 'pgbench keyed');\n"
 		],
-		'>', \$out, '2>', \$err,
-		IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
-	push @runs, [ $node->name, $h, \$err ];
-}
-foreach my $run (@runs)
-{
-	my ($name, $h, $err) = @$run;
-	ok($h->finish, "pgbench through $name ran without error") or diag($$err);
-}
+		map { [ $_, "INSERT INTO purchases (customer, src) VALUES (0, 'pgbench direct');\n" ] } @parts
+	]);
 
 # One call on every partition: a key from each.
 is( $proxy->safe_psql(

@@ -28,7 +28,7 @@ our @EXPORT = qw(start_snowflake_node write_conf_file sql_error
   no_preload show_setting insert_ids_above promote_and_wait lead_burst
   first_above writer_pid writers_running paced_calls clock_behind_report
   batch_too_wide_report doc_recipes run_in_dir read_raw write_raw set_drift
-  volume_snapshot start_after_kill9 crc32c old_state_file);
+  volume_snapshot start_after_kill9 crc32c old_state_file pgbench_on_each);
 
 # The no-preload pass: test/check.sh runs the TAP files that hold in both
 # modes a second time on PostgreSQL 17 and later with SNOWFLAKE_TEST_NO_PRELOAD=1,
@@ -505,6 +505,39 @@ sub paced_calls
 	}
 	$sess->quit;
 	return $max;
+}
+
+# Run pgbench on several servers at once, each pair of @$runs a node and
+# the text of its script: 2 clients, 200 transactions each, in database
+# postgres; one test per server that its pgbench ran without error.
+sub pgbench_on_each
+{
+	my ($runs) = @_;
+	my $dir = PostgreSQL::Test::Utils::tempdir();
+	my @started;
+	foreach my $run (@$runs)
+	{
+		my ($node, $text) = @$run;
+		my $script = "$dir/" . $node->name . '.sql';
+		open my $fh, '>', $script or die "could not write $script: $!";
+		print $fh $text;
+		close $fh;
+		my ($out, $err) = ('', '');
+		my $h = IPC::Run::start(
+			[
+				'pgbench', '-n', '-c', 2, '-j', 2, '-t', 200, '-f', $script,
+				'-h', $node->host, '-p', $node->port, 'postgres'
+			],
+			'>', \$out, '2>', \$err,
+			IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
+		push @started, [ $node->name, $h, \$err ];
+	}
+	foreach my $run (@started)
+	{
+		my ($name, $h, $err) = @$run;
+		ok($h->finish, "pgbench through $name ran without error") or diag($$err);
+	}
+	return;
 }
 
 # The background writer, as pg_stat_activity names it.
