@@ -9,7 +9,8 @@
 #   3. every suite on PostgreSQL 17 (Debian trixie), 18 (Debian sid) and
 #      19 (Debian sid with experimental, until sid has it) in chroots
 #      (test/chroot-check.sh), built while step 1 runs and reused by later
-#      runs; there test/check.sh also runs TAP files without the preload
+#      runs, the three stages side by side (each one's output is shown
+#      whole when it ends); there test/check.sh also runs TAP files without the preload
 #      (on 17 and 19: 18's DSM registry code is 17's, see src/compat.h; left
 #      out on 18 to keep CI under 50 minutes), and the step fails unless it
 #      reports they passed.
@@ -33,9 +34,10 @@ majors=${CHROOT_MAJORS:-17 18 19}
 NO_PRELOAD_SKIP=${NO_PRELOAD_SKIP:-18}
 logs=$(mktemp -d /tmp/snowflake-all-majors.XXXXXX)
 preps=()
+declare -A step_pid=() step_marker=()
 cleanup() {
     local p
-    for p in "${preps[@]}"; do
+    for p in "${preps[@]}" "${step_pid[@]}"; do
         kill "$p" 2>/dev/null || true
     done
     rm -rf "$logs"
@@ -69,14 +71,10 @@ for m in $majors; do
 done
 
 declare -A result seconds skips
-run_step() {
-    local name=$1 marker=$2 t0 rc
-    shift 2
-    t0=$(date +%s)
-    echo "==> [$name] $*"
-    "$@" 2>&1 | tee "$logs/$name.log"
-    rc=${PIPESTATUS[0]}
-    seconds[$name]=$(($(date +%s) - t0))
+# Judge step $1 from its exit status $2 and its log: passed only if it
+# exited 0 and its log has the line $3 (every suite reported as run).
+judge_step() {
+    local name=$1 rc=$2 marker=$3
     skips[$name]=$(sed -n 's/^==> skipped: //p' "$logs/$name.log")
     if [ "$rc" -ne 0 ]; then
         result[$name]="FAILED (exit $rc)"
@@ -85,6 +83,45 @@ run_step() {
     else
         result[$name]=passed
     fi
+}
+
+# Run step $1 in the foreground, its output shown as it comes.
+run_step() {
+    local name=$1 marker=$2 t0 rc
+    shift 2
+    t0=$(date +%s)
+    echo "==> [$name] $*"
+    "$@" 2>&1 | tee "$logs/$name.log"
+    rc=${PIPESTATUS[0]}
+    seconds[$name]=$(($(date +%s) - t0))
+    judge_step "$name" "$rc" "$marker"
+}
+
+# Start step $1 in the background: its output goes to $logs/$1.log, and
+# "exit-status seconds" to $logs/$1.rc when it ends.
+start_step() {
+    local name=$1 marker=$2
+    shift 2
+    echo "==> [$name] started beside the others: $*"
+    step_marker[$name]=$marker
+    (
+        t0=$(date +%s)
+        "$@" >"$logs/$name.log" 2>&1
+        rc=$?
+        echo "$rc $(($(date +%s) - t0))" >"$logs/$name.rc"
+    ) &
+    step_pid[$name]=$!
+}
+
+# Wait for the background step $1, show its whole output, judge it.
+finish_step() {
+    local name=$1 rc secs
+    wait "${step_pid[$name]}"
+    read -r rc secs <"$logs/$name.rc" || { rc=1 secs=0; }
+    echo "==> [$name] output ($secs s):"
+    cat "$logs/$name.log"
+    seconds[$name]=$secs
+    judge_step "$name" "$rc" "${step_marker[$name]}"
 }
 
 order=(native patroni)
@@ -99,6 +136,16 @@ run_step native '^==> PostgreSQL [0-9]+: every suite passed \(pg_regress, isolat
     env SF_FRAMEWORKS=1 SF_BACKUP_TOOLS=1 SNOWFLAKE_CHAOS_SECONDS=120 bash "$here/check.sh"
 run_step patroni '^==> patroni: every check passed' bash "$here/patroni-check.sh"
 
+# The majors' stages run side by side, each in its chroot: their servers
+# spend most of their time waiting (on fsync, on the clock, on each other),
+# so on 2 CPUs three at once take far less than one after another, and a
+# busy machine is what every test must hold on anyway.  Their servers take
+# their ports from one shared reservation directory (PostgreSQL::Test's
+# PG_TEST_PORT_DIR, which test/chroot-check.sh mounts into each chroot), so
+# that two chroots never pick the same loopback port.
+export PG_TEST_PORT_DIR=${PG_TEST_PORT_DIR:-$logs/ports}
+mkdir -p "$PG_TEST_PORT_DIR"
+chmod 1777 "$PG_TEST_PORT_DIR"
 i=0
 for m in $majors; do
     order+=("pg$m")
@@ -114,12 +161,15 @@ for m in $majors; do
         case " $NO_PRELOAD_SKIP " in
             *" $m "*) no_preload= pass=0 ;;
         esac
-        run_step "pg$m" "^==> PostgreSQL $m: every suite passed \\(pg_regress, isolation, [1-9][0-9]* TAP files$no_preload$image(; skipped, not installed here: .+)?\\)\$" \
+        start_step "pg$m" "^==> PostgreSQL $m: every suite passed \\(pg_regress, isolation, [1-9][0-9]* TAP files$no_preload$image(; skipped, not installed here: .+)?\\)\$" \
             env SNOWFLAKE_NO_PRELOAD_PASS=$pass bash "$here/chroot-check.sh" "$m"
     fi
     i=$((i + 1))
 done
 preps=()
+for m in $majors; do
+    [ -z "${step_pid[pg$m]:-}" ] || finish_step "pg$m"
+done
 
 echo
 echo "==> summary ($(($(date +%s) - start)) s in all)"
