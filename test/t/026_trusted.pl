@@ -8,7 +8,7 @@
 #	anything through search_path: an unprivileged user plants look-alike
 #	functions and operators in the target schema first, each of which would
 #	make the user a superuser if the script ever ran it.  Finally updates
-#	from 1.0 and from 1.1 must leave the same objects as a fresh 1.2.
+#	from 1.0 and from 1.1 must leave the same objects as a fresh 1.3 (and from 1.2).
 
 use strict;
 use warnings;
@@ -108,7 +108,7 @@ foreach my $db ('app', 'app10', 'app11')
 	$node->safe_psql($db, $plant, extra_params => [ '-U', 'mallory' ]);
 }
 
-# A fresh 1.2, created by alice with the planted schema first in her path.
+# A fresh 1.3, created by alice with the planted schema first in her path.
 my ($ret, $stdout, $stderr) = $node->psql(
 	'app', 'SET search_path = public, pg_catalog; CREATE EXTENSION snowflake',
 	extra_params => [ '-U', 'alice' ]);
@@ -118,24 +118,25 @@ is( $node->safe_psql(
 		'app', q{SELECT extversion, extrelocatable,
 			pg_catalog.pg_get_userbyid(extowner)
 			FROM pg_catalog.pg_extension WHERE extname = 'snowflake'}),
-	"1.2|f|alice",
-	'the extension is 1.2, owned by alice');
+	"1.3|f|alice",
+	'the extension is 1.3, owned by alice');
 
 # 1.0, created by alice as well (the control file is trusted for every
-# version), then updated to 1.1 and to 1.2 by her; and 1.1 updated to 1.2.
+# version), then updated to 1.1, 1.2 and 1.3 by her; and 1.1 updated to 1.2 and 1.3.
 ($ret, $stdout, $stderr) = $node->psql(
 	'app10',
 	"SET search_path = public, pg_catalog; CREATE EXTENSION snowflake VERSION '1.0'; "
-	  . "ALTER EXTENSION snowflake UPDATE TO '1.1'; ALTER EXTENSION snowflake UPDATE TO '1.2'",
+	  . "ALTER EXTENSION snowflake UPDATE TO '1.1'; ALTER EXTENSION snowflake UPDATE TO '1.2'; "
+	  . "ALTER EXTENSION snowflake UPDATE TO '1.3'",
 	extra_params => [ '-U', 'alice' ]);
-is($ret, 0, 'a database owner creates 1.0 and updates it to 1.1, then 1.2')
+is($ret, 0, 'a database owner creates 1.0 and updates it to 1.1, 1.2, then 1.3')
   or diag($stderr);
 ($ret, $stdout, $stderr) = $node->psql(
 	'app11',
 	"SET search_path = public, pg_catalog; CREATE EXTENSION snowflake VERSION '1.1'; "
-	  . "ALTER EXTENSION snowflake UPDATE TO '1.2'",
+	  . "ALTER EXTENSION snowflake UPDATE TO '1.2'; ALTER EXTENSION snowflake UPDATE TO '1.3'",
 	extra_params => [ '-U', 'alice' ]);
-is($ret, 0, 'a database owner creates 1.1 and updates it to 1.2')
+is($ret, 0, 'a database owner creates 1.1 and updates it to 1.2, then 1.3')
   or diag($stderr);
 
 foreach my $db ('app', 'app10', 'app11')
@@ -167,10 +168,10 @@ foreach my $from ([ 'app10', '1.0' ], [ 'app11', '1.1' ])
 {
 	my ($db, $version) = @$from;
 	is($node->safe_psql($db, $objects), $fresh,
-		"an update from $version leaves the objects of a fresh 1.2");
+		"an update from $version leaves the objects of a fresh 1.3");
 	is($node->safe_psql($db, q{SELECT extversion, extrelocatable
 			FROM pg_catalog.pg_extension WHERE extname = 'snowflake'}),
-		'1.2|f', "the extension updated from $version is 1.2 and not relocatable");
+		'1.3|f', "the extension updated from $version is 1.3 and not relocatable");
 }
 like($fresh, qr/snowflake_nextval_batch/, 'the object list is not empty');
 like($fresh, qr/snowflake_lastval/, 'and holds snowflake_lastval');

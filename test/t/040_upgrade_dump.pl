@@ -1,7 +1,7 @@
 # Copyright: see LICENSE
 #
 # 040_upgrade_dump.pl
-#	Release discipline: 1.0 and 1.1 updated to the current version (1.2)
+#	Release discipline: 1.0, 1.1 and 1.2 updated to the current version (1.3)
 #	leave exactly what a fresh install of it creates, object by object and
 #	definition by definition (a fresh install runs the same scripts: 1.0's,
 #	then the updates); and a database using the extension survives pg_dump
@@ -21,11 +21,11 @@ use Test::More;
 my $node = start_snowflake_node('upgrade', node_id => 12);
 
 # ---------------------------------------------------------------------------
-# 1.0 and 1.1 + ALTER EXTENSION UPDATE against a fresh 1.2.
+# 1.0, 1.1 and 1.2 + ALTER EXTENSION UPDATE against a fresh 1.3.
 # ---------------------------------------------------------------------------
 my $default_version = $node->safe_psql('postgres',
 	"SELECT default_version FROM pg_available_extensions WHERE name = 'snowflake'");
-is($default_version, '1.2', 'the default version is 1.2');
+is($default_version, '1.3', 'the default version is 1.3');
 
 # PGXN's META.json announces the same version.
 my $meta = decode_json(slurp_file("$FindBin::RealBin/../../META.json"));
@@ -47,6 +47,7 @@ is( join(' ',
 $node->safe_psql('postgres', 'CREATE DATABASE updated');
 $node->safe_psql('postgres', 'CREATE DATABASE fresh');
 $node->safe_psql('postgres', 'CREATE DATABASE updated11');
+$node->safe_psql('postgres', 'CREATE DATABASE updated12');
 $node->safe_psql('updated', "CREATE EXTENSION snowflake VERSION '1.0'");
 is($node->safe_psql('updated',
 		"SELECT extversion FROM pg_extension WHERE extname = 'snowflake'"),
@@ -158,9 +159,9 @@ SELECT count(*) FROM pg_depend
  WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
    AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'snowflake')};
 my $fresh_count = $node->safe_psql('fresh', $count_sql);
-cmp_ok($fresh_count, '>=', 14, "a fresh 1.2 has all its objects ($fresh_count)");
+cmp_ok($fresh_count, '>=', 14, "a fresh 1.3 has all its objects ($fresh_count)");
 like($fresh_objects, qr/function snowflake_convert_column\(regclass,name,boolean\)/,
-	'a fresh 1.2 has snowflake_convert_column (1.1)');
+	'a fresh 1.3 has snowflake_convert_column (1.1)');
 like($fresh_objects, qr/^function snowflake_lastval\(\)$/m,
 	'and snowflake_lastval (1.2)');
 is($node->safe_psql('fresh', q{SELECT provolatile, proparallel FROM pg_proc WHERE proname = 'snowflake_lastval'}),
@@ -184,11 +185,24 @@ is($ret, 0, 'ALTER EXTENSION snowflake UPDATE from 1.1 succeeds under a user\'s 
 is($node->safe_psql('updated11', 'SELECT node_id, caller_writes >= 0 FROM my_stats'),
 	'12|t', "the user's view survives the update from 1.1");
 
-foreach my $from ([ 'updated', '1.0' ], [ 'updated11', '1.1' ])
+# 1.2, as it was released, with a user's view over its stats, then the update.
+$node->safe_psql('updated12', "CREATE EXTENSION snowflake VERSION '1.2'");
+is($node->safe_psql('updated12',
+		"SELECT extversion FROM pg_extension WHERE extname = 'snowflake'"),
+	'1.2', 'version 1.2 installs');
+$node->safe_psql('updated12',
+	'CREATE VIEW my_stats AS SELECT node_id, ids_issued, node_id_source FROM snowflake_stats');
+($ret, $stdout, $stderr) = $node->psql('updated12', 'ALTER EXTENSION snowflake UPDATE');
+is($ret, 0, 'ALTER EXTENSION snowflake UPDATE from 1.2 succeeds under a user\'s view')
+  or diag($stderr);
+is($node->safe_psql('updated12', 'SELECT node_id, node_id_source FROM my_stats'),
+	'12|snowflake.node_id', "the user's view survives the update from 1.2");
+
+foreach my $from ([ 'updated', '1.0' ], [ 'updated11', '1.1' ], [ 'updated12', '1.2' ])
 {
 	my ($db, $version) = @$from;
 	is($node->safe_psql($db, $objects_sql), $fresh_objects,
-		"$version updated to 1.2 has the same objects and definitions as a fresh 1.2");
+		"$version updated to 1.3 has the same objects and definitions as a fresh 1.3");
 	is($node->safe_psql($db, $extension_sql),
 		$node->safe_psql('fresh', $extension_sql),
 		"$version: and the same extension entry (version, schema, configuration tables)");
