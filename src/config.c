@@ -56,6 +56,9 @@ bool		snowflake_spread_sequence = false;
 int			snowflake_writer_idle_timeout_ms = 60000;
 bool		snowflake_background_writer = true;
 
+/* Whether the library was loaded through shared_preload_libraries. */
+bool		snowflake_preloaded = false;
+
 /* A safeguard read at server start, defined when preloaded (shared.c). */
 bool		snowflake_confirm_restore_enabled = false;
 
@@ -170,7 +173,7 @@ sf_define_operator_settings(void)
 {
 	DefineCustomIntVariable("snowflake.max_drift_ms",
 							"Sets how far the time in IDs may run ahead of the wall clock.",
-							"Bursts beyond the sequence field's capacity borrow future milliseconds up to this lead; beyond it calls wait.",
+							"Bursts beyond the sequence field's capacity borrow future milliseconds up to this lead; beyond it calls wait. Without shared_preload_libraries, at most 1000 ms is used.",
 							&snowflake_max_drift_ms,
 							1000, 0, 3600 * 1000,
 							PGC_SIGHUP, GUC_UNIT_MS,
@@ -436,6 +439,7 @@ snowflake_config_init(void)
 #endif
 		return;
 	}
+	snowflake_preloaded = true;
 	sf_define_node_settings(&raw);
 	sf_define_layout_settings(&raw);
 	sf_define_operator_settings();

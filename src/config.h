@@ -45,6 +45,34 @@ extern SNOWFLAKE_INTERNAL bool snowflake_spread_sequence;
 extern SNOWFLAKE_INTERNAL int snowflake_writer_idle_timeout_ms;
 extern SNOWFLAKE_INTERNAL bool snowflake_background_writer;
 
+/* Whether the library was loaded through shared_preload_libraries. */
+extern SNOWFLAKE_INTERNAL bool snowflake_preloaded;
+
+/*
+ * The largest lead over the clock that IDs may have without the preload.
+ * Every copy of a data directory must know the largest lead any member of
+ * its history allowed, for the floor of its starts: with the preload a
+ * raise is carried to standbys and restores in WAL (walrecord.c), without
+ * it nothing can carry it, so the lead cannot be raised past a value that
+ * every copy knows: this one, compiled into the library.  It is also the
+ * smallest floor of a start without the preload (shared.c).
+ */
+#define SNOWFLAKE_NO_PRELOAD_MAX_DRIFT_MS	1000
+
+/*
+ * snowflake_drift_ms
+ *		The lead over the clock that this process lets IDs have:
+ *		snowflake.max_drift_ms, capped without the preload.
+ */
+static inline int64
+snowflake_drift_ms(void)
+{
+	if (likely(snowflake_preloaded) ||
+		snowflake_max_drift_ms <= SNOWFLAKE_NO_PRELOAD_MAX_DRIFT_MS)
+		return snowflake_max_drift_ms;
+	return SNOWFLAKE_NO_PRELOAD_MAX_DRIFT_MS;
+}
+
 /* Read at server start when preloaded (PGC_POSTMASTER). */
 extern SNOWFLAKE_INTERNAL bool snowflake_confirm_restore_enabled;
 

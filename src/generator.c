@@ -131,6 +131,16 @@ snowflake_refusal_error(const SnowflakeShared *s, uint32 refusals)
 			/* In recovery, the node id is not known yet: that error first. */
 			if (RecoveryInProgress())
 				break;
+			if (s->request_continued)
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("snowflake node id %d is not confirmed after leaving recovery without a new timeline",
+								snowflake_node_field(s, GetWALInsertionTimeLine())),
+						 errdetail("%s Its node id is the one its predecessor mints with on this timeline, and that server may still run.",
+								   detail),
+						 errhint("If the server it continues no longer mints, have a superuser run SELECT snowflake_confirm_restore(%d); otherwise give it its own \"%s\" and restart it. A standby is started with standby.signal and promoted with pg_ctl promote, which gives it a new timeline.",
+								 snowflake_node_field(s, GetWALInsertionTimeLine()),
+								 "snowflake.node_id")));
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("snowflake node id %d is not confirmed after a restore",
@@ -174,6 +184,13 @@ sf_refuse_call(void)
 
 	s = snowflake_require_shared();
 	refusals = s->refusals;
+
+	/* A start without a new timeline, since promoted onto one of its own. */
+	if (refusals != 0 &&
+		snowflake_first_refusal(refusals) == SNOWFLAKE_NODE_UNCONFIRMED &&
+		s->request_continued && !RecoveryInProgress() &&
+		snowflake_lift_request())
+		refusals = s->refusals;
 	if (refusals == 0 && !RecoveryInProgress())
 		return;
 
@@ -229,7 +246,7 @@ sf_note_regression(SnowflakeShared *s, int64 seen_ms)
 		ereport(LOG,
 				(errmsg("system clock went backwards by %lld ms", (long long) step),
 				 errdetail("Snowflake IDs stay unique and increasing: up to snowflake.max_drift_ms (%d ms) is absorbed by running ahead of the clock, beyond that calls wait or fail until the clock catches up.",
-						   snowflake_max_drift_ms)));
+						   (int) snowflake_drift_ms())));
 }
 
 /*
@@ -329,13 +346,44 @@ sf_try_issue(SnowflakeShared *s, int64 now, int64 count, int64 drift,
 }
 
 /*
+ * sf_refuse_floor
+ *		Raise the error for a call refused by the lead a floor put IDs at:
+ *		the first ID of every start lies past the clock plus the history's
+ *		largest lead, and the highest floor is recorded with its cause
+ *		(reservation.c), so the error names it, also after a restart.
+ */
+static pg_noinline void
+sf_refuse_floor(const SnowflakeShared *s, int64 behind, int64 drift)
+{
+	static const char *const after[] = {
+		[SNOWFLAKE_FLOOR_START] = "a start",
+		[SNOWFLAKE_FLOOR_RESTORE] = "a restore",
+		[SNOWFLAKE_FLOOR_FAILOVER] = "a failover",
+	};
+	int			cause = s->recorded_floor_cause;
+
+	if (cause < 0 || cause > SNOWFLAKE_FLOOR_FAILOVER)
+		cause = SNOWFLAKE_FLOOR_START;
+	ereport(ERROR,
+			(errcode(ERRCODE_SYSTEM_ERROR),
+			 errmsg("snowflake IDs are %lld ms ahead of the system clock after %s",
+					(long long) behind, after[cause]),
+			 errdetail("The first ID of every start, restore and failover is placed past any ID this data directory's history, or a copy of it, can have issued: past the clock plus the largest lead it allowed (%lld ms); IDs may lead the clock by %d ms (%s) and a call may wait %d ms (%s); no ID was issued.",
+					   (long long) s->max_lead_ms, (int) drift,
+					   "snowflake.max_drift_ms", snowflake_max_wait_ms,
+					   "snowflake.max_wait_ms"),
+			 errhint("Generation resumes by itself once the clock catches up.")));
+}
+
+/*
  * sf_refuse_lead
  *		Raise the error for a call that cannot be served within the lead
  *		allowed over the clock, even after waiting what it may (58000).
- *		Tells IDs placed past a failover floor, a clock that went backwards
- *		(in this life, or across a restart: the lead was inherited from the
- *		IDs of an earlier life), and IDs that ran ahead of a steady clock in
- *		a burst.
+ *		Tells IDs placed past a floor (in this life, or resumed inside the
+ *		reservation of an earlier life's floor), a clock that went
+ *		backwards (in this life, or across a restart: the lead was inherited
+ *		from the IDs of an earlier life), and IDs that ran ahead of a steady
+ *		clock in a burst.
  */
 static pg_noinline void
 sf_refuse_lead(SnowflakeShared *s, const SfAttempt *a, int64 now,
@@ -344,12 +392,17 @@ sf_refuse_lead(SnowflakeShared *s, const SfAttempt *a, int64 now,
 	int64		behind = a->end_ms - now;
 	int64		last_ms = a->last >> s->layout.sequence_bits;
 	int64		high;
+	bool		from_floor;
 
 	sf_count_refused(s, waited_ms);
 	SpinLockAcquire(&s->mutex);
 	high = Max(s->clock_ms, s->clock_high_ms);
 	SpinLockRelease(&s->mutex);
-	if (now < high || (last_ms <= s->resume_ms && last_ms > s->floor_ms))
+	from_floor = s->floor_ms >= 0 &&
+		(last_ms <= s->floor_ms ||
+		 (last_ms <= s->resume_ms &&
+		  s->resume_ms <= s->floor_ms + SNOWFLAKE_RESERVE_AHEAD_MS + 1));
+	if (now < high || (!from_floor && last_ms <= s->resume_ms))
 		ereport(ERROR,
 				(errcode(ERRCODE_SYSTEM_ERROR),
 				 errmsg("system clock is %lld ms behind the last issued snowflake ID",
@@ -358,16 +411,8 @@ sf_refuse_lead(SnowflakeShared *s, const SfAttempt *a, int64 now,
 						   (int) drift, "snowflake.max_drift_ms",
 						   snowflake_max_wait_ms, "snowflake.max_wait_ms"),
 				 errhint("Generation resumes by itself once the clock catches up. Check the server's time synchronisation.")));
-	if (last_ms <= s->floor_ms)
-		ereport(ERROR,
-				(errcode(ERRCODE_SYSTEM_ERROR),
-				 errmsg("snowflake IDs are %lld ms ahead of the system clock after a failover or restore",
-						(long long) behind),
-				 errdetail("The first IDs after a failover, a restore or a lost state file are placed past any ID this data directory's history can have issued, by the largest lead it allowed (%lld ms); IDs may lead the clock by %d ms (%s) and a call may wait %d ms (%s); no ID was issued.",
-						   (long long) s->max_lead_ms, (int) drift,
-						   "snowflake.max_drift_ms", snowflake_max_wait_ms,
-						   "snowflake.max_wait_ms"),
-				 errhint("Generation resumes by itself once the clock catches up.")));
+	if (from_floor)
+		sf_refuse_floor(s, behind, drift);
 	ereport(ERROR,
 			(errcode(ERRCODE_SYSTEM_ERROR),
 			 errmsg("snowflake IDs are %lld ms ahead of the system clock after a burst",
@@ -478,7 +523,7 @@ sf_refuse_batch(SnowflakeShared *s, int64 count)
 			 errdetail("With %s = %d a batch of %lld IDs spans %lld milliseconds, more than the %d ms that IDs may lead the clock.",
 					   "snowflake.sequence_bits", sb, (long long) count,
 					   (long long) ((count - 1) >> sb) + 1,
-					   snowflake_max_drift_ms),
+					   (int) snowflake_drift_ms()),
 			 errhint("Ask for fewer IDs per call.")));
 }
 
@@ -617,12 +662,12 @@ sf_generate_slow(int64 count)
 	INSTR_TIME_SET_ZERO(wait.start);
 
 	/* A batch spans at least this many milliseconds past its first. */
-	if (unlikely(((count - 1) >> sb) > snowflake_max_drift_ms))
+	if (unlikely(((count - 1) >> sb) > snowflake_drift_ms()))
 		sf_refuse_batch(s, count);
 
 	for (;;)
 	{
-		int64		drift = snowflake_max_drift_ms;
+		int64		drift = snowflake_drift_ms();
 		int64		now = snowflake_clock_ms() - s->layout.epoch_ms;
 		SfAttempt	a;
 		bool		issued;
@@ -673,7 +718,7 @@ snowflake_generate(int64 count)
 	if (likely(sf_backend_ready))
 	{
 		int64		now = snowflake_clock_ms() - s->layout.epoch_ms;
-		int64		drift = snowflake_max_drift_ms;
+		int64		drift = snowflake_drift_ms();
 		uint64		spread = unlikely(snowflake_spread_sequence) ?
 			sf_spread_offset(s->layout.sequence_bits) : 0;
 		SfAttempt	a;

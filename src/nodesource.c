@@ -16,8 +16,11 @@
  * node id.
  *
  * Only the host name's first label is read ("db-2.example.com" is member
- * 2), and only the digits that end it or the variable's value ("pg-007"
- * is member 7).  The host name is the postmaster's (a server's processes
+ * 2), and only the digits that end it, leading zeros aside ("pg-007" is
+ * member 7): names that differ elsewhere map alike ("db-1" and "db-01",
+ * "ip-10-0-1-12" and "ip-10-0-2-12"), which the LOG line of the start
+ * warns about.  An environment variable's value is the member number
+ * itself: digits only, no sign, no spaces.  The host name is the postmaster's (a server's processes
  * share its UTS namespace), and so is the environment: every server
  * process inherits the postmaster's.  Called at startup when the library
  * is preloaded (config.c), else by the process that fixes the values for
@@ -106,6 +109,52 @@ sf_trailing_number(const char *text, size_t len, int *number)
 }
 
 /*
+ * Say how the first label label[0 .. len) of a host name gave its member
+ * number, and which other names give the same one (src->mapping,
+ * src->alike): the digits that end it count, without their leading zeros,
+ * and nothing before them does.
+ */
+static void
+sf_describe_hostname(SnowflakeNodeSource *src, const char *label, size_t len)
+{
+	size_t		start = len;
+	size_t		other;
+	int			n = (int) len;
+
+	while (start > 0 && isdigit((unsigned char) label[start - 1]))
+		start--;
+	snprintf(src->mapping, sizeof(src->mapping),
+			 "The host name's first label \"%.*s\" ends in the digits \"%.*s\": member number %d.",
+			 n, label, (int) (len - start), label + start, src->number);
+	for (other = 0; other < start; other++)
+		if (isdigit((unsigned char) label[other]))
+			break;
+	if (len - start > 1 && label[start] == '0')
+		snprintf(src->alike, sizeof(src->alike),
+				 "Leading zeros do not count: \"%.*s%d\" gives member number %d too.",
+				 (int) start, label, src->number, src->number);
+	else if (other < start)
+		snprintf(src->alike, sizeof(src->alike),
+				 "Only the digits that end the first label count: any name that ends in \"%.*s\" gives member number %d too, whatever digits come before (\"%.*s\" has other digits).",
+				 (int) (len - start), label + start, src->number, n, label);
+}
+
+/*
+ * The member number that an environment variable's value is: 1 and
+ * *number if it is digits only and fits, 0 if it is not digits only, -1 if
+ * it is too large for any count of node ids.
+ */
+static int
+sf_env_number(const char *value, int *number)
+{
+	size_t		len = strlen(value);
+
+	if (len == 0 || strspn(value, "0123456789") != len)
+		return 0;
+	return sf_trailing_number(value, len, number);
+}
+
+/*
  * Read the member's number from the host name or the environment variable
  * that from names (a valid value, not empty), into src->number, with the
  * texts of src; false with a detail if there is none.  A number too large
@@ -141,17 +190,31 @@ sf_read_member(const char *from, SnowflakeNodeSource *src, char *detail)
 		if (value == NULL || value[0] == '\0')
 		{
 			snprintf(detail, SNOWFLAKE_DETAIL_LEN,
-					 "The environment variable \"%s\" is not set for the server.",
+					 value == NULL ?
+					 "The environment variable \"%s\" is not set for the server." :
+					 "The environment variable \"%s\" is empty for the server.",
 					 name);
 			return false;
 		}
-		len = strlen(value);
 		snprintf(src->text, SNOWFLAKE_SOURCE_LEN, "%s %s", from, value);
 		snprintf(src->origin, SNOWFLAKE_SOURCE_LEN,
 				 "environment variable \"%s\" (\"%s\")", name, value);
+		got = sf_env_number(value, &src->number);
+		if (got == 0)
+		{
+			snprintf(detail, SNOWFLAKE_DETAIL_LEN,
+					 "The %s is not a member number: its value must be digits only, with no sign and no spaces.",
+					 src->origin);
+			return false;
+		}
+		if (got < 0)
+			src->number = INT_MAX;
+		return true;
 	}
 
 	got = sf_trailing_number(value, len, &src->number);
+	if (got > 0)
+		sf_describe_hostname(src, value, len);
 	if (got == 0)
 	{
 		snprintf(detail, SNOWFLAKE_DETAIL_LEN,
@@ -296,8 +359,10 @@ snowflake_node_source_fixed(SnowflakeNodeSource *src, int node_id,
 
 /*
  * snowflake_node_log
- *		Say at LOG where a derived node id came from and which node ids the
- *		server takes; nothing for any other source.
+ *		Say at LOG where a derived node id came from, how a host name gave
+ *		its number, and which node ids the server takes; and at WARNING
+ *		which other host names give the same number.  Nothing for any other
+ *		source.
  */
 void
 snowflake_node_log(const SnowflakeNodeSource *src)
@@ -310,7 +375,8 @@ snowflake_node_log(const SnowflakeNodeSource *src)
 		ereport(LOG,
 				(errmsg("snowflake node id %d derived from the %s",
 						src->node_id, src->origin),
-				 errdetail("Member number %d plus \"%s\" = %d: this server takes node id %d of the cluster's %d to %lld (\"%s\" = %d).",
+				 errdetail("%s%sMember number %d plus \"%s\" = %d: this server takes node id %d of the cluster's %d to %lld (\"%s\" = %d).",
+						   src->mapping, src->mapping[0] ? " " : "",
 						   src->number, "snowflake.node_id_base", src->base,
 						   src->node_id, src->base, (long long) last,
 						   "snowflake.node_id_count", src->count)));
@@ -318,10 +384,17 @@ snowflake_node_log(const SnowflakeNodeSource *src)
 		ereport(LOG,
 				(errmsg("snowflake node id %d derived from the %s",
 						src->node_id, src->origin),
-				 errdetail("Member number %d times \"%s\" = %d, plus \"%s\" = %d: this server takes node ids %d to %d, one per timeline, of the cluster's %d to %lld (\"%s\" = %d).",
+				 errdetail("%s%sMember number %d times \"%s\" = %d, plus \"%s\" = %d: this server takes node ids %d to %d, one per timeline, of the cluster's %d to %lld (\"%s\" = %d).",
+						   src->mapping, src->mapping[0] ? " " : "",
 						   src->number, "snowflake.node_id_span", src->span,
 						   "snowflake.node_id_base", src->base, src->node_id,
 						   src->node_id + src->span - 1, src->base,
 						   (long long) last, "snowflake.node_id_count",
 						   src->count)));
+	if (src->alike[0] != '\0')
+		ereport(WARNING,
+				(errmsg("other host names give the same snowflake member number as the %s",
+						src->origin),
+				 errdetail("%s", src->alike),
+				 errhint("Give every member of the cluster a host name that ends in its own number, written the same way (no leading zeros), or derive the node id from an environment variable (\"env:NAME\").")));
 }

@@ -51,6 +51,10 @@ typedef struct SnowflakeNodeSource
 	char		text[SNOWFLAKE_SOURCE_LEN];
 	/* For messages: the host name "pg-2", ... */
 	char		origin[SNOWFLAKE_SOURCE_LEN];
+	/* How a host name gave the number, as a sentence ("" otherwise) */
+	char		mapping[2 * SNOWFLAKE_SOURCE_LEN];
+	/* Which other names give the same number, as a sentence, or "" */
+	char		alike[2 * SNOWFLAKE_SOURCE_LEN];
 } SnowflakeNodeSource;
 
 extern SNOWFLAKE_INTERNAL bool snowflake_node_from_valid(const char *from,

@@ -2,9 +2,11 @@
  *
  * reservation.c
  *	  The reservation: how far IDs may go before the state file must say
- *	  so; the floor that places the first ID of a new lineage past anything
- *	  an earlier life can have issued; and the adoption of a changed layout
- *	  or of a derived node id that differs from the state file's.
+ *	  so; the floor that places the first ID of every life past anything an
+ *	  earlier life, or another copy of the data directory, can have issued;
+ *	  the adoption of a changed layout or of a derived node id that differs
+ *	  from the state file's; the confirmation of a node id; and the
+ *	  history's lead replayed from WAL.
  *
  * The generator never issues an ID above the reservation held in shared
  * memory (SnowflakeShared.reserved_ms), and that value is raised only after
@@ -14,13 +16,13 @@
  * already (early, ahead of need) and the background writer all write
  * through snowflake_extend_reservation.
  *
- * The state file also records the lineage of the IDs: the system identifier
- * and timeline they were last issued under.  At the first write of a
- * server's life the lineage is checked: IDs issued under another system or
- * timeline (a restored backup, a promotion, point-in-time recovery), or a
- * floor recorded at startup, place the first ID past the floor, now plus
- * the largest lead any ID of the history may have had, before it is handed
- * out.
+ * The first write of every life (shared.c: every load owes it) places the
+ * first ID past the floor, now plus the largest lead any ID of the history
+ * may have had, before it is handed out, and records the lineage of the
+ * life's IDs: the system identifier and timeline they are issued under,
+ * and their node field.  With the preload it also writes that lead into
+ * WAL (walrecord.c), as it does whenever the lead changes, before IDs may
+ * lead the clock by it.
  *
  * Locking: everything here runs under the "snowflake" LWLock, which
  * serialises writes of the state file; the spinlock is taken inside it only
@@ -37,6 +39,7 @@
 #include "reservation.h"
 #include "shared.h"
 #include "statefile.h"
+#include "walrecord.h"
 
 /* A life's lineage: the system, timeline and node field of its IDs. */
 typedef struct SfLineage
@@ -52,15 +55,14 @@ typedef struct SfLineage
  *		*lin: the recorded one once a write of this life has recorded it,
  *		else the life's own (outside recovery), checked against the recorded
  *		one: if the file's IDs were issued under another system or timeline
- *		(a restored backup, a promotion, point-in-time recovery), the floor
- *		applies.  Returns true if *lin is new, to be written, then made the
- *		recorded lineage once the write has succeeded (sf_record_lineage).
- *		Called with the LWLock held.
+ *		(a promotion, a restored backup, point-in-time recovery), the floor
+ *		that the life owes is said to be a failover's.  Returns true if *lin
+ *		is new, to be written, then made the recorded lineage once the write
+ *		has succeeded (sf_record_lineage).  Called with the LWLock held.
  *
- * Until then only what adds an obligation or moves the generator forwards
- * happens here, and may happen again at the next attempt: the floor, and
- * the node field of the life's IDs, under which none is issued before a
- * write succeeds.  A write that fails records nothing, so that what a clean
+ * Until then only what moves the generator forwards happens here, and may
+ * happen again at the next attempt: the node field of the life's IDs,
+ * under which none is issued before a write succeeds.  A write that fails records nothing, so that what a clean
  * shutdown records after it is still the state file's node id: a failed
  * adoption of a derived node id is no adoption at the next start.
  */
@@ -98,21 +100,17 @@ sf_check_lineage(SnowflakeShared *s, SfLineage *lin)
 	}
 	else
 		lin->node = s->recorded_node;
-	if (s->recorded_system_id != lin->system_id)
+	if (s->recorded_system_id != 0 && s->recorded_system_id != lin->system_id)
 	{
-		if (!s->floor_pending)
-			strlcpy(s->floor_reason, s->recorded_system_id == 0 ?
-					"the state file records no system identifier" :
-					"the state file records another system identifier",
-					sizeof(s->floor_reason));
-		s->floor_pending = true;
+		strlcpy(s->floor_reason, "the state file records another system identifier",
+				sizeof(s->floor_reason));
+		s->floor_cause = SNOWFLAKE_FLOOR_FAILOVER;
 	}
-	else if (s->recorded_tli != lin->tli)
+	else if (s->recorded_tli != 0 && s->recorded_tli != lin->tli)
 	{
-		if (!s->floor_pending)
-			strlcpy(s->floor_reason, "the state file records another timeline",
-					sizeof(s->floor_reason));
-		s->floor_pending = true;
+		strlcpy(s->floor_reason, "the server was promoted (the state file records another timeline)",
+				sizeof(s->floor_reason));
+		s->floor_cause = SNOWFLAKE_FLOOR_FAILOVER;
 	}
 	return true;
 }
@@ -152,7 +150,7 @@ static void
 sf_reservation_image(SnowflakeStateFile *f, const SnowflakeShared *s,
 					 int64 target, const SfLineage *lin)
 {
-	snowflake_state_image(f, s, target, -1, false);
+	snowflake_state_image(f, s, target, -1);
 	f->system_id = lin->system_id;
 	f->timeline = lin->tli;
 	f->node_id = lin->node;
@@ -163,7 +161,9 @@ sf_reservation_image(SnowflakeStateFile *f, const SnowflakeShared *s,
  * The floor of a new life, taken under snowflake_lock: the last ID is
  * raised to just below now_ms + lead (at most the layout's end), so that
  * the next one is past anything an earlier life can have issued.  Returns
- * that millisecond, which the reservation must cover.
+ * that millisecond, which the reservation must cover.  The highest floor
+ * applied is recorded with its cause: the lead of later IDs is told by it
+ * (generator.c), across restarts.
  */
 static int64
 sf_raise_to_floor(SnowflakeShared *s, int64 now_ms, int64 lead)
@@ -178,8 +178,27 @@ sf_raise_to_floor(SnowflakeShared *s, int64 now_ms, int64 lead)
 	if (s->last < floor_packed)
 		s->last = floor_packed;
 	SpinLockRelease(&s->mutex);
-	s->floor_ms = floor_ms;
+	if (floor_ms >= s->floor_ms)
+	{
+		s->floor_ms = floor_ms;
+		s->recorded_floor_cause = s->floor_cause;
+	}
 	return floor_ms;
+}
+
+/*
+ * sf_log_lead
+ *		With the preload, write the history's largest lead into WAL
+ *		(walrecord.c) if this life has not written it yet, under
+ *		snowflake_lock, before IDs may lead the clock by it.
+ */
+static void
+sf_log_lead(SnowflakeShared *s)
+{
+	if (!s->preloaded || s->wal_lead_ms == s->max_lead_ms)
+		return;
+	snowflake_wal_log_lead(s->max_lead_ms, s->lead_lowered_ms);
+	s->wal_lead_ms = s->max_lead_ms;
 }
 
 /*
@@ -264,7 +283,7 @@ snowflake_extend_reservation(int64 needed_ms, int64 now_ms, SfExtendMode mode,
 	int64		reserved;
 	int64		target;
 	int64		now_unix = now_ms + s->layout.epoch_ms;
-	int64		drift = snowflake_max_drift_ms;
+	int64		drift = snowflake_drift_ms();
 	int64		bound;
 	int64		lead;
 	bool		floor;
@@ -299,7 +318,7 @@ snowflake_extend_reservation(int64 needed_ms, int64 now_ms, SfExtendMode mode,
 		s->lead_bound_ms = drift;
 	bound = s->lead_bound_ms;
 	SpinLockRelease(&s->mutex);
-	lead = snowflake_history_lead(s, now_unix);
+	lead = snowflake_floor_lead(s, now_unix);
 	floor = s->floor_pending;
 	if (floor)
 		needed_ms = Max(needed_ms, sf_raise_to_floor(s, now_ms, lead));
@@ -307,7 +326,6 @@ snowflake_extend_reservation(int64 needed_ms, int64 now_ms, SfExtendMode mode,
 	needed_ms = sf_cover_issued(s, needed_ms, &reserved);
 	if (reserved < needed_ms || floor || drift > bound || new_lineage)
 	{
-		/* The write also clears the file's floor obligation. */
 		target = Min(Max(Max(needed_ms, now_ms) + SNOWFLAKE_RESERVE_AHEAD_MS,
 						 reserved),
 					 snowflake_max_ms(&s->layout));
@@ -324,6 +342,7 @@ snowflake_extend_reservation(int64 needed_ms, int64 now_ms, SfExtendMode mode,
 			LWLockRelease(snowflake_lock);
 			return mode != SF_EXTEND_NEEDED;
 		}
+		sf_log_lead(s);
 		sf_publish_write(s, target, drift, mode);
 		if (new_lineage)
 			sf_record_lineage(s, &lin);
@@ -346,10 +365,10 @@ snowflake_extend_reservation(int64 needed_ms, int64 now_ms, SfExtendMode mode,
  * current time (now_unix_ms), then lets generation proceed.  Unless force is
  * set, refuses if the new layout's IDs would not all be larger than the old
  * ones (narrower node or sequence fields, or a later epoch, can make them
- * smaller and collide with stored keys).  A floor obligation (a start that
- * could not trust the reservation, another timeline or system) and a
- * restore's node id to confirm are carried into the new file, and only the
- * layout's refusal is lifted.  The caller has checked that the user is a
+ * smaller and collide with stored keys).  The floor, owed in shared memory,
+ * is applied by the first reservation write after it, and a request to
+ * confirm the node id is carried into the new file: only the layout's
+ * refusal is lifted.  The caller has checked that the user is a
  * superuser.
  * Raises ERROR if there is nothing to adopt or the file cannot be written.
  */
@@ -402,7 +421,7 @@ snowflake_adopt_layout_state(int64 now_unix_ms, bool force)
 	 * Reserve nothing yet: the first ID writes a real reservation, and
 	 * checks the lineage then (the file keeps the recorded one).
 	 */
-	snowflake_state_image(&f, s, resume_ms - 1, -1, s->floor_pending);
+	snowflake_state_image(&f, s, resume_ms - 1, -1);
 	if (!snowflake_state_write(&f, &failure))
 	{
 		LWLockRelease(snowflake_lock);
@@ -491,24 +510,48 @@ snowflake_adopt_node_state(int64 now_unix_ms)
 }
 
 /*
+ * sf_write_without_request
+ *		Rewrite the state file as it is (its reservation, lineage, lead and
+ *		floor) without the request to confirm the node id, then lift that
+ *		refusal.  False, with *failure set and nothing lifted, if the file
+ *		cannot be written.  Called with the LWLock held.
+ */
+static bool
+sf_write_without_request(SnowflakeShared *s, SfWriteFailure *failure)
+{
+	SnowflakeStateFile f;
+	int64		durable;
+
+	SpinLockAcquire(&s->mutex);
+	durable = s->durable_ms;
+	SpinLockRelease(&s->mutex);
+	snowflake_state_image(&f, s, durable, -1);
+	f.flags &= ~(SNOWFLAKE_STATE_UNCONFIRMED | SNOWFLAKE_STATE_CONTINUED);
+	snowflake_state_seal(&f);
+	if (!snowflake_state_write(&f, failure))
+		return false;
+	s->refusals &= ~SNOWFLAKE_REFUSED(SNOWFLAKE_NODE_UNCONFIRMED);
+	return true;
+}
+
+/*
  * snowflake_confirm_restore_state
- *		Confirm, after a restore, that this server mints with node id node
- *		(snowflake.confirm_restore, shared.c): the state file is
- *		rewritten without the request, then generation proceeds (unless
- *		another refusal stands).  The caller has checked that the user is a
- *		superuser, that the server is not in recovery, and that no refusal
- *		before this one stands (shared.h).  Raises ERROR if there is nothing
- *		to confirm, if node is not the node id IDs would carry, or if the
- *		file cannot be written (nothing changes then).
+ *		Confirm that this server mints with node id node, after a restore
+ *		(snowflake.confirm_restore) or a start without a new timeline
+ *		(shared.c): the state file is rewritten without the request, then
+ *		generation proceeds (unless another refusal stands).  The caller
+ *		has checked that the user is a superuser, that the server is not in
+ *		recovery, and that no refusal before this one stands (shared.h).
+ *		Raises ERROR if there is nothing to confirm, if node is not the node
+ *		id IDs would carry, or if the file cannot be written (nothing
+ *		changes then).
  */
 void
 snowflake_confirm_restore_state(int node)
 {
 	SnowflakeShared *s = snowflake_shared;
-	SnowflakeStateFile f;
 	SfWriteFailure failure;
 	int			in_use;
-	int64		durable;
 
 	LWLockAcquire(snowflake_lock, LW_EXCLUSIVE);
 	if (!(s->refusals & SNOWFLAKE_REFUSED(SNOWFLAKE_NODE_UNCONFIRMED)))
@@ -517,7 +560,7 @@ snowflake_confirm_restore_state(int node)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("no restored snowflake node id to confirm"),
-				 errdetail("Generation is not waiting for a confirmation of the node id: \"%s\" is off, this server did not start from a restore, or its node id was confirmed already.",
+				 errdetail("Generation is not waiting for a confirmation of the node id: this server did not start from a restore with \"%s\" on, nor leave recovery without a new timeline, or its node id was confirmed already.",
 						   "snowflake.confirm_restore")));
 	}
 	/* The caller raised an earlier refusal (a layout, no node id) first. */
@@ -531,25 +574,98 @@ snowflake_confirm_restore_state(int node)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("snowflake node id %d is not the one this server mints with", node),
 				 errdetail("This server mints with node id %d.", in_use),
-				 errhint("If this server runs beside the one it was restored from, give it its own \"%s\" and restart it instead.",
+				 errhint("If this server runs beside the one it was copied from, give it its own \"%s\" and restart it instead.",
 						 "snowflake.node_id")));
 	}
-
-	/* The file as it is, without the request: its reservation, lineage, floor. */
-	SpinLockAcquire(&s->mutex);
-	durable = s->durable_ms;
-	SpinLockRelease(&s->mutex);
-	snowflake_state_image(&f, s, durable, -1, s->floor_pending);
-	f.flags &= ~SNOWFLAKE_STATE_UNCONFIRMED;
-	snowflake_state_seal(&f);
-	if (!snowflake_state_write(&f, &failure))
+	if (!sf_write_without_request(s, &failure))
 	{
 		LWLockRelease(snowflake_lock);
 		snowflake_report_write_failure(ERROR, &failure,
 									   "The node id was not confirmed.");
 	}
-	s->refusals &= ~SNOWFLAKE_REFUSED(SNOWFLAKE_NODE_UNCONFIRMED);
 	LWLockRelease(snowflake_lock);
 	ereport(LOG,
-			(errmsg("snowflake node id %d confirmed after a restore", node)));
+			(errmsg("snowflake node id %d confirmed", node)));
+}
+
+/*
+ * snowflake_lift_request
+ *		Lift a request to confirm the node id that a start without a new
+ *		timeline made (shared.c), once the server mints with another node
+ *		field than the state file records, the predecessor's: it was
+ *		promoted since, onto a timeline of its own (with a node id span of
+ *		2 or more).  Returns whether the refusal was lifted.  A failed write
+ *		lifts nothing (the next call tries again).  Takes the LWLock;
+ *		outside recovery only.
+ */
+bool
+snowflake_lift_request(void)
+{
+	SnowflakeShared *s = snowflake_shared;
+	SfWriteFailure failure;
+	bool		lifted = false;
+	int			in_use;
+
+	LWLockAcquire(snowflake_lock, LW_EXCLUSIVE);
+	in_use = snowflake_node_field(s, GetWALInsertionTimeLine());
+	if ((s->refusals & SNOWFLAKE_REFUSED(SNOWFLAKE_NODE_UNCONFIRMED)) &&
+		s->request_continued && in_use != s->recorded_node &&
+		sf_write_without_request(s, &failure))
+		lifted = true;
+	LWLockRelease(snowflake_lock);
+	if (lifted)
+		ereport(LOG,
+				(errmsg("snowflake node id %d needs no confirmation: this server was promoted onto a timeline of its own",
+						in_use)));
+	return lifted;
+}
+
+/*
+ * snowflake_replay_lead
+ *		The redo of a WAL record of the history's largest lead (walrecord.c),
+ *		in a server that replays WAL: a larger lead than the one known here
+ *		is recorded in shared memory and in the state file, so that the
+ *		floor of this server's starts covers it, also after a restart that
+ *		replays WAL from a later point.  Takes the LWLock.
+ *
+ * If the file cannot be written the server stops (FATAL, in the startup
+ * process): its next start replays the record again.  A file that is
+ * unusable, or records another layout, is left as it is, and the lead is
+ * kept in shared memory only (a WARNING says so).
+ */
+void
+snowflake_replay_lead(int64 max_lead_ms, int64 lead_lowered_ms)
+{
+	SnowflakeShared *s = snowflake_shared;
+	SnowflakeStateFile f;
+	SfWriteFailure failure;
+
+	LWLockAcquire(snowflake_lock, LW_EXCLUSIVE);
+	if (max_lead_ms <= s->max_lead_ms)
+	{
+		LWLockRelease(snowflake_lock);
+		return;
+	}
+	s->max_lead_ms = max_lead_ms;
+	s->lead_lowered_ms = lead_lowered_ms;
+	if (s->refusals & (SNOWFLAKE_REFUSED(SNOWFLAKE_STATE_UNUSABLE) |
+					   SNOWFLAKE_REFUSED(SNOWFLAKE_LAYOUT_CHANGED)))
+	{
+		LWLockRelease(snowflake_lock);
+		ereport(WARNING,
+				(errmsg("snowflake lead of %lld ms replayed from WAL is not recorded in \"%s\"",
+						(long long) max_lead_ms, SNOWFLAKE_STATE_FILE),
+				 errdetail("The state file is unusable or records another layout; the lead applies to this server's life only.")));
+		return;
+	}
+	snowflake_state_image(&f, s, s->durable_ms, -1);
+	if (!snowflake_state_write(&f, &failure))
+		snowflake_report_write_failure_hint(FATAL, &failure,
+											"The largest lead over the clock of the primary's IDs, replayed from WAL, must be recorded before replay goes on.",
+											"Make the state file in the data directory writable by the server again, then start it again.");
+	LWLockRelease(snowflake_lock);
+	ereport(LOG,
+			(errmsg("snowflake IDs of this server's history may lead the clock by %lld ms, as replayed from WAL",
+					(long long) max_lead_ms),
+			 errdetail("The first ID of every start of this server is placed past the clock plus that lead.")));
 }

@@ -1,9 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * reservation.h
- *	  The durable reservation, the floor after a failover or restore, the
- *	  adoption of a changed layout or derived node id, and the confirmation
- *	  of a restored server's node id (reservation.c).
+ *	  The durable reservation, the floor of every start, the adoption of a
+ *	  changed layout or derived node id, the confirmation of a node id, and
+ *	  the history's lead replayed from WAL (reservation.c).
  *
  * Everything here runs under the "snowflake" LWLock (shared.h), taking the
  * spinlock inside it only to publish values.
@@ -46,5 +46,8 @@ extern SNOWFLAKE_INTERNAL void snowflake_adopt_layout_state(int64 now_unix_ms,
 														 bool force);
 extern SNOWFLAKE_INTERNAL int snowflake_adopt_node_state(int64 now_unix_ms);
 extern SNOWFLAKE_INTERNAL void snowflake_confirm_restore_state(int node);
+extern SNOWFLAKE_INTERNAL bool snowflake_lift_request(void);
+extern SNOWFLAKE_INTERNAL void snowflake_replay_lead(int64 max_lead_ms,
+												  int64 lead_lowered_ms);
 
 #endif							/* SNOWFLAKE_RESERVATION_H */

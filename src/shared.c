@@ -9,81 +9,38 @@
  * shared.h).  Its durable twin is the state file (statefile.c): the
  * generator never issues an ID above the reservation held in shared memory,
  * and that value is raised only after the file saying so has been written
- * and fsynced (reservation.c), so a restart (clean or after a crash) that
- * resumes strictly above the file's reservation, as loading here does, can
- * never issue an ID twice.  A clean shutdown records the exact last ID
- * instead.
+ * and fsynced (reservation.c).
  *
- * That holds only while the file belongs to one unbroken history of the
- * data directory.  A copy of it (a base backup, a standby, a volume
- * snapshot of a running server) carries a file that knows nothing of the
- * IDs its original issued afterwards.  The first ID of a life that cannot
- * trust the file is placed past the "floor", now plus the largest lead any
- * ID of the history may have had, durably, before it is handed out
- * (reservation.c).  This file decides when that is owed (sf_start_reason).
+ * One rule at every start, with no proof asked of the data directory:
+ * every load of the state (a server's start, the re-initialisation of its
+ * shared memory after a crash, and without the preload the first use of
+ * the generator in a life) resumes strictly above what the state file
+ * records, and owes the floor, which the life's first reservation write
+ * applies before any ID is handed out: the first ID lies past the clock
+ * plus the largest lead over the clock that any member of the history may
+ * have allowed (snowflake_floor_lead).  A clean restart, a crash, a volume
+ * snapshot, a base backup, a cold copy restored in place after its
+ * original ran on and a promoted standby are treated alike: no file is
+ * trusted to cover IDs that a copy of it knows nothing of, so no sequence
+ * of events can find a start that would issue an ID twice (given a clock
+ * that does not lag the history's, docs/guarantees.md).  The obligation is
+ * kept in shared memory only: a write that fails leaves it owed, and any
+ * later start owes it anyway.  The cost is one lead at every start.
  *
- * The rule, preloaded: the file is trusted at startup only if it proves
- * that it was written at the very clean shutdown the server starts from.
- * pg_control, read by the postmaster before the startup process runs, must
- * say that the last life ended with a clean shutdown (DB_SHUTDOWNED: not in
- * recovery, not in production, which is what a crash, a volume snapshot
- * and a base backup leave), no recovery or backup may be requested (signal
- * files, backup_label), and the file must record that shutdown: the LSN of
- * its checkpoint and the system identifier, which the postmaster writes
- * into it after the shutdown checkpoint, last at exit (sf_shmem_shutdown),
- * and only then.  Every other write of the file (every reservation) clears
- * that record.  Every other start owes the floor: no file, a crash, a
- * snapshot or a copy of a running server, a base backup, a standby started
- * as a primary without standby.signal, a file written by 1.1 (which
- * recorded no shutdown: one floor after the upgrade), and a restart after
- * a life that owed the floor without discharging it.
- *
- * Why no path forgets the obligation: the clean shutdown record is written
- * only when nothing is owed (no floor pending, the file usable) and only
- * after pg_control says DB_SHUTDOWNED; so a life that owed the floor, and
- * could neither record nor apply it (a write failed, generation refused,
- * nothing asked), ends without that record, and the next start owes the
- * floor again, however it ends (clean, crash, power loss) and whatever was
- * renamed or removed meanwhile (backup_label, signal files).  A crash
- * re-initialisation inside one postmaster's life keeps the postmaster's
- * own memory: it owes the floor if the postmaster's first load owed one
- * that no file records (sf_pm_floor_owed), and otherwise trusts the file,
- * which no one but this postmaster's processes wrote since.  The floor is
- * also written into the file as a flag at the start (SNOWFLAKE_STATE_FLOOR)
- * when it can be, so that the obligation is seen however the next start
- * is judged (without the preload, for one); if that write fails, nothing
- * is refused (but see a restore's confirmation below): the obligation
- * stays in shared memory, and the first call that needs a reservation
- * applies the floor before any ID, failing while the file cannot be
- * written (generation resumes by itself once it can).
- * The cost: one max_drift_ms of lead after every start that was not
- * preceded by a clean shutdown.  What no rule inside the data directory
- * can tell: a copy of a stopped server, restored after its original ran
- * on, is the data directory of a clean shutdown (docs/operations.md says to
- * remove its state file before its start).
- *
- * Why no path forgets that a restore's node id is to be confirmed
- * (snowflake.confirm_restore, sf_check_restored_node): that obligation has
- * no such polarity (a crash must not ask for a confirmation), and only the
- * postmaster's first load can see that a start is a restore, by the
- * backup_label or recovery.signal that the startup process renames or
- * removes right after.  So it is written into the state file
- * (SNOWFLAKE_STATE_UNCONFIRMED) with the floor that every restore's start
- * owes, in the postmaster, before the startup process runs; if that write
- * fails, or the file is unusable and so cannot be rewritten, the postmaster
- * does not start (sf_restore_unrecorded), which leaves the sign of the
- * restore in place for the next start.  Once in the file, the flag is in
- * every later write while the obligation stands: each image derives it
- * from the obligation (snowflake_state_image), not from which refusal is
- * reported, and a later start's floor record rewrites the file as read.
- * Every load reads it back, a crash re-initialisation's included, whatever
- * else is refused (a changed layout, an unset node id).  It is lifted only
- * by snowflake_confirm_restore(), after its write of the file without the
- * flag has succeeded, or by a start with another node id than the file
- * records (the copy was given its own) or with the setting off: the
- * operator's choices.  The other refusals are independent obligations too
- * (shared.h): each is decided at every load whatever else is refused, and
- * lifted only by its own remedy, in their order.
+ * Node ids that cannot repeat along a history: a server that leaves
+ * recovery without a new timeline (a standby or a base backup started
+ * without its signal file, an old primary rewound and started as a
+ * primary) continues its predecessor's timeline, and so its node field:
+ * such a start, which only the postmaster's first load can see (pg_control
+ * and the signal files, before recovery changes them), is recorded in the
+ * state file as a request to confirm the node id, whatever else is
+ * refused.  So is a restore with snowflake.confirm_restore on (backup_label
+ * or recovery.signal, or a data directory found at another path).  The
+ * request is written before recovery begins, or the server does not start
+ * (sf_restore_unrecorded), and lifted only by snowflake_confirm_restore(),
+ * or once the server mints with another node field than the file records
+ * (reservation.c).  Node fields along a timeline's ancestry are apart
+ * (snowflake_node_field).
  *
  * Without the preload (PostgreSQL 17 and later), the shared state is a
  * segment of the DSM registry that the first process to call a snowflake
@@ -91,17 +48,8 @@
  * server configuration (the values recorded in the settings file for the
  * server's life; a failed write of it holds back generation, never
  * decoding), and the state file is read when the generator is first needed
- * (snowflake_require_shared).  Nothing runs at postmaster start or
- * shutdown then: how the server started cannot be seen, and no clean
- * shutdown is recorded.  So the file is trusted only if it was written in
- * this postmaster's life (the life stamp every write records: a crash
- * re-initialisation drops the registry, not the postmaster), and the first
- * use of every other life applies the floor: a restored server that
- * replayed WAL in a life that never used the generator, then restarted
- * cleanly, is caught as surely as a crash.  Removing or adding the preload
- * between lives changes nothing: a preloaded start finds no clean shutdown
- * recorded after a life without it, and a life without it trusts no
- * earlier life.
+ * (snowflake_require_shared), under the same rule.  A crash
+ * re-initialisation drops the registry: the next use loads again.
  *
  * The spinlock is taken here only to read the last ID at shutdown and for
  * the background writer's registration (snowflake_writer_*).
@@ -112,9 +60,13 @@
 
 #include <unistd.h>
 
+#include <limits.h>
+#include <stdlib.h>
+
 #include "access/xlog.h"
 #include "access/xlogrecovery.h"
 #include "catalog/pg_control.h"
+#include "common/hashfn.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
@@ -136,12 +88,11 @@ static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 /*
  * The postmaster's own memory, which a crash re-initialisation keeps:
- * whether it loaded the state once already, and a floor its first load owed
- * that no state file records yet (the write failed), with why.
+ * whether it loaded the state once already (only its first load sees how
+ * the server starts, before recovery changes pg_control and the signal
+ * files).
  */
 static bool sf_pm_loaded = false;
-static bool sf_pm_floor_owed = false;
-static char sf_pm_floor_reason[SNOWFLAKE_REASON_LEN];
 
 static void sf_shmem_shutdown(int code, Datum arg);
 static void sf_load(SnowflakeShared *s);
@@ -195,31 +146,71 @@ snowflake_history_lead(SnowflakeShared *s, int64 now_unix_ms)
 }
 
 /*
+ * snowflake_floor_lead
+ *		How far past the clock the floor of a start lies, as of now_unix_ms:
+ *		the history's largest lead (snowflake_history_lead, updating it),
+ *		and without the preload at least the capped lead, which any member
+ *		of a history without WAL records of the lead may have allowed
+ *		(config.h).  Call with the LWLock held, or in the postmaster.
+ */
+int64
+snowflake_floor_lead(SnowflakeShared *s, int64 now_unix_ms)
+{
+	int64		lead = snowflake_history_lead(s, now_unix_ms);
+
+	if (!s->preloaded)
+		lead = Max(lead, SNOWFLAKE_NO_PRELOAD_MAX_DRIFT_MS);
+	return lead;
+}
+
+/*
  * snowflake_node_field
  *		The node field IDs carry on timeline tli (0: unknown, taken as 1):
- *		snowflake.node_id + (tli - 1) % snowflake.node_id_span, or -1 while
- *		the node id is not set.
+ *		snowflake.node_id plus the timeline's offset within
+ *		snowflake.node_id_span, or -1 while the node id is not set.
+ *
+ * The offset is the timeline number's, (tli - 1) % span, unless one of the
+ * span - 1 timelines before it in its own history took it: then the lowest
+ * one none of them took (statefile.c, snowflake_chain_offset).  A promoted
+ * server's node field thus differs from those of the span - 1 timelines
+ * before it, whichever numbers servers of other branches took meanwhile (a
+ * restore drill that archived into the same WAL archive takes a number,
+ * and the next real failover skips it), and is the number's when none was
+ * skipped.
  */
 int
 snowflake_node_field(const SnowflakeShared *s, uint32 tli)
 {
+	static uint32 offset_tli = 0;
+	static int	offset_span = 0;
+	static int	offset = 0;
+
 	if (s->node_id < 0)
 		return -1;
-	if (tli == 0)
-		tli = 1;
-	return s->node_id + (int) ((tli - 1) % (uint32) s->node_id_span);
+	if (s->node_id_span == 1 || tli <= 1)
+		return s->node_id;
+	if (tli != offset_tli || s->node_id_span != offset_span)
+	{
+		offset = snowflake_timeline_offset(tli, s->node_id_span);
+		offset_tli = tli;
+		offset_span = s->node_id_span;
+	}
+	return s->node_id + offset;
 }
 
 /*
  * Fill a state file image: the layout and node id of the server, the given
- * reservation, last ID and floor obligation, the lineage in shared memory,
- * and this postmaster's life; no clean shutdown (sf_shmem_shutdown adds
- * it).
+ * reservation and last ID, the lineage, lead and floor in shared memory, a
+ * request to confirm the node id while it stands, and the data directory's
+ * place.
  */
 void
 snowflake_state_image(SnowflakeStateFile *f, const SnowflakeShared *s,
-					  int64 reserved_ms, int64 last, bool floor)
+					  int64 reserved_ms, int64 last)
 {
+	bool		request = (s->refusals &
+						   SNOWFLAKE_REFUSED(SNOWFLAKE_NODE_UNCONFIRMED)) != 0;
+
 	memset(f, 0, sizeof(*f));
 	f->magic = SNOWFLAKE_STATE_MAGIC;
 	f->version = SNOWFLAKE_STATE_VERSION;
@@ -230,15 +221,15 @@ snowflake_state_image(SnowflakeStateFile *f, const SnowflakeShared *s,
 	f->node_id = s->recorded_node;
 	f->reserved_ms = reserved_ms;
 	f->last = last;
-	f->flags = (floor ? SNOWFLAKE_STATE_FLOOR : 0) |
-		((s->refusals & SNOWFLAKE_REFUSED(SNOWFLAKE_NODE_UNCONFIRMED)) ?
-		 SNOWFLAKE_STATE_UNCONFIRMED : 0);
+	f->flags = (request ? SNOWFLAKE_STATE_UNCONFIRMED : 0) |
+		(request && s->request_continued ? SNOWFLAKE_STATE_CONTINUED : 0);
 	f->timeline = s->recorded_tli;
 	f->system_id = s->recorded_system_id;
 	f->max_lead_ms = s->max_lead_ms;
 	f->lead_lowered_ms = s->lead_lowered_ms;
-	f->life_pid = PostmasterPid;
-	f->life_start = PgStartTime;
+	f->floor_ms = s->floor_ms;
+	f->floor_cause = (uint32) s->recorded_floor_cause;
+	f->place = s->place;
 	snowflake_state_seal(f);
 }
 
@@ -419,72 +410,6 @@ sf_unused_layout_replaced(SnowflakeShared *s, SnowflakeStateFile *f)
 }
 
 /*
- * sf_start_reason_preloaded
- *		With the preload, at startup in the postmaster: why the file f
- *		(read, or an empty history's image) cannot be trusted to cover
- *		every ID of this data directory's history, or NULL.  See the head
- *		comment for the rule.
- *
- * The first load of a postmaster reads pg_control before the startup
- * process runs, so it sees how the previous life ended; a crash
- * re-initialisation sees only this life's crash, and follows the
- * postmaster's first load instead.
- */
-static const char *
-sf_start_reason_preloaded(const SnowflakeStateFile *f, bool have_file)
-{
-	SnowflakeControl control;
-
-	if (!have_file)
-		return "there is no state file";
-	if (sf_pm_loaded)
-		return sf_pm_floor_owed ? sf_pm_floor_reason : NULL;
-	if (access(STANDBY_SIGNAL_FILE, F_OK) == 0 ||
-		access(RECOVERY_SIGNAL_FILE, F_OK) == 0)
-		return "the server starts in recovery";
-	if (access(BACKUP_LABEL_FILE, F_OK) == 0)
-		return "the server starts from a base backup";
-	if (!snowflake_control_read(&control))
-		return "the control file could not be read";
-	if (control.state == DB_SHUTDOWNED_IN_RECOVERY)
-		return "the server was in recovery when it was last shut down";
-	if (control.state != DB_SHUTDOWNED)
-		return "the server was not shut down cleanly (after a crash, or from a copy of a running server's data directory)";
-	if (f->clean_checkpoint != control.checkpoint ||
-		f->clean_system_id != control.system_id)
-		return "the state file was not written at the server's last shutdown";
-	return NULL;
-}
-
-/*
- * sf_start_reason
- *		Why, at this start (without the preload, this first use of the
- *		generator in the postmaster's life), the reservation in the file f
- *		cannot be trusted to cover every ID of this data directory's
- *		history, or NULL.
- *
- * Without the preload the first use may come long after the server
- * started, and nothing ran at its start or at the previous shutdown: the
- * file is trusted only if this postmaster's life wrote it (before a crash
- * re-initialisation dropped the DSM registry).  Promotions, point-in-time
- * recovery and other systems are also caught at the first ID by the
- * timeline and system identifier the file records (reservation.c).
- */
-static const char *
-sf_start_reason(const SnowflakeStateFile *f, bool have_file, bool preloaded)
-{
-	if (preloaded)
-		return sf_start_reason_preloaded(f, have_file);
-	if (!have_file)
-		return "there is no state file";
-	if (RecoveryInProgress())
-		return "the server is in recovery";
-	if (f->life_pid != PostmasterPid || f->life_start != PgStartTime)
-		return "the state file was written before this server started (without the preload, how a server started is not known)";
-	return NULL;
-}
-
-/*
  * sf_file_of_another_life
  *		Whether the state file f may record IDs that another server minted
  *		(the primary a standby or a copy was made from, a life on another
@@ -541,10 +466,10 @@ sf_file_of_another_life(const SnowflakeStateFile *f, bool have_file,
 /*
  * sf_restore_unrecorded
  *		Stop the postmaster's start (FATAL): it is a restore whose node id is
- *		to be confirmed (restore says how), and the state file cannot record
+ *		to be confirmed (restore says why), and the state file cannot record
  *		that, because its write failed (failure) or because the file is
  *		unusable (failure NULL: err and what say why, as sf_load_state read
- *		it).  See sf_record_floor.
+ *		it).  See sf_record_request.
  */
 static void
 sf_restore_unrecorded(const char *restore, const SfWriteFailure *failure,
@@ -553,8 +478,8 @@ sf_restore_unrecorded(const char *restore, const SfWriteFailure *failure,
 	char		detail[3 * SNOWFLAKE_DETAIL_LEN];
 
 	snprintf(detail, sizeof(detail),
-			 "%s With \"%s\" on, it mints nothing until its node id is confirmed, and the state file must record that before recovery removes the file that tells a restore, so the server does not start.%s",
-			 restore, "snowflake.confirm_restore",
+			 "%s It mints nothing until its node id is confirmed, and the state file must record that before recovery removes what tells such a start, so the server does not start.%s",
+			 restore,
 			 failure != NULL ? "" : " An unusable state file is left as it is.");
 	if (failure != NULL)
 		snowflake_report_write_failure_hint(FATAL, failure, detail,
@@ -569,73 +494,26 @@ sf_restore_unrecorded(const char *restore, const SfWriteFailure *failure,
 }
 
 /*
- * sf_record_floor
- *		Record the obligations of a start durably, before anything can be
- *		issued: the floor of a start that cannot trust the reservation, and
- *		a restore's node id still to be confirmed (f's flag says so already,
- *		sf_check_restored_node).  f is the file as read (or an empty
- *		history's image), rewritten with the floor flag.  It keeps its
- *		reservation, layout and lineage, so a changed layout is still
- *		refused and an adoption keeps the floor.
- *
- * A failed write refuses nothing for the floor: it stays pending in shared
- * memory, so the first reservation write applies it before any ID is handed
- * out, and each call that needs one retries (reservation.c).  Until then,
- * the file does not record a clean shutdown of this life (sf_shmem_shutdown
- * writes none while the floor is pending), so the next start owes the floor
- * again; the postmaster remembers it for a crash re-initialisation.
- *
- * A restore's request for a confirmation that no state file records yet
- * (restore is not NULL: how this start is a restore) cannot wait so: what
- * tells the restore, backup_label or recovery.signal, is renamed or removed
- * by the recovery this start begins, and nothing else could tell it at the
- * next start.  If it cannot be written, the postmaster does not start
- * (sf_restore_unrecorded), which leaves that file in place for the next
- * start.
+ * sf_record_request
+ *		Record, before recovery begins, a request to confirm the node id that
+ *		this start makes (f's flags say so already, sf_check_restored_node):
+ *		what tells such a start (backup_label, recovery.signal, pg_control's
+ *		state) is changed by the recovery it begins, and nothing else could
+ *		tell it at the next start.  f is the file as read (or an empty
+ *		history's image), rewritten as it is but for the request.  If it
+ *		cannot be written, the postmaster does not start
+ *		(sf_restore_unrecorded), which leaves the sign of the start in place.
  */
 static void
-sf_record_floor(SnowflakeShared *s, SnowflakeStateFile *f, const char *reason,
-				const char *restore)
+sf_record_request(SnowflakeShared *s, SnowflakeStateFile *f,
+				  const char *request)
 {
 	SfWriteFailure failure;
 
-	s->floor_pending = true;
-	strlcpy(s->floor_reason, reason, sizeof(s->floor_reason));
-	(void) snowflake_history_lead(s, snowflake_clock_ms());
-	f->flags |= SNOWFLAKE_STATE_FLOOR;
-	f->max_lead_ms = s->max_lead_ms;
-	f->lead_lowered_ms = s->lead_lowered_ms;
-	f->clean_checkpoint = 0;
-	f->clean_system_id = 0;
-	f->life_pid = PostmasterPid;
-	f->life_start = PgStartTime;
+	f->place = s->place;
 	snowflake_state_seal(f);
 	if (!snowflake_state_write(f, &failure))
-	{
-		char		detail[2 * SNOWFLAKE_DETAIL_LEN];
-
-		if (restore != NULL)
-			sf_restore_unrecorded(restore, &failure, 0, NULL);
-		snprintf(detail, sizeof(detail),
-				 "The snowflake floor of this start (%lld ms past the clock, because %s) could not be recorded in the state file. No ID is issued below it: calls that issue IDs write it first, and fail while the file cannot be written. It stays owed across restarts and crashes until it is written.",
-				 (long long) s->max_lead_ms, reason);
-		snowflake_report_write_failure_hint(LOG, &failure, detail,
-											"Make the state file in the data directory writable by the server again (permissions, free space, the disk); generation then resumes by itself, with no restart.");
-		if (s->preloaded && !IsUnderPostmaster)
-		{
-			sf_pm_floor_owed = true;
-			if (reason != sf_pm_floor_reason)
-				strlcpy(sf_pm_floor_reason, reason, sizeof(sf_pm_floor_reason));
-		}
-		return;
-	}
-	if (s->preloaded && !IsUnderPostmaster)
-		sf_pm_floor_owed = false;
-	s->lead_bound_ms = s->max_lead_ms;
-	ereport(LOG,
-			(errmsg("snowflake IDs will resume past the clock plus %lld ms, because %s",
-					(long long) s->max_lead_ms, reason),
-			 errdetail("The first ID this server issues is placed past any ID an earlier life of this data directory can have issued.")));
+		sf_restore_unrecorded(request, &failure, 0, NULL);
 }
 
 /*
@@ -659,88 +537,168 @@ sf_restore_start(void)
 }
 
 /*
- * sf_restore_to_confirm
- *		How this start is a restore whose node id snowflake.confirm_restore
- *		asks to confirm, as a sentence of a message, or NULL: only the
- *		postmaster's first load sees the start (sf_restore_start).
+ * sf_continued_start
+ *		With the preload, at the postmaster's first load: how this start
+ *		leaves recovery without a new timeline, as a sentence of a message,
+ *		or NULL.  Such a server continues the timeline of the server it was
+ *		copied or rewound from (which may still run), and so would take its
+ *		node field: a standby or a base backup started without
+ *		standby.signal or recovery.signal (pg_control in archive recovery,
+ *		or a backup_label), an old primary rewound by pg_rewind (which
+ *		leaves both) and started as a primary.  A standby's own start, and
+ *		a restore through archive recovery, end with a new timeline.
  */
 static const char *
-sf_restore_to_confirm(const SnowflakeShared *s)
+sf_continued_start(void)
 {
-	if (!s->preloaded || sf_pm_loaded || !snowflake_confirm_restore_enabled)
+	SnowflakeControl control;
+
+	if (access(STANDBY_SIGNAL_FILE, F_OK) == 0 ||
+		access(RECOVERY_SIGNAL_FILE, F_OK) == 0)
 		return NULL;
-	return sf_restore_start();
+	if (access(BACKUP_LABEL_FILE, F_OK) == 0)
+		return "This server started from a base backup (backup_label) without standby.signal or recovery.signal: it leaves recovery without a new timeline, continuing the timeline of the server it was copied from.";
+	if (snowflake_control_read(&control) &&
+		(control.state == DB_SHUTDOWNED_IN_RECOVERY ||
+		 control.state == DB_IN_ARCHIVE_RECOVERY))
+		return "This server was a standby (or was rewound by pg_rewind) and started without standby.signal: it leaves recovery without a new timeline, continuing the timeline of the server it replicated.";
+	return NULL;
+}
+
+/*
+ * sf_data_directory_place
+ *		A hash of the data directory's absolute path, with symbolic links
+ *		resolved (never 0): a copy of a data directory beside its original
+ *		is at another path.
+ */
+static uint64
+sf_data_directory_place(void)
+{
+	char		path[PATH_MAX];
+	const char *dir = realpath(DataDir, path) != NULL ? path : DataDir;
+	uint64		h = hash_bytes_extended((const unsigned char *) dir,
+										(int) strlen(dir), 0);
+
+	return h != 0 ? h : 1;
+}
+
+/*
+ * sf_start_request
+ *		With the preload, at the postmaster's first load: why this start
+ *		asks for its node id to be confirmed, as a sentence of a message, or
+ *		NULL; *continued tells a start without a new timeline (always asked)
+ *		from a restore (asked with snowflake.confirm_restore on: a start
+ *		from a base backup or archive recovery, or from a data directory
+ *		whose state file was written at another path: a copy or a move).
+ */
+static const char *
+sf_start_request(const SnowflakeShared *s, const SnowflakeStateFile *f,
+				 bool have_file, bool *continued)
+{
+	const char *why;
+
+	*continued = false;
+	if (!s->preloaded || sf_pm_loaded)
+		return NULL;
+	why = sf_continued_start();
+	if (why != NULL)
+	{
+		*continued = true;
+		return why;
+	}
+	if (!snowflake_confirm_restore_enabled)
+		return NULL;
+	why = sf_restore_start();
+	if (why == NULL && have_file && f->place != 0 && f->place != s->place)
+		why = "This data directory was copied or moved: its state file was written at another path.";
+	return why;
+}
+
+/*
+ * sf_warn_confirm_unloaded
+ *		Without the preload, snowflake.confirm_restore cannot work: a value
+ *		given to it draws a WARNING.
+ */
+static void
+sf_warn_confirm_unloaded(void)
+{
+	const char *value = GetConfigOption("snowflake.confirm_restore",
+										true, false);
+	bool		on;
+
+	if (value != NULL && parse_bool(value, &on) && on)
+		ereport(WARNING,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("parameter \"%s\" has no effect without the preload",
+						"snowflake.confirm_restore"),
+				 errdetail("Without \"shared_preload_libraries\" the server's start cannot be seen, so a restore cannot be told from a restart."),
+				 errhint("Add snowflake to \"shared_preload_libraries\" in postgresql.conf and restart the server.")));
 }
 
 /*
  * sf_check_restored_node
- *		The safeguard of snowflake.confirm_restore: refuse generation
- *		(SNOWFLAKE_NODE_UNCONFIRMED) after a restore, or while the file f
- *		says a restore's node id is still to be confirmed, unless the server
- *		mints with another node id than the file records (it was given one
- *		of its own); f's flag is set to match.  Whatever else is refused: a
+ *		Refuse generation (SNOWFLAKE_NODE_UNCONFIRMED) when this start asks
+ *		for the node id to be confirmed (sf_start_request), or the file f
+ *		says an earlier start asked and no confirmation came; f's flags are
+ *		set to match.  Not when the server mints with another node id than
+ *		the file records (it was given its own), nor for a restore once
+ *		snowflake.confirm_restore is off.  Whatever else is refused: a
  *		changed layout, an unset node id (then the request stands until a
- *		node id is set and differs).  Returns how this start is a restore if
- *		the request is new (no state file records it yet), else NULL: the
- *		caller must record it before recovery begins (sf_record_floor).
- *
- * A restored copy started beside its original with the same node id mints
- * the same keys, and nothing in either server can tell.  Given its own node
- * id before it starts, it owes no confirmation.  Without the preload the
- * start cannot be seen: the setting is not defined then, and a value given
- * to it draws a WARNING here.
+ *		node id is set and differs).  Returns why if the request is new (no
+ *		state file records it yet), else NULL: the caller must record it
+ *		before recovery begins (sf_record_request).
  */
 static const char *
-sf_check_restored_node(SnowflakeShared *s, SnowflakeStateFile *f)
+sf_check_restored_node(SnowflakeShared *s, SnowflakeStateFile *f,
+					   bool have_file)
 {
 	bool		recorded = (f->flags & SNOWFLAKE_STATE_UNCONFIRMED) != 0;
-	const char *restore;
+	bool		continued;
+	const char *why;
 
 	if (!s->preloaded)
 	{
-		const char *value = GetConfigOption("snowflake.confirm_restore",
-											true, false);
-		bool		on;
-
-		if (value != NULL && parse_bool(value, &on) && on)
-			ereport(WARNING,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("parameter \"%s\" has no effect without the preload",
-							"snowflake.confirm_restore"),
-					 errdetail("Without \"shared_preload_libraries\" the server's start cannot be seen, so a restore cannot be told from a restart."),
-					 errhint("Add snowflake to \"shared_preload_libraries\" in postgresql.conf and restart the server.")));
+		sf_warn_confirm_unloaded();
 		return NULL;
 	}
-	if (!snowflake_confirm_restore_enabled ||
-		(s->node_id >= 0 && snowflake_node_field(s, f->timeline) != f->node_id))
+	why = sf_start_request(s, f, have_file, &continued);
+	if (why == NULL && recorded)
 	{
-		f->flags &= ~SNOWFLAKE_STATE_UNCONFIRMED;
-		return NULL;
+		continued = (f->flags & SNOWFLAKE_STATE_CONTINUED) != 0;
+		if (continued)
+			why = "This server left recovery without a new timeline, and its node id has not been confirmed since.";
+		else if (snowflake_confirm_restore_enabled)
+			why = "This server started from a restore, and its node id has not been confirmed since.";
 	}
-	restore = sf_restore_to_confirm(s);
-	if (restore == NULL && recorded)
-		restore = "This server started from a restore, and its node id has not been confirmed since.";
-	if (restore == NULL)
+	f->flags &= ~(SNOWFLAKE_STATE_UNCONFIRMED | SNOWFLAKE_STATE_CONTINUED);
+	if (why == NULL ||
+		(s->node_id >= 0 && snowflake_node_field(s, f->timeline) != f->node_id))
 		return NULL;
-	f->flags |= SNOWFLAKE_STATE_UNCONFIRMED;
-	sf_refuse(s, SNOWFLAKE_NODE_UNCONFIRMED, 0, restore);
-	return recorded ? NULL : restore;
+	f->flags |= SNOWFLAKE_STATE_UNCONFIRMED |
+		(continued ? SNOWFLAKE_STATE_CONTINUED : 0);
+	s->request_continued = continued;
+	sf_refuse(s, SNOWFLAKE_NODE_UNCONFIRMED, 0, why);
+	return recorded ? NULL : why;
 }
 
 /*
  * sf_state_unusable
  *		The state file could not be read (err: errno, or 0 for a corrupt
  *		file; detail: what failed): refuse generation, and say so at once.
- *		A restore's request for a confirmation cannot be recorded then, and
- *		the postmaster does not start (sf_record_floor).
+ *		A request to confirm the node id that this start makes cannot be
+ *		recorded then, and the postmaster does not start.
  */
 static void
 sf_state_unusable(SnowflakeShared *s, int err, const char *detail)
 {
-	const char *restore = sf_restore_to_confirm(s);
+	SnowflakeStateFile none;
+	bool		continued;
+	const char *request;
 
-	if (restore != NULL)
-		sf_restore_unrecorded(restore, NULL, err, detail);
+	memset(&none, 0, sizeof(none));
+	request = sf_start_request(s, &none, false, &continued);
+	if (request != NULL)
+		sf_restore_unrecorded(request, NULL, err, detail);
 	sf_refuse(s, SNOWFLAKE_STATE_UNUSABLE, err, detail);
 
 	/*
@@ -757,11 +715,58 @@ sf_state_unusable(SnowflakeShared *s, int err, const char *detail)
 }
 
 /*
+ * sf_owe_floor
+ *		Every load owes the floor: say why, for the log line of the write
+ *		that applies it and for the errors of calls that its lead refuses.
+ */
+static void
+sf_owe_floor(SnowflakeShared *s)
+{
+	const char *reason;
+
+	s->floor_cause = SNOWFLAKE_FLOOR_START;
+	if (!s->preloaded)
+		reason = "the generator starts (without the preload, at its first use after the server started or restarted after a crash)";
+	else if (sf_pm_loaded)
+		reason = "the server restarted after a crash";
+	else if (sf_restore_start() != NULL)
+	{
+		reason = "the server started from a restore";
+		s->floor_cause = SNOWFLAKE_FLOOR_RESTORE;
+	}
+	else
+		reason = "the server started";
+	s->floor_pending = true;
+	strlcpy(s->floor_reason, reason, sizeof(s->floor_reason));
+}
+
+/*
+ * sf_log_lower_lead
+ *		At a start whose configured lead is below the history's: say so,
+ *		since the history's applies until it has elapsed.
+ */
+static void
+sf_log_lower_lead(SnowflakeShared *s)
+{
+	int64		drift = snowflake_drift_ms();
+
+	if (drift >= s->max_lead_ms)
+		return;
+	ereport(LOG,
+			(errmsg("\"%s\" (%lld ms) is lower than the largest lead over the clock in this data directory's history (%lld ms)",
+					"snowflake.max_drift_ms", (long long) drift,
+					(long long) s->max_lead_ms),
+			 errdetail("The first ID of this start is placed past the clock plus %lld ms; the lower value applies once that long has passed since it was first seen.",
+					   (long long) s->max_lead_ms)));
+}
+
+/*
  * sf_load_state
  *		Read the state file when the shared state is loaded (sf_load) and
- *		decide where generation resumes.  Problems are recorded in shared
- *		memory and raised by each generation attempt, so that the server
- *		still starts and decoding keeps working.
+ *		decide where generation resumes: strictly above what the file
+ *		records, and past the floor that every load owes.  Problems are
+ *		recorded in shared memory and raised by each generation attempt, so
+ *		that the server still starts and decoding keeps working.
  */
 static void
 sf_load_state(SnowflakeShared *s)
@@ -770,8 +775,7 @@ sf_load_state(SnowflakeShared *s)
 	int			got;
 	int			err;
 	char		detail[2 * SNOWFLAKE_DETAIL_LEN];
-	const char *reason;
-	const char *restore;
+	const char *request;
 	bool		differs;
 	bool		replaced;
 
@@ -783,6 +787,8 @@ sf_load_state(SnowflakeShared *s)
 				 errmsg("could not remove file \"%s\": %m",
 						SNOWFLAKE_STATE_TMP_FILE)));
 
+	sf_owe_floor(s);
+	s->place = sf_data_directory_place();
 	got = snowflake_state_read(&f, &err, detail, sizeof(detail));
 	if (got < 0)
 	{
@@ -790,11 +796,8 @@ sf_load_state(SnowflakeShared *s)
 		return;
 	}
 	if (got == 0)
-	{
 		/* An image of an empty history: nothing issued, lineage unknown. */
-		snowflake_state_image(&f, s, -1, -1, true);
-		f.flags = 0;
-	}
+		snowflake_state_image(&f, s, -1, -1);
 
 	s->recorded_tli = f.timeline;
 	s->recorded_system_id = f.system_id;
@@ -802,10 +805,9 @@ sf_load_state(SnowflakeShared *s)
 	s->max_lead_ms = f.max_lead_ms;
 	s->lead_lowered_ms = f.lead_lowered_ms;
 	s->lead_bound_ms = f.max_lead_ms;
-	s->floor_pending = (f.flags & SNOWFLAKE_STATE_FLOOR) != 0;
-	if (s->floor_pending)
-		strlcpy(s->floor_reason, "the state file records a floor not yet applied",
-				sizeof(s->floor_reason));
+	s->floor_ms = f.floor_ms;
+	s->recorded_floor_cause = (int) f.floor_cause;
+	sf_log_lower_lead(s);
 
 	differs = got > 0 &&
 		(f.epoch_ms != s->layout.epoch_ms ||
@@ -818,26 +820,11 @@ sf_load_state(SnowflakeShared *s)
 	else if (got > 0)
 		sf_resume(s, &f);
 
-	/*
-	 * A replaced file knows nothing of the configured epoch's numbering
-	 * (other servers of the history, a primary this server took over from,
-	 * may have issued under it): the floor applies as if there were no
-	 * file, and writing it makes the replacement durable.
-	 */
-	reason = replaced ?
-		"the state file's epoch and layout were replaced by the configured ones" :
-		sf_start_reason(&f, got > 0, s->preloaded);
 	s->file_foreign = replaced ||
 		sf_file_of_another_life(&f, got > 0, s->preloaded);
-	restore = sf_check_restored_node(s, &f);
-
-	/*
-	 * A restore's start always owes the floor (sf_start_reason_preloaded
-	 * sees what sf_restore_start sees), so its request is written with it.
-	 */
-	Assert(restore == NULL || reason != NULL);
-	if (reason != NULL)
-		sf_record_floor(s, &f, reason, restore);
+	request = sf_check_restored_node(s, &f, got > 0);
+	if (request != NULL)
+		sf_record_request(s, &f, request);
 }
 
 /*
@@ -856,6 +843,7 @@ sf_init_shared(SnowflakeShared *s)
 	s->last_write_unix_ms = -1;
 	s->resume_ms = -1;
 	s->floor_ms = -1;
+	s->wal_lead_ms = -1;
 	s->clock_ms = 0;
 	s->counters.reset_time = GetCurrentTimestamp();
 	s->recorded_end_unix_ms = -1;
@@ -937,10 +925,9 @@ sf_shmem_startup(void)
  * server's.  A file that may be (none, a start in recovery or from a base
  * backup, another timeline: a file pg_basebackup or pg_rewind copied from
  * another member) says nothing of this member's own IDs: the change is
- * only logged then.  A crash or a snapshot restored in place has a floor
- * pending too, but its file is this data directory's own: a data directory
- * moved to another host after a crash is refused as after a clean
- * shutdown.  Judged whatever else is refused (another layout, a restore to
+ * only logged then.  A crash or a snapshot restored in place leaves the
+ * file this data directory's own: a data directory moved to another host
+ * after a crash is refused as after a clean shutdown.  Judged whatever else is refused (another layout, a restore to
  * confirm), except when the state file is unusable: it records nothing
  * then.
  */
@@ -956,13 +943,13 @@ sf_check_derived_node(SnowflakeShared *s)
 	node = snowflake_node_field(s, s->recorded_tli);
 	if (node == s->recorded_node)
 		return;
-	if (s->floor_pending && s->file_foreign)
+	if (s->file_foreign)
 	{
 		ereport(LOG,
 				(errmsg("snowflake node id changed from %d to %d on timeline %u",
 						s->recorded_node, node, Max(s->recorded_tli, 1)),
-				 errdetail("The node id derived from %s is %d there. The state file does not vouch for IDs of this data directory, because %s: IDs minted from now on carry the derived node id.",
-						   s->node_id_source, node, s->floor_reason)));
+				 errdetail("The node id derived from %s is %d there. The state file may record IDs of another server (this is a standby's or a copy's start, or the file records another timeline or system): IDs minted from now on carry the derived node id.",
+						   s->node_id_source, node)));
 		return;
 	}
 	snprintf(detail, sizeof(detail),
@@ -1320,18 +1307,13 @@ snowflake_require_shared(void)
 /*
  * sf_shmem_shutdown
  *		At a clean postmaster shutdown (or the end of a single-user
- *		backend), record the exact last ID and that very shutdown: the LSN
- *		of the shutdown checkpoint pg_control records, read after it was
- *		written (the checkpointer has exited; in single-user mode,
- *		ShutdownXLOG ran before this callback, registered after it).  The
- *		next start trusts the file only if pg_control still says so
- *		(sf_start_reason_preloaded).
+ *		backend), record the exact last ID, read after every other process
+ *		is gone.  The next start resumes above it (and past the floor, as
+ *		every start does).
  *
- * Nothing is written after a crash, in recovery (DB_SHUTDOWNED_IN_RECOVERY
- * says so), while a floor is owed (its absence is the obligation), nor
- * when the file must be left as it is (unusable, another layout).  An
- * idle life records its shutdown too, so that its next clean start owes
- * nothing.
+ * Nothing is written after a crash or in recovery (pg_control says so),
+ * when no ID was issued in this life (the file records all there is), nor
+ * when the file must be left as it is (unusable, another layout).
  */
 static void
 sf_shmem_shutdown(int code, Datum arg)
@@ -1341,7 +1323,6 @@ sf_shmem_shutdown(int code, Datum arg)
 	SnowflakeControl control;
 	SfWriteFailure failure;
 	int64		last;
-	int64		reserved;
 
 	if (code != 0 || s == NULL || s->floor_pending ||
 		(s->refusals & (SNOWFLAKE_REFUSED(SNOWFLAKE_STATE_UNUSABLE) |
@@ -1358,24 +1339,16 @@ sf_shmem_shutdown(int code, Datum arg)
 	 */
 #ifdef PG_HAVE_8BYTE_SINGLE_COPY_ATOMICITY
 	last = s->last;
-	reserved = s->reserved_ms;
 #else
 	SpinLockAcquire(&s->mutex);
 	last = s->last;
-	reserved = s->reserved_ms;
 	SpinLockRelease(&s->mutex);
 #endif
 
-	if (last >= 0)
-		snowflake_state_image(&f, s, last >> s->layout.sequence_bits, last, false);
-	else
-		snowflake_state_image(&f, s, reserved, -1, false);
-	f.clean_checkpoint = control.checkpoint;
-	f.clean_system_id = control.system_id;
-	snowflake_state_seal(&f);
+	snowflake_state_image(&f, s, last >> s->layout.sequence_bits, last);
 	if (!snowflake_state_write(&f, &failure))
 		snowflake_report_write_failure(LOG, &failure,
-									   "The exact last snowflake ID and the clean shutdown were not recorded; the next start resumes above the reservation, past the floor.");
+									   "The exact last snowflake ID was not recorded; the next start resumes above the reservation.");
 }
 
 /*

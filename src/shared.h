@@ -78,7 +78,7 @@
  * whenever the struct changes: a library replaced while a server runs
  * without the preload must not read a segment its predecessor created.
  */
-#define SNOWFLAKE_SHARED_MAGIC	0x534E4635	/* "SNF5" */
+#define SNOWFLAKE_SHARED_MAGIC	0x534E4636	/* "SNF6" */
 
 /* Size of the DSM registry segment: fixed, room to spare. */
 #define SNOWFLAKE_DSM_SIZE	8192
@@ -106,7 +106,8 @@ typedef enum SnowflakeRefusal
 	SNOWFLAKE_NODE_UNSET,		/* snowflake.node_id is -1 */
 	SNOWFLAKE_NODE_CHANGED,		/* a derived node id differs from the one
 								 * of this data directory's IDs */
-	SNOWFLAKE_NODE_UNCONFIRMED, /* started from a restore: the node id is to
+	SNOWFLAKE_NODE_UNCONFIRMED, /* started from a restore, or left recovery
+								 * without a new timeline: the node id is to
 								 * be confirmed (snowflake_confirm_restore) */
 	SNOWFLAKE_REFUSALS			/* how many there are */
 } SnowflakeRefusal;
@@ -198,15 +199,26 @@ typedef struct SnowflakeShared
 	int			recorded_node;	/* node field as in the state file */
 	bool		lineage_checked;	/* this life's lineage is recorded (its
 									 * first write) */
-	bool		floor_pending;	/* the next write applies the floor */
+	bool		floor_pending;	/* the next write applies the floor: set at
+								 * every load, cleared by the life's first
+								 * write */
 	char		floor_reason[SNOWFLAKE_REASON_LEN]; /* why, for the log */
+	int			floor_cause;	/* and as a SnowflakeFloorCause */
 	bool		file_foreign;	/* the state file may record another
 								 * server's IDs (a standby's or a copy's
 								 * start, another timeline or system), not
 								 * only this data directory's own */
-	int64		floor_ms;		/* the floor last applied, ms since epoch */
+	bool		request_continued;	/* SNOWFLAKE_NODE_UNCONFIRMED because the
+									 * server left recovery without a new
+									 * timeline (not a restore) */
+	int64		floor_ms;		/* the highest floor applied (recorded in the
+								 * file with its cause), ms since epoch */
+	int			recorded_floor_cause;	/* that floor's SnowflakeFloorCause */
 	int64		max_lead_ms;	/* largest lead of the history's IDs */
 	int64		lead_lowered_ms;	/* Unix ms a lower drift was first seen */
+	int64		wal_lead_ms;	/* the lead this life last wrote into WAL, or
+								 * -1 (walrecord.c) */
+	uint64		place;			/* hash of the data directory's path */
 	int64		early_failure_logged_ms;	/* Unix ms of the last LOG line */
 
 	/* The background writer's latch while it runs, else NULL. */
@@ -264,10 +276,11 @@ extern SNOWFLAKE_INTERNAL int snowflake_node_field(const SnowflakeShared *s,
 												 uint32 tli);
 extern SNOWFLAKE_INTERNAL int64 snowflake_history_lead(SnowflakeShared *s,
 													int64 now_unix_ms);
+extern SNOWFLAKE_INTERNAL int64 snowflake_floor_lead(SnowflakeShared *s,
+												  int64 now_unix_ms);
 extern SNOWFLAKE_INTERNAL void snowflake_state_image(SnowflakeStateFile *f,
 												  const SnowflakeShared *s,
-												  int64 reserved_ms, int64 last,
-												  bool floor);
+												  int64 reserved_ms, int64 last);
 
 /* The background writer's registration, under the spinlock. */
 extern SNOWFLAKE_INTERNAL bool snowflake_writer_request(SnowflakeShared *s,

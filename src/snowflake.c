@@ -14,6 +14,8 @@
  *	worker.c        the background writer that keeps the reservation ahead
  *	generator.c     the hot path: minting IDs under the spinlock
  *	reservation.c   the durable reservation, the floor, a layout's adoption
+ *	walrecord.c     the history's largest lead in WAL (a custom resource
+ *	                manager)
  *	shared.c        the shared state's life: shared memory or the DSM
  *	                registry, loading from the state file, shutdown
  *	statefile.c     the state file's format and its durable write
@@ -47,6 +49,7 @@
 #include "config.h"
 #include "functions.h"
 #include "shared.h"
+#include "walrecord.h"
 #include "worker.h"
 
 SNOWFLAKE_MODULE_MAGIC();
@@ -58,6 +61,7 @@ _PG_init(void)
 {
 	snowflake_config_init();	/* the settings */
 	snowflake_shared_init();	/* shared memory hooks, when preloaded */
+	snowflake_wal_init();		/* the WAL record of the lead, when preloaded */
 	snowflake_worker_init();	/* the background writer, when preloaded */
 	snowflake_functions_init(); /* DISCARD forgets snowflake_lastval() */
 }

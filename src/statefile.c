@@ -3,18 +3,20 @@
  * statefile.c
  *	  The state file "snowflake.state": its format, reading it, and
  *	  replacing it durably; the file of the server's life without the
- *	  preload, "snowflake.settings" (statefile.h); and reading pg_control,
- *	  whose record of the last shutdown the start logic compares with the
- *	  state file's (shared.c).
+ *	  preload, "snowflake.settings" (statefile.h); and reading what the
+ *	  start logic needs of pg_control and of timeline history files
+ *	  (shared.c).
  *
  * The file records the layout, epoch and node id the IDs were minted with,
  * a reservation (a millisecond that no issued ID has passed), the exact
- * last ID after a clean shutdown, and the lineage of the IDs (the system
+ * last ID after a clean shutdown, the lineage of the IDs (the system
  * identifier and timeline they were last issued under, and the largest
- * lead over the clock any of them may have had), the clean shutdown it was
- * written at, if it was, and the postmaster whose life wrote it.  What the values mean,
- * and when the file is written, is decided in shared.c (loading) and
- * reservation.c (the reservation, the floor and an adoption).
+ * lead over the clock any of them may have had), the highest floor applied
+ * and why, and where the data directory was.  What the values mean, and
+ * when the file is written, is decided in shared.c (loading) and
+ * reservation.c (the reservation, the floor and an adoption).  Reading the
+ * bytes (snowflake_state_parse) is kept apart from the I/O, so that it can
+ * be fuzzed without a server.
  *
  * The file is written whole to a temporary file, fsynced, renamed over the
  * old one, and the directory is fsynced, also with fsync = off (sf_fsync).
@@ -83,6 +85,38 @@ typedef struct SnowflakeStateFileV2
 	pg_crc32c	crc;
 } SnowflakeStateFileV2;
 
+/*
+ * Version 3 (snowflake 1.2), still read after an upgrade, spelled out for
+ * the same reason.  Its record of a clean shutdown and of the postmaster
+ * that wrote it meant that the file could be trusted without a floor;
+ * every start applies the floor now, and they are not read.
+ */
+typedef struct SnowflakeStateFileV3
+{
+	uint32		magic;
+	uint32		version;
+	int64		epoch_ms;
+	int32		timestamp_bits;
+	int32		node_bits;
+	int32		sequence_bits;
+	int32		node_id;
+	int64		reserved_ms;
+	int64		last;
+	uint32		flags;
+	uint32		timeline;
+	uint64		system_id;
+	int64		max_lead_ms;
+	int64		lead_lowered_ms;
+	uint64		clean_checkpoint;
+	uint64		clean_system_id;
+	int64		life_start;
+	int32		life_pid;
+	pg_crc32c	crc;
+} SnowflakeStateFileV3;
+
+/* A restore's request of 1.2 (SNOWFLAKE_STATE_UNCONFIRMED) is kept. */
+#define SF_V3_FLAGS_KEPT	SNOWFLAKE_STATE_UNCONFIRMED
+
 static pg_crc32c
 sf_crc(const void *data, size_t len)
 {
@@ -95,8 +129,10 @@ sf_crc(const void *data, size_t len)
 }
 
 /* The current format has no padding: it is written as the struct's bytes. */
-StaticAssertDecl(sizeof(SnowflakeStateFile) == 112,
-				 "SnowflakeStateFile must be 112 bytes without padding");
+StaticAssertDecl(sizeof(SnowflakeStateFile) == 104,
+				 "SnowflakeStateFile must be 104 bytes without padding");
+StaticAssertDecl(sizeof(SnowflakeStateFileV3) == 112,
+				 "version 3 of the state file is 112 bytes");
 
 /* Set the checksum of a filled image, last before writing it. */
 void
@@ -106,54 +142,131 @@ snowflake_state_seal(SnowflakeStateFile *f)
 }
 
 /*
- * A version 1 image as a current one; 1.0 recorded no lineage, nor the
- * clean shutdown it was written at.
+ * The fields every version has, from the start of an older image, into a
+ * current one with nothing of its own recorded yet (no floor, no place).
+ * The layout of the first 64 bytes is the same in every version.
  */
 static void
-sf_convert_v1(const SnowflakeStateFileV1 *v1, SnowflakeStateFile *f)
+sf_convert_common(const SnowflakeStateFileV1 *old, SnowflakeStateFile *f)
 {
 	memset(f, 0, sizeof(*f));
-	f->magic = v1->magic;
+	f->magic = old->magic;
 	f->version = SNOWFLAKE_STATE_VERSION;
-	f->epoch_ms = v1->epoch_ms;
-	f->timestamp_bits = v1->timestamp_bits;
-	f->node_bits = v1->node_bits;
-	f->sequence_bits = v1->sequence_bits;
-	f->node_id = v1->node_id;
-	f->reserved_ms = v1->reserved_ms;
-	f->last = v1->last;
-	/* Without a lineage, the first ID of 1.1 takes the floor. */
-	f->flags = v1->flags & SNOWFLAKE_STATE_FLOOR;
+	f->epoch_ms = old->epoch_ms;
+	f->timestamp_bits = old->timestamp_bits;
+	f->node_bits = old->node_bits;
+	f->sequence_bits = old->sequence_bits;
+	f->node_id = old->node_id;
+	f->reserved_ms = old->reserved_ms;
+	f->last = old->last;
+	f->floor_ms = -1;
+	f->floor_cause = SNOWFLAKE_FLOOR_START;
 }
 
 /*
- * A version 2 image as a current one.  1.1 recorded no clean shutdown
- * (clean_checkpoint 0), so the first start of this version after 1.1
- * applies the floor once, whatever the file says (shared.c).
+ * An older image as a current one: 1.0 recorded no lineage; 1.1 no
+ * request to confirm a node id; 1.2 recorded what is no longer read.  The
+ * floor flag of 1.0 to 1.2 is not kept: every start owes the floor now.
  */
 static void
-sf_convert_v2(const SnowflakeStateFileV2 *v2, SnowflakeStateFile *f)
+sf_convert(const char *buf, int version, SnowflakeStateFile *f)
 {
-	memset(f, 0, sizeof(*f));
-	f->magic = v2->magic;
-	f->version = SNOWFLAKE_STATE_VERSION;
-	f->epoch_ms = v2->epoch_ms;
-	f->timestamp_bits = v2->timestamp_bits;
-	f->node_bits = v2->node_bits;
-	f->sequence_bits = v2->sequence_bits;
-	f->node_id = v2->node_id;
-	f->reserved_ms = v2->reserved_ms;
-	f->last = v2->last;
-	f->flags = v2->flags & SNOWFLAKE_STATE_FLOOR;
+	const SnowflakeStateFileV2 *v2 = (const SnowflakeStateFileV2 *) buf;
+
+	sf_convert_common((const SnowflakeStateFileV1 *) buf, f);
+	if (version == 1)
+		return;
 	f->timeline = v2->timeline;
 	f->system_id = v2->system_id;
 	f->max_lead_ms = v2->max_lead_ms;
 	f->lead_lowered_ms = v2->lead_lowered_ms;
+	if (version == 3)
+		f->flags = ((const SnowflakeStateFileV3 *) buf)->flags & SF_V3_FLAGS_KEPT;
+}
+
+/*
+ * The size and checksum offset of a state file of a version, or 0 if no
+ * version of snowflake wrote it.
+ */
+static size_t
+sf_version_size(uint32 version, size_t *crc_offset)
+{
+	switch (version)
+	{
+		case 1:
+			*crc_offset = offsetof(SnowflakeStateFileV1, crc);
+			return sizeof(SnowflakeStateFileV1);
+		case 2:
+			*crc_offset = offsetof(SnowflakeStateFileV2, crc);
+			return sizeof(SnowflakeStateFileV2);
+		case 3:
+			*crc_offset = offsetof(SnowflakeStateFileV3, crc);
+			return sizeof(SnowflakeStateFileV3);
+		case SNOWFLAKE_STATE_VERSION:
+			*crc_offset = offsetof(SnowflakeStateFile, crc);
+			return sizeof(SnowflakeStateFile);
+	}
+	return 0;
+}
+
+/*
+ * snowflake_state_parse
+ *		Check the n bytes buf of a state file, of any version, and read them
+ *		into *f as a current image.  Returns 1 if they are a state file, -1
+ *		if not: then detail says why ("file ... is corrupt (...)").  Pure:
+ *		no I/O, no PostgreSQL state, no error raised.
+ *
+ * A file is accepted only whole: the size of its version and its checksum
+ * over exactly those bytes, so that a damaged file is refused, never read
+ * as another version's or as a lower reservation than the one written.
+ */
+int
+snowflake_state_parse(const char *buf, size_t n, SnowflakeStateFile *f,
+					  char *detail, size_t len)
+{
+	uint32		magic;
+	uint32		version;
+	size_t		size = 0;
+	size_t		crc_offset = 0;
+	pg_crc32c	crc;
+	const char *corrupt = NULL;
+
+	if (n >= 8)
+	{
+		memcpy(&magic, buf, sizeof(magic));
+		memcpy(&version, buf + 4, sizeof(version));
+		size = sf_version_size(version, &crc_offset);
+	}
+	if (n < 8)
+		corrupt = "wrong size";
+	else if (magic != SNOWFLAKE_STATE_MAGIC)
+		corrupt = "bad magic number";
+	else if (size == 0)
+		corrupt = "unknown version";
+	else if (n != size)
+		corrupt = "wrong size";
+	else
+	{
+		memcpy(&crc, buf + crc_offset, sizeof(crc));
+		if (crc != sf_crc(buf, crc_offset))
+			corrupt = "checksum mismatch";
+	}
+	if (corrupt != NULL)
+	{
+		snprintf(detail, len, "file \"%s\" is corrupt (%s)",
+				 SNOWFLAKE_STATE_FILE, corrupt);
+		return -1;
+	}
+	if (version == SNOWFLAKE_STATE_VERSION)
+		memcpy(f, buf, sizeof(*f));
+	else
+		sf_convert(buf, (int) version, f);
+	return 1;
 }
 
 /*
  * snowflake_state_read
- *		Read and check the state file into *f (a version 1 or 2 file is
+ *		Read and check the state file into *f (an older version is
  *		converted).  Returns 1 if read, 0 if there is no file, -1 if it is
  *		unusable: then *err is the errno of a failed system call (or 0 for
  *		a corrupt file), and detail says what failed, without the reason.
@@ -161,16 +274,10 @@ sf_convert_v2(const SnowflakeStateFileV2 *v2, SnowflakeStateFile *f)
 int
 snowflake_state_read(SnowflakeStateFile *f, int *err, char *detail, size_t len)
 {
-	union
-	{
-		SnowflakeStateFile v3;
-		SnowflakeStateFileV2 v2;
-		SnowflakeStateFileV1 v1;
-		char		extra[sizeof(SnowflakeStateFile) + 1];
-	}			buf;
+	/* Room for the largest version and one byte more, to see a longer file. */
+	char		buf[sizeof(SnowflakeStateFileV3) + 1];
 	int			fd;
 	ssize_t		n;
-	const char *corrupt = NULL;
 
 	fd = OpenTransientFile(SNOWFLAKE_STATE_FILE, O_RDONLY | PG_BINARY);
 	if (fd < 0)
@@ -181,7 +288,7 @@ snowflake_state_read(SnowflakeStateFile *f, int *err, char *detail, size_t len)
 		strlcpy(detail, "could not open file \"" SNOWFLAKE_STATE_FILE "\"", len);
 		return -1;
 	}
-	n = read(fd, &buf, sizeof(buf));
+	n = read(fd, buf, sizeof(buf));
 	*err = errno;
 	CloseTransientFile(fd);
 	if (n < 0)
@@ -190,46 +297,7 @@ snowflake_state_read(SnowflakeStateFile *f, int *err, char *detail, size_t len)
 		return -1;
 	}
 	*err = 0;
-
-	if (n == sizeof(SnowflakeStateFileV1) && buf.v1.magic == SNOWFLAKE_STATE_MAGIC &&
-		buf.v1.version == 1)
-	{
-		if (buf.v1.crc != sf_crc(&buf.v1, offsetof(SnowflakeStateFileV1, crc)))
-			corrupt = "checksum mismatch";
-		else
-		{
-			sf_convert_v1(&buf.v1, f);
-			return 1;
-		}
-	}
-	else if (n == sizeof(SnowflakeStateFileV2) && buf.v2.magic == SNOWFLAKE_STATE_MAGIC &&
-			 buf.v2.version == 2)
-	{
-		if (buf.v2.crc != sf_crc(&buf.v2, offsetof(SnowflakeStateFileV2, crc)))
-			corrupt = "checksum mismatch";
-		else
-		{
-			sf_convert_v2(&buf.v2, f);
-			return 1;
-		}
-	}
-	else if (n != sizeof(SnowflakeStateFile))
-		corrupt = "wrong size";
-	else if (buf.v3.magic != SNOWFLAKE_STATE_MAGIC)
-		corrupt = "bad magic number";
-	else if (buf.v3.version != SNOWFLAKE_STATE_VERSION)
-		corrupt = "unknown version";
-	else if (buf.v3.crc != sf_crc(&buf.v3, offsetof(SnowflakeStateFile, crc)))
-		corrupt = "checksum mismatch";
-
-	if (corrupt != NULL)
-	{
-		snprintf(detail, len, "file \"%s\" is corrupt (%s)",
-				 SNOWFLAKE_STATE_FILE, corrupt);
-		return -1;
-	}
-	*f = buf.v3;
-	return 1;
+	return snowflake_state_parse(buf, (size_t) n, f, detail, len);
 }
 
 /*
@@ -259,11 +327,132 @@ snowflake_control_read(SnowflakeControl *c)
 	if (!EQ_CRC32C(crc, cf.crc))
 		return false;
 	c->state = (uint32) cf.state;
-	c->checkpoint = (uint64) cf.checkPoint;
 	c->timeline = (uint32) cf.checkPointCopy.ThisTimeLineID;
 	c->min_recovery_tli = (uint32) cf.minRecoveryPointTLI;
 	c->system_id = cf.system_identifier;
 	return true;
+}
+
+/*
+ * snowflake_history_parse
+ *		The timelines that come before timeline tli in its history, oldest
+ *		first, from the n bytes buf of its history file ("parent-timeline
+ *		switch-point reason" lines; comments and blank lines aside) into
+ *		ancestors[0 .. max): returns how many, or -1 if the bytes are not
+ *		such a history (an entry whose timeline is not below tli, or not
+ *		above the one before it) or there are more than max.  Pure: no I/O,
+ *		no PostgreSQL state.
+ */
+int
+snowflake_history_parse(const char *buf, size_t n, uint32 tli,
+						uint32 *ancestors, int max)
+{
+	int			count = 0;
+	uint64		prev = 0;
+	size_t		i = 0;
+
+	while (i < n)
+	{
+		size_t		end = i;
+		uint64		parent = 0;
+		size_t		p;
+
+		while (end < n && buf[end] != '\n')
+			end++;
+		p = i;
+		while (p < end && (buf[p] == ' ' || buf[p] == '\t' || buf[p] == '\r'))
+			p++;
+		if (p < end && buf[p] != '#')
+		{
+			size_t		digits = p;
+
+			while (p < end && buf[p] >= '0' && buf[p] <= '9' && p - digits < 10)
+				parent = parent * 10 + (uint64) (buf[p++] - '0');
+			if (p == digits || p == end || (buf[p] != ' ' && buf[p] != '\t') ||
+				parent <= prev || parent >= tli || count >= max)
+				return -1;
+			ancestors[count++] = (uint32) parent;
+			prev = parent;
+		}
+		i = end + 1;
+	}
+	return count;
+}
+
+/*
+ * snowflake_chain_offset
+ *		The offset within a span of span node ids of the node field of the
+ *		last timeline of chain[0 .. n) (a timeline's ancestors, oldest
+ *		first, then itself): its number's, (timeline - 1) % span, unless one
+ *		of the span - 1 timelines before it in the chain took that offset,
+ *		else the lowest offset none of them took; each timeline of the chain
+ *		in turn.  So a timeline's node field differs from those of the
+ *		span - 1 timelines before it, whatever numbers were skipped, and is
+ *		its number's when none was.  Pure.
+ */
+int
+snowflake_chain_offset(const uint32 *chain, int n, int span)
+{
+	int32		offsets[SNOWFLAKE_MAX_ANCESTORS + 1];
+
+	Assert(n >= 1 && n <= SNOWFLAKE_MAX_ANCESTORS + 1 && span >= 1);
+	for (int i = 0; i < n; i++)
+	{
+		int			want = (int) ((chain[i] - 1) % (uint32) span);
+		int			from = Max(0, i - span + 1);
+
+		for (int o = 0;; o++)
+		{
+			int			candidate = o == 0 ? want : o - 1;
+			bool		taken = false;
+
+			for (int j = from; j < i && !taken; j++)
+				taken = offsets[j] == candidate;
+			if (!taken)
+			{
+				offsets[i] = candidate;
+				break;
+			}
+		}
+	}
+	return offsets[n - 1];
+}
+
+/*
+ * snowflake_timeline_offset
+ *		The offset within the span of the node field of timeline tli
+ *		(snowflake_chain_offset), from its history file in pg_wal: its
+ *		number's, (tli - 1) % span, when that file is missing, unreadable
+ *		or not a history (PostgreSQL writes the history file of every
+ *		timeline it creates before using it, and keeps it).  Never raises
+ *		an error.
+ */
+int
+snowflake_timeline_offset(uint32 tli, int span)
+{
+	static char buf[65536];
+	uint32		chain[SNOWFLAKE_MAX_ANCESTORS + 1];
+	char		path[MAXPGPATH];
+	int			fd;
+	ssize_t		n;
+	int			count = -1;
+
+	if (tli <= 1 || span <= 1)
+		return 0;
+	TLHistoryFilePath(path, tli);
+	fd = BasicOpenFile(path, O_RDONLY | PG_BINARY);
+	if (fd >= 0)
+	{
+		n = read(fd, buf, sizeof(buf));
+		close(fd);
+		if (n > 0 && n < (ssize_t) sizeof(buf))
+			count = snowflake_history_parse(buf, (size_t) n, tli, chain,
+											SNOWFLAKE_MAX_ANCESTORS);
+	}
+	if (count < 0)
+		return (int) ((tli - 1) % (uint32) span);
+	chain[count] = tli;
+	return snowflake_chain_offset(chain, count + 1, span);
 }
 
 /*

@@ -3,7 +3,9 @@
  * statefile.h
  *	  The formats of the state file, "snowflake.state", and of the file of
  *	  the server's life without the preload, "snowflake.settings"; reading
- *	  them and replacing them (statefile.c).
+ *	  them and replacing them; and what the start logic reads of
+ *	  PostgreSQL's own files: pg_control and timeline history files
+ *	  (statefile.c).
  *
  * Neither file holds a lock of its own: their callers serialise writes
  * with the "snowflake" LWLock (shared.h), or write from the postmaster
@@ -23,13 +25,15 @@
 #define SNOWFLAKE_STATE_TMP_FILE	"snowflake.state.tmp"
 
 #define SNOWFLAKE_STATE_MAGIC	0x534E464B	/* "SNFK" */
-#define SNOWFLAKE_STATE_VERSION	3
+#define SNOWFLAKE_STATE_VERSION	4
 
 /*
- * The state file's contents, written and read as one block (112 bytes, no
- * padding inside: every field sits at a multiple of its size).  Version 2
- * (snowflake 1.1) ended after lead_lowered_ms, version 1 (1.0) after flags;
- * both are still read (statefile.c).
+ * The state file's contents, written and read as one block (104 bytes, no
+ * padding inside: every field sits at a multiple of its size).  Version 3
+ * (snowflake 1.2, 112 bytes) recorded the clean shutdown it was written at
+ * and the postmaster that wrote it instead of the last floor and the place;
+ * version 2 (1.1) ended after lead_lowered_ms, version 1 (1.0) after flags.
+ * All three are still read (statefile.c).
  */
 typedef struct SnowflakeStateFile
 {
@@ -50,48 +54,48 @@ typedef struct SnowflakeStateFile
 	int64		max_lead_ms;	/* largest lead any ID of the history may have */
 	int64		lead_lowered_ms;	/* Unix ms when a max_drift_ms lower than
 									 * max_lead_ms was first recorded, or 0 */
-	/* From version 3 (snowflake 1.2): */
-	uint64		clean_checkpoint;	/* the clean shutdown this file was written
-									 * at: the LSN of its shutdown checkpoint
-									 * as pg_control records it, or 0 (see
-									 * shared.c) */
-	uint64		clean_system_id;	/* and pg_control's system identifier then */
-	int64		life_start;		/* the postmaster whose life wrote the file:
-								 * its start (PgStartTime, 0 if unknown) */
-	int32		life_pid;		/* and its PID */
+	/* From version 4 (snowflake 1.3): */
+	int64		floor_ms;		/* the highest floor applied, ms since the
+								 * epoch, or -1 */
+	uint64		place;			/* a hash of the data directory's path when
+								 * written, 0 if unknown (shared.c) */
+	uint32		floor_cause;	/* why that floor: a SnowflakeFloorCause */
 	pg_crc32c	crc;			/* over everything above */
 } SnowflakeStateFile;
 
 /*
- * The first ID of this data directory has yet to be placed past the floor.
- * Set at a start that cannot trust the reservation (see shared.c,
- * sf_start_reason), cleared by the first reservation written above the
- * floor.  With the preload, the obligation is also implied, until it is
- * discharged, by the file not recording the server's last clean shutdown;
- * without it, by the file not having been written in this postmaster's
- * life (shared.c).
+ * Why a floor was applied, as recorded with it: the error of a call that
+ * cannot be served within the lead names it (generator.c).
  */
-#define SNOWFLAKE_STATE_FLOOR	0x0001
+typedef enum SnowflakeFloorCause
+{
+	SNOWFLAKE_FLOOR_START,		/* a start of the server, or of its shared
+								 * state after a crash */
+	SNOWFLAKE_FLOOR_RESTORE,	/* a start from a base backup or archive
+								 * recovery */
+	SNOWFLAKE_FLOOR_FAILOVER	/* another timeline or system: a promotion */
+} SnowflakeFloorCause;
 
 /*
- * The server started from a restore with snowflake.confirm_restore
- * on, and its node id is yet to be confirmed (snowflake_confirm_restore):
- * written before the restore's recovery begins (or the server does not
- * start), and kept across restarts until then, or until the node id
- * changes (shared.c).
+ * The server started from a restore with snowflake.confirm_restore on, or
+ * left recovery without a new timeline (SNOWFLAKE_STATE_CONTINUED says
+ * which), and its node id is yet to be confirmed
+ * (snowflake_confirm_restore): written before recovery begins (or the
+ * server does not start), and kept across restarts until then, or until
+ * the node id changes (shared.c).
  */
 #define SNOWFLAKE_STATE_UNCONFIRMED	0x0002
+#define SNOWFLAKE_STATE_CONTINUED	0x0004
 
 /*
  * What the start logic needs of pg_control: the cluster's state when the
- * file was last written (a DBState), the LSN of the latest checkpoint
- * record and its timeline, the timeline of the minimum recovery point (0
- * if none), and the system identifier.
+ * file was last written (a DBState), the timeline of the latest checkpoint
+ * and of the minimum recovery point (0 if none), and the system
+ * identifier.
  */
 typedef struct SnowflakeControl
 {
 	uint32		state;
-	uint64		checkpoint;
 	uint32		timeline;
 	uint32		min_recovery_tli;
 	uint64		system_id;
@@ -167,6 +171,9 @@ extern SNOWFLAKE_INTERNAL bool snowflake_life_write(const SnowflakeLifeFile *f,
 												 SfWriteFailure *failure);
 
 extern SNOWFLAKE_INTERNAL void snowflake_state_seal(SnowflakeStateFile *f);
+extern SNOWFLAKE_INTERNAL int snowflake_state_parse(const char *buf, size_t n,
+												 SnowflakeStateFile *f,
+												 char *detail, size_t len);
 extern SNOWFLAKE_INTERNAL int snowflake_state_read(SnowflakeStateFile *f, int *err,
 												char *detail, size_t len);
 extern SNOWFLAKE_INTERNAL bool snowflake_state_write(const SnowflakeStateFile *f,
@@ -179,5 +186,14 @@ extern SNOWFLAKE_INTERNAL void snowflake_report_write_failure_hint(int elevel,
 																const char *detail,
 																const char *hint);
 extern SNOWFLAKE_INTERNAL bool snowflake_control_read(SnowflakeControl *c);
+/* The most ancestors of a timeline the node field's offset is taken from. */
+#define SNOWFLAKE_MAX_ANCESTORS	1024
+
+extern SNOWFLAKE_INTERNAL int snowflake_history_parse(const char *buf, size_t n,
+												   uint32 tli, uint32 *ancestors,
+												   int max);
+extern SNOWFLAKE_INTERNAL int snowflake_chain_offset(const uint32 *chain, int n,
+												  int span);
+extern SNOWFLAKE_INTERNAL int snowflake_timeline_offset(uint32 tli, int span);
 
 #endif							/* SNOWFLAKE_STATEFILE_H */

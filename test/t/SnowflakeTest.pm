@@ -785,6 +785,19 @@ sub read_state
 		  unpack('L L q l l l l q q L L Q q q Q Q q l L', $data);
 		return \%f;
 	}
+	if ($version == 4)
+	{
+		# Version 2's fields up to lead_lowered_ms, then int64 floor_ms;
+		# uint64 place; uint32 floor_cause; pg_crc32c crc (104 bytes).
+		die "$path: version 4 file of " . length($data) . ' bytes'
+		  unless length($data) == 104;
+		my %f;
+		@f{qw(magic version epoch_ms timestamp_bits node_bits sequence_bits
+			  node_id reserved_ms last flags timeline system_id max_lead_ms
+			  lead_lowered_ms floor_ms place floor_cause crc)} =
+		  unpack('L L q l l l l q q L L Q q q q Q L L', $data);
+		return \%f;
+	}
 	die "$path: state file version $version is unknown to read_state()";
 }
 
@@ -804,8 +817,9 @@ sub crc32c
 }
 
 # The bytes of a state file of an earlier format (version 1, written by
-# snowflake 1.0, or 2, by 1.1) holding the values of %$f (a read_state()
-# hash; fields the format lacks are left out).
+# snowflake 1.0, 2, by 1.1, or 3, by 1.2) holding the values of %$f (a
+# read_state() hash; fields the format lacks are left out, those it has
+# and %$f lacks are 0).
 sub old_state_file
 {
 	my ($f, $version) = @_;
@@ -817,10 +831,12 @@ sub old_state_file
 		$data = pack('L L q l l l l q q L', $f->{magic}, 1, @{$f}{ @v1[ 2 .. $#v1 ] });
 		return $data . pack('L', crc32c($data));
 	}
-	die "no state file version $version" unless $version == 2;
-	$data = pack('L L q l l l l q q L L Q q q', $f->{magic}, 2,
+	die "no state file version $version" unless $version == 2 || $version == 3;
+	$data = pack('L L q l l l l q q L L Q q q', $f->{magic}, $version,
 		@{$f}{ @v1[ 2 .. $#v1 ] }, @{$f}{qw(timeline system_id max_lead_ms lead_lowered_ms)});
-	return $data . pack('L L', crc32c($data), 0);
+	return $data . pack('L L', crc32c($data), 0) if $version == 2;
+	$data .= pack('Q Q q l', map { $f->{$_} // 0 } qw(clean_checkpoint clean_system_id life_start life_pid));
+	return $data . pack('L', crc32c($data));
 }
 
 # The recipes of a Markdown page: every fenced block right after a
