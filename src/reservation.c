@@ -100,6 +100,8 @@ sf_check_lineage(SnowflakeShared *s, SfLineage *lin)
 	}
 	else
 		lin->node = s->recorded_node;
+	if (s->floor_cause != SNOWFLAKE_FLOOR_START)
+		return true;			/* a restore's start, said at the load */
 	if (s->recorded_system_id != 0 && s->recorded_system_id != lin->system_id)
 	{
 		strlcpy(s->floor_reason, "the state file records another system identifier",
@@ -180,8 +182,10 @@ sf_raise_to_floor(SnowflakeShared *s, int64 now_ms, int64 lead)
 	SpinLockRelease(&s->mutex);
 	if (floor_ms >= s->floor_ms)
 	{
+		/* An earlier floor still ahead of the clock keeps its causes. */
+		s->recorded_floor_cause = s->floor_cause |
+			(s->floor_ms > now_ms ? s->recorded_floor_cause : 0);
 		s->floor_ms = floor_ms;
-		s->recorded_floor_cause = s->floor_cause;
 	}
 	return floor_ms;
 }
@@ -586,38 +590,6 @@ snowflake_confirm_restore_state(int node)
 	LWLockRelease(snowflake_lock);
 	ereport(LOG,
 			(errmsg("snowflake node id %d confirmed", node)));
-}
-
-/*
- * snowflake_lift_request
- *		Lift a request to confirm the node id that a start without a new
- *		timeline made (shared.c), once the server mints with another node
- *		field than the state file records, the predecessor's: it was
- *		promoted since, onto a timeline of its own (with a node id span of
- *		2 or more).  Returns whether the refusal was lifted.  A failed write
- *		lifts nothing (the next call tries again).  Takes the LWLock;
- *		outside recovery only.
- */
-bool
-snowflake_lift_request(void)
-{
-	SnowflakeShared *s = snowflake_shared;
-	SfWriteFailure failure;
-	bool		lifted = false;
-	int			in_use;
-
-	LWLockAcquire(snowflake_lock, LW_EXCLUSIVE);
-	in_use = snowflake_node_field(s, GetWALInsertionTimeLine());
-	if ((s->refusals & SNOWFLAKE_REFUSED(SNOWFLAKE_NODE_UNCONFIRMED)) &&
-		s->request_continued && in_use != s->recorded_node &&
-		sf_write_without_request(s, &failure))
-		lifted = true;
-	LWLockRelease(snowflake_lock);
-	if (lifted)
-		ereport(LOG,
-				(errmsg("snowflake node id %d needs no confirmation: this server was promoted onto a timeline of its own",
-						in_use)));
-	return lifted;
 }
 
 /*

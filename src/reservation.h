@@ -46,7 +46,6 @@ extern SNOWFLAKE_INTERNAL void snowflake_adopt_layout_state(int64 now_unix_ms,
 														 bool force);
 extern SNOWFLAKE_INTERNAL int snowflake_adopt_node_state(int64 now_unix_ms);
 extern SNOWFLAKE_INTERNAL void snowflake_confirm_restore_state(int node);
-extern SNOWFLAKE_INTERNAL bool snowflake_lift_request(void);
 extern SNOWFLAKE_INTERNAL void snowflake_replay_lead(int64 max_lead_ms,
 												  int64 lead_lowered_ms);
 

@@ -37,9 +37,9 @@
  * refused.  So is a restore with snowflake.confirm_restore on (backup_label
  * or recovery.signal, or a data directory found at another path).  The
  * request is written before recovery begins, or the server does not start
- * (sf_restore_unrecorded), and lifted only by snowflake_confirm_restore(),
- * or once the server mints with another node field than the file records
- * (reservation.c).  Node fields along a timeline's ancestry are apart
+ * (sf_restore_unrecorded), and lifted only by snowflake_confirm_restore()
+ * or by a start with another node id than the file records (the server
+ * was given its own).  Node fields along a timeline's ancestry are apart
  * (snowflake_node_field).
  *
  * Without the preload (PostgreSQL 17 and later), the shared state is a
@@ -1274,6 +1274,28 @@ snowflake_attach(void)
 }
 
 /*
+ * sf_warn_capped_drift
+ *		Without the preload, say once per process that generates IDs that a
+ *		snowflake.max_drift_ms above the cap is not used (config.h).
+ */
+static void
+sf_warn_capped_drift(void)
+{
+	static bool warned = false;
+
+	if (warned || snowflake_max_drift_ms <= SNOWFLAKE_NO_PRELOAD_MAX_DRIFT_MS)
+		return;
+	warned = true;
+	ereport(WARNING,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("parameter \"%s\" is capped at %d ms without the preload",
+					"snowflake.max_drift_ms", SNOWFLAKE_NO_PRELOAD_MAX_DRIFT_MS),
+			 errdetail("It is set to %d ms. Without \"shared_preload_libraries\" no WAL record carries a raised lead to standbys and restores, so IDs never lead the clock by more than %d ms.",
+					   snowflake_max_drift_ms, SNOWFLAKE_NO_PRELOAD_MAX_DRIFT_MS),
+			 errhint("Add snowflake to \"shared_preload_libraries\" in postgresql.conf and restart the server to allow a larger lead.")));
+}
+
+/*
  * snowflake_require_shared
  *		The shared state, loaded from the state file; on 15 and 16 without
  *		the preload, the error saying so (55000).
@@ -1301,6 +1323,8 @@ snowflake_require_shared(void)
 		LWLockRelease(snowflake_lock);
 	}
 	pg_read_barrier();
+	if (unlikely(!s->preloaded))
+		sf_warn_capped_drift();
 	return s;
 }
 

@@ -213,7 +213,8 @@ typedef struct SnowflakeShared
 									 * timeline (not a restore) */
 	int64		floor_ms;		/* the highest floor applied (recorded in the
 								 * file with its cause), ms since epoch */
-	int			recorded_floor_cause;	/* that floor's SnowflakeFloorCause */
+	int			recorded_floor_cause;	/* that floor's SnowflakeFloorCause
+										 * bits */
 	int64		max_lead_ms;	/* largest lead of the history's IDs */
 	int64		lead_lowered_ms;	/* Unix ms a lower drift was first seen */
 	int64		wal_lead_ms;	/* the lead this life last wrote into WAL, or

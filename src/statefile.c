@@ -160,7 +160,7 @@ sf_convert_common(const SnowflakeStateFileV1 *old, SnowflakeStateFile *f)
 	f->reserved_ms = old->reserved_ms;
 	f->last = old->last;
 	f->floor_ms = -1;
-	f->floor_cause = SNOWFLAKE_FLOOR_START;
+	f->floor_cause = 0;
 }
 
 /*

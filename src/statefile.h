@@ -59,21 +59,24 @@ typedef struct SnowflakeStateFile
 								 * epoch, or -1 */
 	uint64		place;			/* a hash of the data directory's path when
 								 * written, 0 if unknown (shared.c) */
-	uint32		floor_cause;	/* why that floor: a SnowflakeFloorCause */
+	uint32		floor_cause;	/* why that floor: SnowflakeFloorCause bits */
 	pg_crc32c	crc;			/* over everything above */
 } SnowflakeStateFile;
 
 /*
- * Why a floor was applied, as recorded with it: the error of a call that
- * cannot be served within the lead names it (generator.c).
+ * Why a floor was applied, as recorded with it (bits: a floor placed while
+ * an earlier one was still ahead of the clock keeps its causes): the error
+ * of a call that cannot be served within the lead names them
+ * (generator.c).
  */
 typedef enum SnowflakeFloorCause
 {
-	SNOWFLAKE_FLOOR_START,		/* a start of the server, or of its shared
-								 * state after a crash */
-	SNOWFLAKE_FLOOR_RESTORE,	/* a start from a base backup or archive
-								 * recovery */
-	SNOWFLAKE_FLOOR_FAILOVER	/* another timeline or system: a promotion */
+	SNOWFLAKE_FLOOR_START = 0x01,	/* a start of the server, or of its shared
+									 * state after a crash */
+	SNOWFLAKE_FLOOR_RESTORE = 0x02, /* a start from a base backup or archive
+									 * recovery */
+	SNOWFLAKE_FLOOR_FAILOVER = 0x04 /* another timeline or system: a
+									 * promotion */
 } SnowflakeFloorCause;
 
 /*

@@ -28,7 +28,8 @@ our @EXPORT = qw(start_snowflake_node write_conf_file sql_error
   no_preload show_setting insert_ids_above promote_and_wait lead_burst
   first_above writer_pid writers_running paced_calls clock_behind_report
   batch_too_wide_report doc_recipes run_in_dir read_raw write_raw set_drift
-  volume_snapshot start_after_kill9 crc32c old_state_file pgbench_on_each);
+  volume_snapshot start_after_kill9 crc32c old_state_file pgbench_on_each
+  mint_into minted_file keys_in_common);
 
 # The no-preload pass: test/check.sh runs the TAP files that hold in both
 # modes a second time on PostgreSQL 17 and later with SNOWFLAKE_TEST_NO_PRELOAD=1,
@@ -479,6 +480,46 @@ BEGIN
 	END LOOP;
 END \$\$;
 SELECT snowflake_nextval();});
+}
+
+# Mint $count IDs on $node in one batch (waiting for the clock up to
+# $wait) into its own table minted_NAME, created if need be (a table of
+# one server: rows a standby replayed from its primary are in the
+# primary's table), and return the batch's [min, max].  Dies if the call
+# fails.
+sub mint_into
+{
+	my ($node, $count, $wait) = @_;
+	my $table = 'minted_' . $node->name;
+	my ($lo, $hi) = split /\|/, $node->safe_psql(
+		'postgres', qq{
+CREATE TABLE IF NOT EXISTS $table (id bigint NOT NULL);
+SET snowflake.max_wait_ms = '@{[ $wait // '10s' ]}';
+WITH n AS (INSERT INTO $table SELECT snowflake_nextval_batch($count) RETURNING id)
+SELECT min(id), max(id) FROM n});
+	return [ $lo, $hi ];
+}
+
+# The IDs of $node's table of mint_into(), copied to a new file: its path.
+sub minted_file
+{
+	my ($node) = @_;
+	my $file = PostgreSQL::Test::Utils::tempdir() . '/minted';
+	$node->safe_psql('postgres', "COPY minted_@{[ $node->name ]} TO '$file'");
+	return $file;
+}
+
+# How many IDs the table of mint_into() of $node has in common with that of
+# $other: a running server, or the file minted_file() made of one.
+sub keys_in_common
+{
+	my ($node, $other) = @_;
+	my $file = ref $other ? minted_file($other) : $other;
+	return $node->safe_psql(
+		'postgres', qq{
+CREATE TEMP TABLE other_ids (id bigint);
+COPY other_ids FROM '$file';
+SELECT count(*) FROM minted_@{[ $node->name ]} JOIN other_ids USING (id)});
 }
 
 # Whether the first ID $node issues, waiting for the clock as long as

@@ -1,0 +1,107 @@
+# Copyright: see LICENSE
+#
+# 070_raised_lead.pl
+#	The fleet's largest lead reaches every copy (issue 44): a primary whose
+#	snowflake.max_drift_ms was raised (ALTER SYSTEM: neither replicated nor
+#	in an older backup's postgresql.auto.conf) after its standby and a
+#	backup were made mints ahead of the clock by the new lead, and is lost:
+#  - the standby, promoted on the same host (same clock, same node id),
+#    places its first ID past the primary's: with the preload the raise
+#    reached it in WAL (a record of snowflake's resource manager);
+#  - the backup, restored with point-in-time recovery past the raise, does
+#    the same.
+# Without the preload nothing can carry a raise, and the lead cannot be
+# raised past 1 s (a value compiled into every copy): the primary's IDs
+# never lead by more, which every start's floor covers.
+# In 1.2 the promoted standby and the restored backup placed their first
+# ID 1 s past the clock, among the primary's.
+
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowflakeTest;
+use Test::More;
+
+my $raised = 30000;
+my $primary = start_snowflake_node('primary',
+	node_id => 1,
+	layout => '41/10/4',
+	init => { allows_streaming => 1, has_archiving => 1 },
+	settings => { 'snowflake.max_wait_ms' => '10s' });
+$primary->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+mint_into($primary, 1000);
+$primary->backup('before_raise');
+my $standby = start_snowflake_node('standby',
+	from_backup => [ $primary, 'before_raise', has_streaming => 1 ]);
+
+# The raise, on the primary only.
+$primary->safe_psql('postgres',
+	"ALTER SYSTEM SET snowflake.max_drift_ms = '${raised}ms'; SELECT pg_reload_conf()");
+$primary->poll_query_until('postgres', show_setting('snowflake.max_drift_ms'), '30s')
+  or die 'the raise was not seen';
+if (no_preload())
+{
+	like( error_report($primary, 'SELECT count(*) FROM snowflake_nextval_batch(400000)'),
+		qr/^22023\|a batch of 400000 snowflake IDs cannot be issued within "snowflake\.max_drift_ms"\|With snowflake\.sequence_bits = 4 a batch of 400000 IDs spans 25000 milliseconds, more than the 1000 ms that IDs may lead the clock\.\|/,
+		'without the preload the lead cannot be raised: a batch of 25 s of IDs is refused');
+	my (undef, $stderr) = sql_error($primary, 'SELECT count(*) FROM snowflake_nextval_batch(400000)');
+	like($stderr,
+		qr/WARNING:  55000: parameter "snowflake\.max_drift_ms" is capped at 1000 ms without the preload\nDETAIL:  It is set to 30000 ms\. Without "shared_preload_libraries" no WAL record carries a raised lead to standbys and restores, so IDs never lead the clock by more than 1000 ms\.\n/,
+		'and each process that generates IDs says why');
+	mint_into($primary, 16000) for 1 .. 4;
+	cmp_ok(stats($primary)->{lead_ms}, '<=', 1000, 'the lead stays within 1 s');
+}
+else
+{
+	mint_into($primary, 400000);
+	cmp_ok(stats($primary)->{lead_ms}, '>', 15000,
+		'the primary mints more than 15 s ahead of the clock under the raised lead');
+}
+my $walfile = $primary->safe_psql('postgres', 'SELECT pg_walfile_name(pg_switch_wal())');
+$primary->poll_query_until('postgres',
+	"SELECT last_archived_wal >= '$walfile' FROM pg_stat_archiver")
+  or die 'the WAL was not archived';
+$primary->wait_for_catchup($standby);
+my $primary_ids = minted_file($primary);
+$primary->stop('immediate');
+
+# ---------------------------------------------------------------------------
+# The standby, promoted
+# ---------------------------------------------------------------------------
+
+ok( $standby->log_contains(
+		qr/LOG:  snowflake IDs of this server's history may lead the clock by $raised ms, as replayed from WAL/),
+	'the standby replayed the raise from WAL')
+  unless no_preload();
+promote_and_wait($standby);
+mint_into($standby, 20000);
+is(keys_in_common($standby, $primary_ids), '0',
+	'the promoted standby shares no key with the primary whose lead was raised after it was made');
+my $offset = -s $standby->logfile;
+$standby->restart;
+like(slurp_file($standby->logfile, $offset),
+	qr/LOG:  "snowflake\.max_drift_ms" \(1000 ms\) is lower than the largest lead over the clock in this data directory's history \($raised ms\)/,
+	'at its next start the standby says that its configured lead is below its history\'s')
+  unless no_preload();
+$standby->stop;
+
+# ---------------------------------------------------------------------------
+# The backup made before the raise, restored past it
+# ---------------------------------------------------------------------------
+
+my $restored = start_snowflake_node('restored',
+	from_backup => [ $primary, 'before_raise', has_restoring => 1, standby => 0 ]);
+$restored->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+  or die 'the restore did not end';
+mint_into($restored, 20000);
+is(keys_in_common($restored, $primary_ids), '0',
+	'the backup made before the raise, restored past it: no key shared with the primary');
+ok( $restored->log_contains(
+		qr/LOG:  snowflake IDs of this server's history may lead the clock by $raised ms, as replayed from WAL/),
+	'it replayed the raise from the archive')
+  unless no_preload();
+$restored->stop;
+
+done_testing();
