@@ -237,7 +237,8 @@ snowflake_state_parse(const char *buf, size_t n, SnowflakeStateFile *f,
 		memcpy(&version, buf + 4, sizeof(version));
 		size = sf_version_size(version, &crc_offset);
 	}
-	if (n < 8)
+	if (n != sizeof(SnowflakeStateFileV1) && n != sizeof(SnowflakeStateFileV2) &&
+		n != sizeof(SnowflakeStateFileV3) && n != sizeof(SnowflakeStateFile))
 		corrupt = "wrong size";
 	else if (magic != SNOWFLAKE_STATE_MAGIC)
 		corrupt = "bad magic number";

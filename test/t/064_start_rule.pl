@@ -107,9 +107,7 @@ my $offset = 0;
 mint_into($original, 1000);
 my ($floor_ms, $why) = floor_line($original, $offset);
 cmp_ok($floor_ms, '>=', $floor - 1000, "the first start placed the first ID past the clock plus the lead ($floor_ms ms)");
-is($why, no_preload()
-	? 'the generator starts (without the preload, at its first use after the server started or restarted after a crash)'
-	: 'the server started', 'and says why');
+is($why, start_reason(), 'and says why');
 
 # ---------------------------------------------------------------------------
 # A cold copy of the stopped server, restored in place after it ran on
@@ -121,11 +119,10 @@ PostgreSQL::Test::Utils::system_or_bail('cp', '-a', $original->data_dir, $cold);
 $offset = -s $original->logfile;
 $original->start;
 mint_into($original, 20000);
+my $original_ids = minted_file($original);
 ($floor_ms, $why) = floor_line($original, $offset);
 ok(defined $why, "a clean restart places its first ID past the floor too ($floor_ms ms)");
-is($why, no_preload()
-	? 'the generator starts (without the preload, at its first use after the server started or restarted after a crash)'
-	: 'the server started', 'a clean restart: the reason');
+is($why, start_reason(), 'a clean restart: the reason');
 $original->stop('immediate');
 
 my $copy = start_snowflake_node('copy', node_id => 1, layout => '41/10/4',
@@ -133,7 +130,7 @@ my $copy = start_snowflake_node('copy', node_id => 1, layout => '41/10/4',
 restore_in_place($copy, $cold);
 $copy->start;
 mint_into($copy, 20000);
-is(keys_in_common($copy, $original), '0',
+is(keys_in_common($copy, $original_ids), '0',
 	'a cold copy restored in place after its original ran on: no key in common');
 $copy->stop;
 
@@ -149,6 +146,7 @@ volume_snapshot($original, $image);
 my $pm = pm_pid($original);
 $original->safe_psql('postgres', 'TRUNCATE minted_original');
 mint_into($original, 40000);
+$original_ids = minted_file($original);
 $original->stop('immediate');
 
 restore_in_place($copy, $image, $pm);
@@ -164,12 +162,10 @@ is($sqlstate, '42501', 'put right while the server runs: still refused (the file
 $offset = -s $copy->logfile;
 crash_backend($copy);
 mint_into($copy, 20000);
-is(keys_in_common($copy, $original), '0',
+is(keys_in_common($copy, $original_ids), '0',
 	'then a backend crash: the re-initialisation places the first ID past the floor, no key in common');
 ($floor_ms, $why) = floor_line($copy, $offset);
-is($why, no_preload()
-	? 'the generator starts (without the preload, at its first use after the server started or restarted after a crash)'
-	: 'the server restarted after a crash', 'and the log says why');
+is($why, start_reason('restart'), 'and the log says why');
 $copy->stop;
 
 # ---------------------------------------------------------------------------
@@ -180,6 +176,7 @@ $original->start;
 $original->safe_psql('postgres', 'TRUNCATE minted_original');
 $original->backup('plain');
 mint_into($original, 40000);
+$original_ids = minted_file($original);
 $original->stop('immediate');
 my $backup = $original->backup_dir . '/plain';
 restore_in_place($copy, $backup);
@@ -209,10 +206,10 @@ else
 	$copy->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
 	  or die 'the backup did not leave recovery';
 	is( error_report($copy, 'SELECT snowflake_nextval()'),
-		"55000|snowflake node id 1 is not confirmed after leaving recovery without a new timeline|"
-		  . 'This server started from a base backup (backup_label) without standby.signal or recovery.signal: it leaves recovery without a new timeline, continuing the timeline of the server it was copied from. '
-		  . 'Its node id is the one its predecessor mints with on this timeline, and that server may still run.|'
-		  . 'If the server it continues no longer mints, have a superuser run SELECT snowflake_confirm_restore(1); otherwise give it its own "snowflake.node_id" and restart it. A standby is started with standby.signal and promoted with pg_ctl promote, which gives it a new timeline.',
+		"55000: snowflake node id 1 is not confirmed after leaving recovery without a new timeline\n"
+		  . 'DETAIL:  This server started from a base backup (backup_label) without standby.signal or recovery.signal: it leaves recovery without a new timeline, continuing the timeline of the server it was copied from. '
+		  . "Its node id is the one its predecessor mints with on this timeline, and that server may still run.\n"
+		  . 'HINT:  If the server it continues no longer mints, have a superuser run SELECT snowflake_confirm_restore(1); otherwise give it its own "snowflake.node_id" and restart it. A standby is started with standby.signal and promoted with pg_ctl promote, which gives it a new timeline.',
 		'then it asks for its node id to be confirmed: the whole error');
 	crash_backend($copy);
 	is((sql_error($copy, 'SELECT snowflake_nextval()'))[0], '55000',
@@ -220,7 +217,7 @@ else
 	$copy->safe_psql('postgres', 'SELECT snowflake_confirm_restore(1)');
 }
 mint_into($copy, 20000);
-is(keys_in_common($copy, $original), '0',
+is(keys_in_common($copy, $original_ids), '0',
 	'base backup started without recovery.signal: no key in common');
 $copy->stop;
 
@@ -245,8 +242,8 @@ my $span = int($lead / 2) * 16;
 my $report = error_report($restored, "SELECT count(*) FROM snowflake_nextval_batch($span)");
 like($report,
 	no_preload()
-	? qr/^22023\|a batch of $span snowflake IDs cannot be issued within "snowflake\.max_drift_ms"\|/
-	: qr/^58000\|snowflake IDs are \d+ ms ahead of the system clock after a restore and a restart\|The first ID of every start, restore and failover is placed past any ID this data directory's history, or a copy of it, can have issued: past the clock plus the largest lead it allowed \($lead ms\)/,
+	? qr/^22023: a batch of $span snowflake IDs cannot be issued within "snowflake\.max_drift_ms"\n/
+	: qr/^58000: snowflake IDs are \d+ ms ahead of the system clock after a restore and a restart\nDETAIL:  The first ID of every start, restore and failover is placed past any ID this data directory's history, or a copy of it, can have issued: past the clock plus the largest lead it allowed \($lead ms\)/,
 	no_preload()
 	? 'without the preload the lead is capped: the batch is refused as too wide'
 	: 'a restore, then a crash: a call refused by the lead names the restore and the restart');

@@ -55,9 +55,9 @@ sub mint_through_lead
 }
 
 my $continued_error =
-  '55000|snowflake node id %d is not confirmed after leaving recovery without a new timeline|%s '
-  . 'Its node id is the one its predecessor mints with on this timeline, and that server may still run.|'
-  . 'If the server it continues no longer mints, have a superuser run SELECT snowflake_confirm_restore(%d); otherwise give it its own "snowflake.node_id" and restart it. A standby is started with standby.signal and promoted with pg_ctl promote, which gives it a new timeline.';
+  "55000: snowflake node id %d is not confirmed after leaving recovery without a new timeline\nDETAIL:  %s "
+  . "Its node id is the one its predecessor mints with on this timeline, and that server may still run.\n"
+  . 'HINT:  If the server it continues no longer mints, have a superuser run SELECT snowflake_confirm_restore(%d); otherwise give it its own "snowflake.node_id" and restart it. A standby is started with standby.signal and promoted with pg_ctl promote, which gives it a new timeline.';
 
 # ---------------------------------------------------------------------------
 # A standby started without standby.signal
@@ -97,7 +97,7 @@ my $offset = -s $standby->logfile;
 $standby->start;
 mint_into($standby, 20000);
 is($standby->safe_psql('postgres',
-		'SELECT min(snowflake_node_id(id)) || max(snowflake_node_id(id)) FROM minted_standby'),
+		'SELECT min(snowflake_node_id(id))::text || max(snowflake_node_id(id))::text FROM minted_standby'),
 	'55', 'given its own node id, it mints with it');
 is(keys_in_common($standby, $primary), '0', 'and shares no key with the primary');
 $standby->stop;
@@ -140,7 +140,7 @@ is($old->safe_psql('postgres', 'SELECT timeline_id FROM pg_control_checkpoint()'
 ($file, $state) = try_mint($old, 20000);
 is($state, '55000', 'and mints nothing');
 like(error_report($old, 'SELECT snowflake_nextval()'),
-	qr/^55000\|snowflake node id 2 is not confirmed after leaving recovery without a new timeline\|/,
+	qr/^55000: snowflake node id 2 is not confirmed after leaving recovery without a new timeline\n/,
 	'it would take node id 2, the new primary\'s');
 mint_through_lead($new);
 is(keys_in_common($new, $file), '0', 'no key in common with the new primary');

@@ -34,7 +34,17 @@ mint_into($primary, 1000);
 $primary->backup('b');
 my $archive = $primary->archive_dir;
 
-# The drill: the backup restored through the archive, archiving into it.
+# The real standby, streaming and restoring from the archive, replays past
+# the backup's end.
+my $standby = start_snowflake_node('standby',
+	from_backup => [ $primary, 'b', has_streaming => 1, has_restoring => 1 ]);
+mint_into($primary, 1000);
+$primary->safe_psql('postgres', 'SELECT pg_switch_wal()');
+mint_into($primary, 1000);
+$primary->wait_for_catchup($standby);
+
+# The drill: the backup restored through the archive to its end (a branch
+# behind the standby), archiving into it: it takes timeline 2.
 my $drill = start_snowflake_node('drill',
 	from_backup => [ $primary, 'b', has_restoring => 1, standby => 0 ],
 	start => 0);
@@ -42,6 +52,8 @@ $drill->append_conf('postgresql.conf', qq{
 snowflake.node_id = 9
 archive_mode = on
 archive_command = 'cp "%p" "$archive/%f"'
+recovery_target = 'immediate'
+recovery_target_action = 'promote'
 });
 $drill->start;
 $drill->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
@@ -53,10 +65,8 @@ for (my $i = 0; !-f "$archive/00000002.history" && $i < 10 * $PostgreSQL::Test::
 ok(-f "$archive/00000002.history", 'the drill took timeline 2, in the primary\'s archive');
 $drill->stop;
 
-# The real standby, streaming and restoring from the same archive, is
-# promoted while the old primary still runs: timeline 3.
-my $standby = start_snowflake_node('standby',
-	from_backup => [ $primary, 'b', has_streaming => 1, has_restoring => 1 ]);
+# The standby is promoted while the old primary still runs: timeline 3.
+mint_into($primary, 1000);
 $primary->wait_for_catchup($standby);
 promote_and_wait($standby);
 $standby->safe_psql('postgres', 'CHECKPOINT');
@@ -64,7 +74,7 @@ is($standby->safe_psql('postgres', 'SELECT timeline_id FROM pg_control_checkpoin
 	'3', 'the promotion skipped timeline 2: the standby is on timeline 3');
 mint_into($standby, 20000);
 is($standby->safe_psql('postgres',
-		'SELECT min(snowflake_node_id(id)) || max(snowflake_node_id(id)) FROM minted_standby'),
+		'SELECT min(snowflake_node_id(id))::text || max(snowflake_node_id(id))::text FROM minted_standby'),
 	'22', 'on timeline 3, branched from 1, it mints with node id 2, not the old primary\'s 1');
 ok( $standby->log_contains(qr/LOG:  snowflake IDs carry node id 2 on timeline 3\n/),
 	'and says so in its log')

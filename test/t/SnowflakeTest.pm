@@ -29,7 +29,7 @@ our @EXPORT = qw(start_snowflake_node write_conf_file sql_error
   first_above writer_pid writers_running paced_calls clock_behind_report
   batch_too_wide_report doc_recipes run_in_dir read_raw write_raw set_drift
   volume_snapshot start_after_kill9 crc32c old_state_file pgbench_on_each
-  mint_into minted_file keys_in_common);
+  mint_into minted_file keys_in_common start_reason);
 
 # The no-preload pass: test/check.sh runs the TAP files that hold in both
 # modes a second time on PostgreSQL 17 and later with SNOWFLAKE_TEST_NO_PRELOAD=1,
@@ -480,6 +480,19 @@ BEGIN
 	END LOOP;
 END \$\$;
 SELECT snowflake_nextval();});
+}
+
+# Why the first write of a start places the first ID past the floor, as
+# the log line "snowflake IDs resume at N ms past the clock, because ..."
+# says: a start ("restart" for the re-initialisation after a crash).
+# Without the preload every start is the generator's first use.
+sub start_reason
+{
+	my ($what) = @_;
+	return 'the generator starts (without the preload, at its first use after the server started or restarted after a crash)'
+	  if no_preload();
+	return ($what // '') eq 'restart'
+	  ? 'the server restarted after a crash' : 'the server started';
 }
 
 # Mint $count IDs on $node in one batch (waiting for the clock up to
