@@ -1,6 +1,6 @@
 # Copyright: see LICENSE
 #
-# 070_raised_lead.pl
+# 073_raised_lead.pl
 #	The fleet's largest lead reaches every copy (issue 44): a primary whose
 #	snowflake.max_drift_ms was raised (ALTER SYSTEM: neither replicated nor
 #	in an older backup's postgresql.auto.conf) after its standby and a

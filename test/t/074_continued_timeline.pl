@@ -1,6 +1,6 @@
 # Copyright: see LICENSE
 #
-# 071_continued_timeline.pl
+# 074_continued_timeline.pl
 #	A server that leaves recovery without a new timeline continues its
 #	predecessor's timeline, and with snowflake.node_id_span its node field:
 #	such a start is refused until its node id is confirmed or it is given

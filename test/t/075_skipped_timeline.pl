@@ -1,6 +1,6 @@
 # Copyright: see LICENSE
 #
-# 072_skipped_timeline.pl
+# 075_skipped_timeline.pl
 #	Node fields apart along a timeline's ancestry, whatever numbers were
 #	skipped (issue 44).  A restore drill that archives into the primary's
 #	WAL archive takes timeline 2; the real failover then goes to timeline
