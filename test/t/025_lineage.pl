@@ -45,12 +45,12 @@ if (no_preload())
 		'lost file, no preload: no state file before the first use');
 	stats($node);
 }
-ok( $node->log_contains(
-		qr/LOG:  snowflake IDs will resume past the clock plus 30000 ms, because there is no state file/,
+ok( log_appears($node,
+		qr/LOG:  snowflake IDs resume at \d+ ms past the clock, because \Q@{[ start_reason() ]}\E\n/,
 		$log_offset),
-	'lost file: the start (without the preload, the first use) logs the floor and why');
+	'lost file: the start (without the preload, the first use) applies the floor and logs why');
 ok(-f $node->data_dir . '/snowflake.state',
-	'lost file: the obligation is recorded in a new state file before any ID');
+	'lost file: the floor is in a new state file before any ID');
 is(first_above($node, $max), 't',
 	'lost file: the first ID is above every ID issued before');
 is(stats($node)->{waits}, 0, 'lost file: the first ID needed no wait (floor within the lead)');
@@ -136,7 +136,7 @@ is($sqlstate, '58000',
 	'larger primary lead: a call that cannot wait fails with 58000');
 like(
 	$stderr,
-	qr/ERROR:  58000: snowflake IDs are \d+ ms ahead of the system clock after a failover or restore\n(?:.*\n)*?DETAIL:  The first IDs after a failover, a restore or a lost state file are placed past any ID this data directory's history can have issued, by the largest lead it allowed \(30000 ms\); IDs may lead the clock by 1000 ms \(snowflake\.max_drift_ms\) and a call may wait 0 ms \(snowflake\.max_wait_ms\); no ID was issued\./,
+	qr/ERROR:  58000: snowflake IDs are \d+ ms ahead of the system clock after a failover\n(?:.*\n)*?DETAIL:  The first ID of every start, restore and failover is placed past any ID this data directory's history, or a copy of it, can have issued: past the clock plus the largest lead it allowed \(30000 ms\); IDs may lead the clock by 1000 ms \(snowflake\.max_drift_ms\) and a call may wait 0 ms \(snowflake\.max_wait_ms\); no ID was issued\./,
 	'larger primary lead: the error explains the floor');
 is(stats($standby)->{ids_issued}, 0, 'larger primary lead: nothing issued by the refused call');
 is(first_above($standby, $max), 't',

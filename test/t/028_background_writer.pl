@@ -69,7 +69,7 @@ ok( $node->poll_query_until('postgres',
 	'the writer applied the floor of a new data directory');
 ok( log_appears(
 		$node,
-		qr/LOG:  snowflake IDs resume at \d+ ms past the clock, because there is no state file/,
+		qr/LOG:  snowflake IDs resume at \d+ ms past the clock, because the server started\n/,
 		$log_offset),
 	'the floor is logged');
 my $st = stats($node);
@@ -344,7 +344,7 @@ $standby->promote;
 ok(defined writer_pid($standby), 'promoted, the standby runs a writer');
 ok( log_appears(
 		$standby,
-		qr/LOG:  snowflake IDs resume at \d+ ms past the clock, because the server starts in recovery/,
+		qr/LOG:  snowflake IDs resume at \d+ ms past the clock, because the server was promoted \(the state file records another timeline\)\n/,
 		$log_offset),
 	'the writer applied the floor after the promotion');
 $st = stats($standby);

@@ -27,7 +27,8 @@ my %settings = (
 	'snowflake.node_id_span' => 2,
 	'snowflake.max_drift_ms' => '30s',
 	'snowflake.max_wait_ms' => '10s',
-	wal_log_hints => 'on');
+	wal_log_hints => 'on',
+	wal_keep_size => '256MB');
 
 # The IDs $node mints now in a batch of $count, written to a new file
 # (empty if the call fails): the file, and the call's SQLSTATE.
