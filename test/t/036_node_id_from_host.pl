@@ -147,16 +147,16 @@ my $env = start_snowflake_node(
 	},
 	start => 0);
 {
-	local $ENV{SF_TEST_MEMBER} = 'cluster-5';
+	local $ENV{SF_TEST_MEMBER} = '5';
 	$env->start;
 }
 $env->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 is($env->safe_psql('postgres', 'SELECT snowflake_node_id(snowflake_nextval())'),
-	'20', 'env:SF_TEST_MEMBER = cluster-5, span 4: node id 5 * 4 = 20');
-is(derivation($env), '20|20|4|env:SF_TEST_MEMBER cluster-5|ready',
+	'20', 'env:SF_TEST_MEMBER = 5, span 4: node id 5 * 4 = 20');
+is(derivation($env), '20|20|4|env:SF_TEST_MEMBER 5|ready',
 	'snowflake_stats: node id 20 from the environment variable');
 ok( $env->log_contains(
-		qr/LOG:  snowflake node id 20 derived from the environment variable "SF_TEST_MEMBER" \("cluster-5"\)\n/),
+		qr/LOG:  snowflake node id 20 derived from the environment variable "SF_TEST_MEMBER" \("5"\)\n/),
 	'the log names the variable and its value');
 $env->stop;
 
@@ -242,6 +242,66 @@ foreach my $case (@errors)
 			qr/FATAL:  \Q$message\E\n.*DETAIL:  \Q$detail\E\n.*HINT:  Correct the settings, or the host name or environment the server starts with, and start the server again\./,
 			$offset),
 		"$what: the log says why");
+}
+
+# An environment variable's value is the member number itself: digits
+# only.  A sign, a space or a name is refused (in 1.2 the digits that ended
+# it were read: "-1" became member 1, another member's node id), and an
+# empty value is told from one that is not set.
+foreach my $case (
+	[ 'a minus sign', '-1' ], [ 'a plus sign', '+3' ], [ 'a leading space', ' 3' ],
+	[ 'a trailing space', '3 ' ], [ 'a name', 'cluster-5' ], [ 'empty', '' ])
+{
+	my ($what, $value) = @$case;
+	my $detail = $value eq ''
+	  ? 'The environment variable "SF_TEST_MEMBER" is empty for the server.'
+	  : qq{The environment variable "SF_TEST_MEMBER" ("$value") is not a member number: its value must be digits only, with no sign and no spaces.};
+	my $message = 'invalid value for parameter "snowflake.node_id_from": "env:SF_TEST_MEMBER"';
+	write_conf_file($bad, $node_conf, %$derive, 'snowflake.node_id_from' => 'env:SF_TEST_MEMBER');
+	local $ENV{SF_TEST_MEMBER} = $value;
+	if (no_preload())
+	{
+		$bad->start;
+		$bad->safe_psql('postgres', 'CREATE EXTENSION IF NOT EXISTS snowflake');
+		is(error_report($bad, 'SELECT snowflake_nextval()'),
+			"22023: $message\nDETAIL:  $detail",
+			"no preload: env:NAME with $what: the first call fails, saying why");
+		$bad->stop;
+		next;
+	}
+	my $offset = -s $bad->logfile;
+	ok(!$bad->start(fail_ok => 1), "env:NAME with $what: the server does not start");
+	ok( $bad->log_contains(
+			qr/FATAL:  \Q$message\E\n.*DETAIL:  \Q$detail\E\n/, $offset),
+		"env:NAME with $what: the log says why");
+}
+
+# How a host name gives its number, and names that give the same one: the
+# start's log says both.
+foreach my $case (
+	[ 'ip-10-0-1-12', 12,
+		'The host name\'s first label "ip-10-0-1-12" ends in the digits "12": member number 12.',
+		'Only the digits that end the first label count: any name that ends in "12" gives member number 12 too, whatever digits come before ("ip-10-0-1-12" has other digits).' ],
+	[ 'db-01', 1,
+		'The host name\'s first label "db-01" ends in the digits "01": member number 1.',
+		'Leading zeros do not count: "db-1" gives member number 1 too.' ])
+{
+	my ($host, $number, $mapping, $alike) = @$case;
+	write_conf_file($bad, $node_conf, 'snowflake.node_id_from' => 'hostname',
+		'snowflake.node_id_count' => 64);
+	set_hostname($bad, $host);
+	my $offset = -s $bad->logfile;
+	$bad->start;
+	$bad->safe_psql('postgres', 'SELECT count(*) FROM snowflake_stats') if no_preload();
+	ok( $bad->log_contains(
+			qr/LOG:  snowflake node id $number derived from the host name "$host"\n[^\n]*DETAIL:  \Q$mapping\E Member number $number plus/,
+			$offset),
+		"host name $host: the log says how it gives member number $number");
+	ok( $bad->log_contains(
+			qr/WARNING:  other host names give the same snowflake member number as the host name "$host"\n[^\n]*DETAIL:  \Q$alike\E\n[^\n]*HINT:  Give every member of the cluster a host name that ends in its own number, written the same way \(no leading zeros\), or derive the node id from an environment variable \("env:NAME"\)\./,
+			$offset),
+		"host name $host: and warns about the names that give it too");
+	$bad->stop;
 }
 
 # A value the setting does not accept: its check hook says why, and the
