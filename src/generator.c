@@ -344,25 +344,20 @@ sf_try_issue(SnowflakeShared *s, int64 now, int64 count, int64 drift,
  *		Raise the error for a call refused by the lead a floor put IDs at:
  *		the first ID of every start lies past the clock plus the history's
  *		largest lead, and the highest floor is recorded with its causes
- *		(reservation.c), so the error names them, also after a restart.
+ *		(reservation.c), so the error names a restore or a failover whose
+ *		floor still holds, also after a restart.
  */
 static pg_noinline void
 sf_refuse_floor(const SnowflakeShared *s, int64 behind, int64 drift)
 {
 	int			causes = s->recorded_floor_cause;
-	char		after[64];
 
-	snprintf(after, sizeof(after), "%s%s%s",
-			 (causes & SNOWFLAKE_FLOOR_RESTORE) ? "a restore" :
-			 (causes & SNOWFLAKE_FLOOR_FAILOVER) ? "a failover" : "a start",
-			 (causes & (SNOWFLAKE_FLOOR_RESTORE | SNOWFLAKE_FLOOR_FAILOVER)) &&
-			 (causes & SNOWFLAKE_FLOOR_START) ? " and " : "",
-			 (causes & (SNOWFLAKE_FLOOR_RESTORE | SNOWFLAKE_FLOOR_FAILOVER)) &&
-			 (causes & SNOWFLAKE_FLOOR_START) ? "a restart" : "");
 	ereport(ERROR,
 			(errcode(ERRCODE_SYSTEM_ERROR),
 			 errmsg("snowflake IDs are %lld ms ahead of the system clock after %s",
-					(long long) behind, after),
+					(long long) behind,
+					(causes & SNOWFLAKE_FLOOR_RESTORE) ? "a restore" :
+					(causes & SNOWFLAKE_FLOOR_FAILOVER) ? "a failover" : "a start"),
 			 errdetail("The first ID of every start, restore and failover is placed past any ID this data directory's history, or a copy of it, can have issued: past the clock plus the largest lead it allowed (%lld ms); IDs may lead the clock by %d ms (%s) and a call may wait %d ms (%s); no ID was issued.",
 					   (long long) s->max_lead_ms, (int) drift,
 					   "snowflake.max_drift_ms", snowflake_max_wait_ms,

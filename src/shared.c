@@ -609,9 +609,33 @@ sf_start_request(const SnowflakeShared *s, const SnowflakeStateFile *f,
 	if (!snowflake_confirm_restore_enabled)
 		return NULL;
 	why = sf_restore_start();
-	if (why == NULL && have_file && f->place != 0 && f->place != s->place)
+	if (why == NULL && have_file && f->place != 0 && f->place != s->place &&
+		access(STANDBY_SIGNAL_FILE, F_OK) != 0)
 		why = "This data directory was copied or moved: its state file was written at another path.";
 	return why;
+}
+
+/*
+ * sf_record_standby_place
+ *		A standby is a copy at another path by design: at its first start
+ *		there, its state file (its primary's) is made to record this path,
+ *		so that after its promotion a restart is not taken for a copy's
+ *		start (sf_start_request).  A failed write is only logged: the request
+ *		it would cause can be confirmed.
+ */
+static void
+sf_record_standby_place(SnowflakeShared *s, SnowflakeStateFile *f)
+{
+	SfWriteFailure failure;
+
+	if (!s->preloaded || sf_pm_loaded || f->place == s->place ||
+		access(STANDBY_SIGNAL_FILE, F_OK) != 0)
+		return;
+	f->place = s->place;
+	snowflake_state_seal(f);
+	if (!snowflake_state_write(f, &failure))
+		snowflake_report_write_failure(LOG, &failure,
+									   "A standby's state file records where its data directory is; until it does, a restart after a promotion with \"snowflake.confirm_restore\" on asks for the node id to be confirmed.");
 }
 
 /*
@@ -825,6 +849,8 @@ sf_load_state(SnowflakeShared *s)
 	request = sf_check_restored_node(s, &f, got > 0);
 	if (request != NULL)
 		sf_record_request(s, &f, request);
+	else if (got > 0 && !differs)
+		sf_record_standby_place(s, &f);
 }
 
 /*

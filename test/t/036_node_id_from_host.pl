@@ -75,7 +75,7 @@ is($member->safe_psql('postgres',
 is(derivation($member), '14|14|2|hostname pg-3|ready',
 	'snowflake_stats: node id 14, in use, span 2, from the host name pg-3');
 ok( $member->log_contains(
-		qr/LOG:  snowflake node id 14 derived from the host name "pg-3"\n.*DETAIL:  Member number 3 times "snowflake\.node_id_span" = 2, plus "snowflake\.node_id_base" = 8: this server takes node ids 14 to 15, one per timeline, of the cluster's 8 to 23 \("snowflake\.node_id_count" = 16\)\./
+		qr/LOG:  snowflake node id 14 derived from the host name "pg-3"\n.*DETAIL:  The host name's first label "pg-3" ends in the digits "3": member number 3\. Member number 3 times "snowflake\.node_id_span" = 2, plus "snowflake\.node_id_base" = 8: this server takes node ids 14 to 15, one per timeline, of the cluster's 8 to 23 \("snowflake\.node_id_count" = 16\)\./
 	),
 	'the log says where the node id came from and which node ids the server takes');
 
@@ -131,9 +131,13 @@ is($fqdn->safe_psql('postgres', 'SELECT snowflake_node_id(snowflake_nextval())')
 is(derivation($fqdn), '107|107|1|hostname db-007.example.com|ready',
 	'snowflake_stats: node id 107 from the host name db-007.example.com');
 ok( $fqdn->log_contains(
-		qr/LOG:  snowflake node id 107 derived from the host name "db-007\.example\.com"\n.*DETAIL:  Member number 7 plus "snowflake\.node_id_base" = 100: this server takes node id 107 of the cluster's 100 to 109 \("snowflake\.node_id_count" = 10\)\./
+		qr/LOG:  snowflake node id 107 derived from the host name "db-007\.example\.com"\n.*DETAIL:  The host name's first label "db-007" ends in the digits "007": member number 7\. Member number 7 plus "snowflake\.node_id_base" = 100: this server takes node id 107 of the cluster's 100 to 109 \("snowflake\.node_id_count" = 10\)\./
 	),
 	'span 1: the log names the one node id');
+ok( $fqdn->log_contains(
+		qr/WARNING:  other host names give the same snowflake member number as the host name "db-007\.example\.com"\n[^\n]*DETAIL:  Leading zeros do not count: "db-7" gives member number 7 too\./
+	),
+	'and warns that leading zeros do not count');
 $fqdn->stop;
 
 # --- From an environment variable of the postmaster ---

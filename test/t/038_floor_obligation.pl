@@ -1,8 +1,8 @@
 # Copyright: see LICENSE
 #
 # 038_floor_obligation.pl
-#	A floor, once owed, is never forgotten: restores and copies of a data
-#	directory never reissue an ID.
+#	The floor is owed at every start and never forgotten: restores and
+#	copies of a data directory never reissue an ID.
 #
 # Every server here allows IDs to lead its clock by 60 s, and the primary
 # mints batches of a million IDs (each a run of consecutive IDs of its node,
@@ -10,21 +10,25 @@
 # copy is started in its place, and its IDs are compared with the
 # primary's: none may be equal.
 #  - A base backup started as a primary while the state file cannot be
-#    written (the fault shim: "open EACCES"): its calls are refused, its
-#    recovery renames backup_label; stopped, the cause removed, started
-#    again, it mints: no key shared with the primary (issue 41).
+#    written (the fault shim: "open EACCES"): with the preload such a start
+#    continues the primary's timeline, so it asks for its node id to be
+#    confirmed, and a request that cannot be recorded keeps the server from
+#    starting; without the preload its calls are refused.  The cause
+#    removed, it starts (confirmed, as the primary is lost) and mints: no
+#    key shared with the primary (issue 41, issue 44).
 #  - The same with a standby built from the backup, its first start failing
-#    the same way, later started as a primary without standby.signal.
+#    to write the file, later started as a primary without standby.signal.
 #  - A volume snapshot: the whole server stopped with SIGSTOP while it
 #    inserts under load, its data directory copied (an atomic, crash-
 #    consistent image, as a disk snapshot takes), then the server goes on
 #    and is lost; the copy restored in place mints: no key shared, and the
-#    log says why the floor applies (issue 36).
-#  - A crash (the postmaster killed with SIGKILL) applies the floor; a
-#    clean restart, busy or idle, does not (with the preload).
-# In the no-preload pass (17 and later) the same holds: without the preload
-# every server start applies the floor at the first use, since a start
-# cannot be seen.
+#    log says the floor applies (issue 36).
+#  - A crash (the postmaster killed with SIGKILL), a clean restart, busy or
+#    idle: each applies the floor (issue 44: one rule at every start).
+#  - State files of 1.0, 1.1 and 1.2 are read, and replaced by the current
+#    format at the first write.
+# In the no-preload pass (17 and later) the same holds, the lead capped at
+# 1 s (docs/deployment/no-preload.md).
 
 use strict;
 use warnings;
@@ -37,7 +41,8 @@ use IPC::Run;
 use Time::HiRes;
 use File::Path ();
 
-my $lead = 60000;
+# Without the preload the lead is capped at 1 s.
+my $lead = no_preload() ? 1000 : 60000;
 my %settings = (
 	'snowflake.max_drift_ms' => $lead,
 	'snowflake.max_wait_ms' => '5s',
@@ -87,24 +92,12 @@ SELECT (SELECT count(*) FROM minted m JOIN (VALUES $values) r(lo, hi)
 	(SELECT min(x) > $max FROM minted)});
 }
 
-# Why the floor applies, as the log says, at a start that is not known
-# (without the preload, every start).
-my $unknown_start =
-  'the state file was written before this server started (without the preload, how a server started is not known)';
-
-# The whole message of a floor that could not be recorded, for $reason.
-sub unrecorded_floor
-{
-	my ($reason) = @_;
-	return qr/LOG:  could not create file "snowflake\.state\.tmp": Permission denied\n[^\n]*DETAIL:  The snowflake floor of this start \($lead ms past the clock, because \Q$reason\E\) could not be recorded in the state file\. No ID is issued below it: calls that issue IDs write it first, and fail while the file cannot be written\. It stays owed across restarts and crashes until it is written\.\n[^\n]*HINT:  Make the state file in the data directory writable by the server again \(permissions, free space, the disk\); generation then resumes by itself, with no restart\./;
-}
-
 # The reason a floor line of $node's log from $offset gives, or ''.
 sub floor_reason
 {
 	my ($node, $offset) = @_;
 	my $log = slurp_file($node->logfile, $offset);
-	return $log =~ /LOG:  snowflake IDs will resume past the clock plus $lead ms, because ([^\n]*)/
+	return $log =~ /LOG:  snowflake IDs resume at \d+ ms past the clock, because ([^\n]*)/
 	  ? $1 : '';
 }
 
@@ -131,55 +124,43 @@ $primary->backup('before_batches');
 # A base backup started as a primary while the state file cannot be written
 # ---------------------------------------------------------------------------
 
+# The request to confirm the node id of a start without a new timeline
+# cannot be recorded: the server does not start, and says why.
+my $continued =
+  'This server started from a base backup (backup_label) without standby.signal or recovery.signal: it leaves recovery without a new timeline, continuing the timeline of the server it was copied from.';
 set_fault('open EACCES');
 my $restored = start_snowflake_node('restored',
 	from_backup => [ $primary, 'before_batches' ],
-	with => 'shim');
-$restored->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
-  or die 'the restored backup did not leave recovery';
-my ($sqlstate, $stderr) = sql_error($restored, 'SELECT snowflake_nextval()');
-is($sqlstate, '42501', 'restored, state file unwritable: snowflake_nextval() is refused');
-like($stderr, qr/could not create file "snowflake\.state\.tmp": Permission denied/,
-	'with the reason');
-ok( $restored->log_contains(
-		unrecorded_floor(no_preload() ? $unknown_start : 'the server starts from a base backup')),
-	'the log says the floor could not be recorded, and what to do');
-ok(!-e $restored->data_dir . '/backup_label' && -e $restored->data_dir . '/backup_label.old',
-	'its recovery renamed backup_label');
-$restored->stop;
+	start => 0);
+my ($sqlstate, $stderr);
+if (no_preload())
+{
+	start_with_shim($restored);
+	$restored->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+	  or die 'the restored backup did not leave recovery';
+	($sqlstate, $stderr) = sql_error($restored, 'SELECT snowflake_nextval()');
+	is($sqlstate, '42501', 'restored, state file unwritable: snowflake_nextval() is refused');
+	like($stderr, qr/could not create file "snowflake\.state\.tmp": Permission denied/,
+		'with the reason');
+	$restored->stop;
+}
+else
+{
+	my $offset = -s $restored->logfile;
+	ok(!start_with_shim($restored, fail_ok => 1),
+		'restored without recovery.signal, state file unwritable: the server does not start');
+	like(slurp_file($restored->logfile, $offset),
+		qr/FATAL:  could not create file "snowflake\.state\.tmp": Permission denied\n[^\n]*DETAIL:  \Q$continued\E It mints nothing until its node id is confirmed, and the state file must record that before recovery removes what tells such a start, so the server does not start\./,
+		'and says why');
+	ok(-e $restored->data_dir . '/backup_label', 'backup_label stays for the next start');
+}
 
-# Another copy of the backup, started the same way, then crashed (a backend
-# killed: shared memory re-initialised) while the file is still unwritable:
-# the floor is still owed, calls still refused.
-my $healed = start_snowflake_node('healed',
-	from_backup => [ $primary, 'before_batches' ],
-	with => 'shim');
-$healed->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
-  or die 'the restored backup did not leave recovery';
-first_use($healed);
-my $victim = $healed->background_psql('postgres');
-my $victim_pid = $victim->query_safe('SELECT pg_backend_pid()');
-my $offset = -s $healed->logfile;
-kill('KILL', $victim_pid) or die "could not kill $victim_pid";
-$healed->wait_for_log(qr/all server processes terminated; reinitializing/, $offset);
-eval { $victim->quit };
-$healed->poll_query_until('postgres', 'SELECT true') or die 'the copy did not come back';
-first_use($healed);
-ok( $healed->log_contains(
-		unrecorded_floor(no_preload() ? $unknown_start : 'the server starts from a base backup'),
-		$offset),
-	'after a crash re-initialisation the floor is still owed, and its write tried again');
-is((sql_error($healed, 'SELECT snowflake_nextval()'))[0],
-	'42501', 'and calls are still refused');
-
-# The standby: its first start fails to write the state file the same way.
+# The standby: its first start fails to write the state file the same way
+# (nothing asks it to: it writes nothing in recovery).
 my $standby = start_snowflake_node('standby',
 	from_backup => [ $primary, 'before_batches', has_streaming => 1 ],
 	with => 'shim');
 first_use($standby);
-ok( $standby->log_contains(qr/could not create file "snowflake\.state\.tmp": Permission denied/),
-	'the standby could not write the state file at its first start'
-	  . (no_preload() ? ' (its first use)' : ''));
 
 # The primary goes on: 16 batches, far ahead of the clock.
 my $ranges = batches($primary, 16);
@@ -189,21 +170,22 @@ $primary->stop;
 $standby->stop;
 set_fault();
 
-# The cause removed while the copy runs: it mints with no restart.
-is(shared_with($healed, 1, $ranges, undef, $primary_max), '0|t',
-	'a copy whose floor could not be written, cause removed: it mints with no restart, no key shared');
-like( slurp_file($healed->logfile, $offset),
-	qr/LOG:  snowflake IDs resume at \d+ ms past the clock, because \Q@{[ no_preload() ? $unknown_start : 'the server starts from a base backup' ]}\E/,
-	'its first call applied the floor');
-$healed->stop;
-
-$offset = -s $restored->logfile;
+# The cause removed, the primary lost: the restored backup starts; with the
+# preload it asks for its node id, which the operator confirms.
+my $offset = -s $restored->logfile;
 $restored->start;
+$restored->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+  or die 'the restored backup did not leave recovery';
+if (!no_preload())
+{
+	like(error_report($restored, 'SELECT snowflake_nextval()'),
+		qr/^55000: snowflake node id 1 is not confirmed after leaving recovery without a new timeline\nDETAIL:  \Q$continued\E/,
+		'started again: it asks for its node id to be confirmed');
+	$restored->safe_psql('postgres', 'SELECT snowflake_confirm_restore(1)');
+}
 is(shared_with($restored, 1, $ranges, undef, $primary_max), '0|t',
 	'restored, stopped, cause removed, started again: no key shared with the primary');
-is( floor_reason($restored, $offset),
-	no_preload() ? $unknown_start : 'the state file was not written at the server\'s last shutdown',
-	'the floor is logged with why');
+is(floor_reason($restored, $offset), start_reason(), 'the floor is logged with why');
 $restored->stop;
 
 unlink($standby->data_dir . '/standby.signal') or die "standby.signal: $!";
@@ -211,11 +193,10 @@ $offset = -s $standby->logfile;
 $standby->start;
 is($standby->safe_psql('postgres', 'SELECT pg_is_in_recovery()'), 'f',
 	'the former standby runs as a primary, without a promotion');
+$standby->safe_psql('postgres', 'SELECT snowflake_confirm_restore(1)') unless no_preload();
 is(shared_with($standby, 1, $ranges, undef, $primary_max), '0|t',
-	'former standby started as a primary: no key shared with the primary');
-is( floor_reason($standby, $offset),
-	no_preload() ? $unknown_start : 'the server was in recovery when it was last shut down',
-	'the floor is logged with why');
+	'former standby started as a primary (its node id confirmed): no key shared with the primary');
+is(floor_reason($standby, $offset), start_reason(), 'the floor is logged with why');
 $standby->stop;
 
 # ---------------------------------------------------------------------------
@@ -268,14 +249,10 @@ $primary->start;
 is(shared_with($primary, 1, $snap_ranges, $ids_file, $snap_max), '0|t',
 	'volume snapshot restored in place: no key shared with what the server issued after it');
 first_use($primary);
-is( floor_reason($primary, $offset),
-	no_preload()
-	? $unknown_start
-	: 'the server was not shut down cleanly (after a crash, or from a copy of a running server\'s data directory)',
-	'the floor is logged with why');
+is(floor_reason($primary, $offset), start_reason(), 'the floor is logged with why');
 
 # ---------------------------------------------------------------------------
-# Crash, clean restart, idle clean restart
+# Crash, clean restart, idle clean restart: every start applies the floor
 # ---------------------------------------------------------------------------
 
 my $max = $primary->safe_psql('postgres', 'SELECT snowflake_nextval()');
@@ -283,9 +260,7 @@ $primary->kill9;
 $offset = -s $primary->logfile;
 start_after_kill9($primary);
 first_use($primary);
-is( floor_reason($primary, $offset),
-	no_preload() ? $unknown_start
-	: 'the server was not shut down cleanly (after a crash, or from a copy of a running server\'s data directory)',
+is(floor_reason($primary, $offset), start_reason(),
 	'after the postmaster was killed, the floor applies');
 is(first_above($primary, $max), 't', 'and the first ID is above');
 
@@ -295,24 +270,15 @@ foreach my $what ('busy', 'idle')
 	$offset = -s $primary->logfile;
 	$primary->restart;
 	first_use($primary);
-	if (no_preload())
-	{
-		is(floor_reason($primary, $offset), $unknown_start,
-			"$what clean restart without the preload: the floor applies at the first use");
-	}
-	else
-	{
-		is(floor_reason($primary, $offset), '', "$what clean restart: no floor");
-	}
+	is(floor_reason($primary, $offset), start_reason(),
+		"$what clean restart: the floor applies, as at every start");
 }
 
 # ---------------------------------------------------------------------------
-# A state file of snowflake 1.0 or 1.1, after a clean shutdown
+# State files of snowflake 1.0, 1.1 and 1.2, after a clean shutdown
 # ---------------------------------------------------------------------------
 
-# Neither recorded the shutdown it was written at: the first start of this
-# version applies the floor once, then trusts its own clean shutdowns.
-foreach my $version (1, 2)
+foreach my $version (1, 2, 3)
 {
 	$max = $primary->safe_psql('postgres', 'SELECT snowflake_nextval()');
 	$primary->stop;
@@ -322,17 +288,9 @@ foreach my $version (1, 2)
 	$offset = -s $primary->logfile;
 	$primary->start;
 	is(first_above($primary, $max), 't', "version $version file: the server starts, and its first ID is above");
-	is( floor_reason($primary, $offset),
-		no_preload() ? $unknown_start
-		: "the state file was not written at the server's last shutdown",
-		"version $version file: the floor applies once");
-	$offset = -s $primary->logfile;
-	$primary->restart;
-	first_use($primary);
-	is(read_state($primary)->{version}, 3, "version $version file: replaced by the current format");
-	is(floor_reason($primary, $offset), no_preload() ? $unknown_start : '',
-		"version $version file: the next clean restart "
-		  . (no_preload() ? 'applies the floor as always without the preload' : 'has no floor'));
+	is(floor_reason($primary, $offset), start_reason(),
+		"version $version file: the floor applies");
+	is(read_state($primary)->{version}, 4, "version $version file: replaced by the current format");
 }
 $primary->stop;
 

@@ -4,9 +4,9 @@
 #	A restored copy that runs beside its original: what happens when it
 #	keeps the original's node id, and the safeguard that stops it.
 #
-# A base backup of a primary that claimed its node id is started as a
-# primary while the original keeps running (a staging copy, a second
-# region), and both insert under load for 10 s:
+# A base backup of a primary that claimed its node id is restored (archive
+# recovery) and runs as a primary while the original keeps running (a
+# staging copy, a second region), and both insert under load for 10 s:
 #  - with the original's node id: the copy mints keys equal to the
 #    original's (the test counts them), and nothing notices: both have the
 #    same system identifier, so the copy's claim of the node id is the
@@ -14,11 +14,14 @@
 #    claim row applied to the original (as replication would) is taken
 #    silently; both servers' stats say "ready";
 #  - given its own node id before its first start (docs/operations.md):
-#    no key in common.
+#    no key in common;
+#  - a base backup started as a primary without recovery.signal continues
+#    the original's timeline: it refuses to generate until its node id is
+#    confirmed, whatever snowflake.confirm_restore says (issue 44).
 # With snowflake.confirm_restore on (set by ALTER SYSTEM, so every copy of
 # the data directory carries it):
-#  - a base backup started as a primary, and a point-in-time recovery
-#    (recovery.signal), with the original's node id refuse to generate
+#  - a restore (recovery.signal), to its end or to a point in time, with
+#    the original's node id refuses to generate
 #    (55000, whole message), also after a restart, until a superuser runs
 #    snowflake_confirm_restore() with the node id they mint with (another
 #    one is refused: 22023); then they generate;
@@ -113,10 +116,10 @@ SELECT count(*) FROM t JOIN other USING (id)});
 # the place of the original's segments of the same names).
 my %no_archive = (archive_mode => 'off');
 my $same = start_snowflake_node('same_node_copy',
-	from_backup => [ $origin, 'copy' ],
+	from_backup => [ $origin, 'copy', has_restoring => 1, standby => 0 ],
 	settings => \%no_archive);
 my $own = start_snowflake_node('own_node_copy',
-	from_backup => [ $origin, 'copy' ],
+	from_backup => [ $origin, 'copy', has_restoring => 1, standby => 0 ],
 	node_id => 4,
 	settings => \%no_archive);
 $_->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
@@ -156,6 +159,18 @@ is(join('|', map { stats($_)->{status} } $origin, $same),
 	'ready|ready', 'both servers\' stats say "ready"');
 $_->stop foreach $same, $own;
 
+# Started without recovery.signal, the same base backup continues the
+# original's timeline: it waits for its node id to be confirmed.
+my $continued = start_snowflake_node('continued_copy',
+	from_backup => [ $origin, 'copy' ],
+	settings => \%no_archive);
+$continued->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+  or die 'the copy did not leave recovery';
+like(error_report($continued, 'INSERT INTO t (v) VALUES (1)'),
+	qr/^55000: snowflake node id 3 is not confirmed after leaving recovery without a new timeline\nDETAIL:  This server started from a base backup \(backup_label\) without standby\.signal or recovery\.signal: /,
+	'a base backup started without recovery.signal refuses to generate, whatever snowflake.confirm_restore says');
+$continued->stop;
+
 # ---------------------------------------------------------------------------
 # The safeguard: snowflake.confirm_restore
 # ---------------------------------------------------------------------------
@@ -179,13 +194,13 @@ my $refused = sub {
 };
 
 my $restored = start_snowflake_node('guarded_backup',
-	from_backup => [ $origin, 'guarded' ],
+	from_backup => [ $origin, 'guarded', has_restoring => 1, standby => 0 ],
 	settings => \%no_archive);
 $restored->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
   or die 'the copy did not leave recovery';
 is(error_report($restored, 'INSERT INTO t (v) VALUES (3)'),
-	$refused->('from a base backup (backup_label)'),
-	'a base backup started as a primary refuses to generate, saying why and what to do');
+	$refused->('in archive recovery (recovery.signal)'),
+	'a restore refuses to generate, saying why and what to do');
 is(stats($restored)->{status}, 'node id not confirmed', 'its stats say so');
 $restored->restart;
 is(error_report($restored, 'SELECT snowflake_nextval()'),
@@ -196,12 +211,12 @@ is(error_report($restored, 'SELECT snowflake_nextval()'),
 is( error_report($restored, 'SELECT snowflake_confirm_restore(4)'),
 	"22023: snowflake node id 4 is not the one this server mints with\n"
 	  . "DETAIL:  This server mints with node id 3.\n"
-	  . 'HINT:  If this server runs beside the one it was restored from, give it its own "snowflake.node_id" and restart it instead.',
+	  . 'HINT:  If this server runs beside the one it was copied from, give it its own "snowflake.node_id" and restart it instead.',
 	'confirming another node id is refused');
 my $offset = -s $restored->logfile;
 is($restored->safe_psql('postgres', 'SELECT snowflake_confirm_restore(3)'),
 	'3', 'a superuser confirms the node id');
-ok($restored->log_contains(qr/LOG:  snowflake node id 3 confirmed after a restore/, $offset),
+ok($restored->log_contains(qr/LOG:  snowflake node id 3 confirmed\n/, $offset),
 	'the log says so');
 is($restored->safe_psql('postgres', 'INSERT INTO t (v) VALUES (3) RETURNING snowflake_node_id(id)'),
 	'3', 'then it generates');
@@ -210,11 +225,11 @@ is($restored->safe_psql('postgres', 'SELECT snowflake_node_id(snowflake_nextval(
 	'3', 'and goes on after a restart');
 is( error_report($restored, 'SELECT snowflake_confirm_restore(3)'),
 	"55000: no restored snowflake node id to confirm\n"
-	  . 'DETAIL:  Generation is not waiting for a confirmation of the node id: "snowflake.confirm_restore" is off, this server did not start from a restore, or its node id was confirmed already.',
+	  . 'DETAIL:  Generation is not waiting for a confirmation of the node id: this server did not start from a restore with "snowflake.confirm_restore" on, nor leave recovery without a new timeline, or its node id was confirmed already.',
 	'there is nothing to confirm any more');
 $restored->stop;
 
-# Point-in-time recovery to the restore point (recovery.signal).
+# Point-in-time recovery to the restore point.
 my $pitr = start_snowflake_node('guarded_pitr',
 	from_backup => [ $origin, 'guarded', has_restoring => 1, standby => 0 ],
 	settings => {
@@ -234,7 +249,7 @@ $pitr->stop;
 
 # A copy given its own node id before its first start: nothing to confirm.
 my $renamed = start_snowflake_node('guarded_own_node',
-	from_backup => [ $origin, 'guarded' ],
+	from_backup => [ $origin, 'guarded', has_restoring => 1, standby => 0 ],
 	node_id => 5,
 	settings => \%no_archive);
 $renamed->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
@@ -252,7 +267,7 @@ my $refused_since =
   . "DETAIL:  This server started from a restore, and its node id has not been confirmed since. A restored copy that runs beside its original with the same node id mints the same keys (\"snowflake.confirm_restore\" is on).\n"
   . 'HINT:  If this server replaces the one it was restored from, have a superuser run SELECT snowflake_confirm_restore(3); if it runs beside it, give it its own "snowflake.node_id" and restart it.';
 my $must_record =
-  'With "snowflake.confirm_restore" on, it mints nothing until its node id is confirmed, and the state file must record that before recovery removes the file that tells a restore, so the server does not start.';
+  'It mints nothing until its node id is confirmed, and the state file must record that before recovery removes what tells such a start, so the server does not start.';
 
 # Kill a backend of $node, so that the postmaster re-initialises shared
 # memory, and wait until it is back.
@@ -270,23 +285,24 @@ sub crash_reinit
 }
 
 # The state file cannot be written at the restore's start: the request
-# cannot be recorded before recovery renames backup_label, the only sign of
-# a restore.  The server does not start, and says why; started again once
-# the cause is removed, it waits for the confirmation.  (Before, it started,
-# refused to mint, lost the request with backup_label, and minted without a
-# confirmation after a restart or a crash re-initialisation.)
+# cannot be recorded before recovery removes recovery.signal (and renames
+# backup_label), the only signs of a restore.  The server does not start,
+# and says why; started again once the cause is removed, it waits for the
+# confirmation.  (In 1.1, it started, refused to mint, lost the request with
+# backup_label, and minted without a confirmation after a restart or a crash
+# re-initialisation.)
 set_fault('open EACCES');
 my $unwritable = start_snowflake_node('guarded_unwritable',
-	from_backup => [ $origin, 'guarded' ],
+	from_backup => [ $origin, 'guarded', has_restoring => 1, standby => 0 ],
 	settings => \%no_archive,
 	start => 0);
 my $started = start_with_shim($unwritable, fail_ok => 1);
 ok(!$started, 'a restore whose state file cannot be written does not start');
 ok( $unwritable->log_contains(
-		qr/FATAL:  could not create file "snowflake\.state\.tmp": Permission denied\n[^\n]*DETAIL:  This server started from a base backup \(backup_label\): a restore\. \Q$must_record\E\n[^\n]*HINT:  Make the state file in the data directory writable by the server again \(permissions, free space, the disk\), then start the server again\./
+		qr/FATAL:  could not create file "snowflake\.state\.tmp": Permission denied\n[^\n]*DETAIL:  This server started in archive recovery \(recovery\.signal\): a restore\. \Q$must_record\E\n[^\n]*HINT:  Make the state file in the data directory writable by the server again \(permissions, free space, the disk\), then start the server again\./
 	),
 	'and says why, and what to do');
-ok(-e $unwritable->data_dir . '/backup_label', 'its backup_label is still there');
+ok(-e $unwritable->data_dir . '/recovery.signal', 'its recovery.signal is still there');
 if ($started)
 {
 	$unwritable->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
@@ -298,7 +314,7 @@ start_with_shim($unwritable);
 $unwritable->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
   or die 'the copy did not leave recovery';
 is(error_report($unwritable, 'SELECT snowflake_nextval()'),
-	$refused->('from a base backup (backup_label)'),
+	$refused->('in archive recovery (recovery.signal)'),
 	'the cause removed, it starts from the restore, and waits for the confirmation');
 
 # The state file records the request: a crash re-initialisation while the
@@ -321,14 +337,14 @@ $unwritable->stop;
 # "Troubleshooting" says), it starts from the restore, and waits for the
 # confirmation.
 my $corrupt = start_snowflake_node('guarded_corrupt',
-	from_backup => [ $origin, 'guarded' ],
+	from_backup => [ $origin, 'guarded', has_restoring => 1, standby => 0 ],
 	settings => \%no_archive,
 	start => 0);
 write_raw($corrupt->data_dir . '/snowflake.state', 'not a state file');
 $started = $corrupt->start(fail_ok => 1);
 ok(!$started, 'a restore whose state file is unusable does not start');
 ok( $corrupt->log_contains(
-		qr/FATAL:  file "snowflake\.state" is corrupt \(wrong size\)\n[^\n]*DETAIL:  This server started from a base backup \(backup_label\): a restore\. \Q$must_record\E An unusable state file is left as it is\.\n[^\n]*HINT:  See the section "Troubleshooting" of the snowflake README before removing the state file, then start the server again\./
+		qr/FATAL:  file "snowflake\.state" is corrupt \(wrong size\)\n[^\n]*DETAIL:  This server started in archive recovery \(recovery\.signal\): a restore\. \Q$must_record\E An unusable state file is left as it is\.\n[^\n]*HINT:  See the section "Troubleshooting" of the snowflake README before removing the state file, then start the server again\./
 	),
 	'and says why, and what to do');
 if ($started)
@@ -342,7 +358,7 @@ $corrupt->start;
 $corrupt->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
   or die 'the copy did not leave recovery';
 is(error_report($corrupt, 'SELECT snowflake_nextval()'),
-	$refused->('from a base backup (backup_label)'),
+	$refused->('in archive recovery (recovery.signal)'),
 	'the file removed, it starts from the restore, and waits for the confirmation');
 $corrupt->stop;
 
@@ -351,7 +367,7 @@ $corrupt->stop;
 # back, the request is still there.
 my $layout_error = qr/^55000: snowflake epoch or layout differs from the one recorded in "snowflake\.state"\n/;
 my $epoch = start_snowflake_node('guarded_epoch',
-	from_backup => [ $origin, 'guarded' ],
+	from_backup => [ $origin, 'guarded', has_restoring => 1, standby => 0 ],
 	settings => { %no_archive, 'snowflake.epoch' => '2023-01-01 00:00:00+00' });
 $epoch->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
   or die 'the copy did not leave recovery';
@@ -369,13 +385,13 @@ $epoch->stop;
 # The same, the configured epoch adopted instead: the adoption lifts the
 # layout's refusal only.
 my $adopted = start_snowflake_node('guarded_adopted',
-	from_backup => [ $origin, 'guarded' ],
+	from_backup => [ $origin, 'guarded', has_restoring => 1, standby => 0 ],
 	settings => { %no_archive, 'snowflake.epoch' => '2023-01-01 00:00:00+00' });
 $adopted->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
   or die 'the copy did not leave recovery';
 $adopted->safe_psql('postgres', 'SELECT snowflake_adopt_layout()');
 is(error_report($adopted, 'SELECT snowflake_nextval()'),
-	$refused->('from a base backup (backup_label)'),
+	$refused->('in archive recovery (recovery.signal)'),
 	'the configured epoch adopted: it still waits for the confirmation');
 $adopted->restart;
 is(error_report($adopted, 'SELECT snowflake_nextval()'),

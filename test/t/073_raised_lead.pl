@@ -66,6 +66,17 @@ $primary->poll_query_until('postgres',
 	"SELECT last_archived_wal >= '$walfile' FROM pg_stat_archiver")
   or die 'the WAL was not archived';
 $primary->wait_for_catchup($standby);
+
+# A standby that starts with a lower lead than its history's says so.
+unless (no_preload())
+{
+	my $offset = -s $standby->logfile;
+	$standby->restart;
+	like(slurp_file($standby->logfile, $offset),
+		qr/LOG:  "snowflake\.max_drift_ms" \(1000 ms\) is lower than the largest lead over the clock in this data directory's history \($raised ms\)/,
+		'restarted, the standby says that its configured lead is below its history\'s');
+	$primary->wait_for_catchup($standby);
+}
 my $primary_ids = minted_file($primary);
 $primary->stop('immediate');
 
@@ -81,12 +92,6 @@ promote_and_wait($standby);
 mint_into($standby, 16000, '30s');
 is(keys_in_common($standby, $primary_ids), '0',
 	'the promoted standby shares no key with the primary whose lead was raised after it was made');
-my $offset = -s $standby->logfile;
-$standby->restart;
-like(slurp_file($standby->logfile, $offset),
-	qr/LOG:  "snowflake\.max_drift_ms" \(1000 ms\) is lower than the largest lead over the clock in this data directory's history \($raised ms\)/,
-	'at its next start the standby says that its configured lead is below its history\'s')
-  unless no_preload();
 $standby->stop;
 
 # ---------------------------------------------------------------------------
