@@ -37,7 +37,7 @@
  * refused.  So is a restore with snowflake.confirm_restore on (backup_label
  * or recovery.signal, or a data directory found at another path).  The
  * request is written before recovery begins, or the server does not start
- * (sf_restore_unrecorded), and lifted only by snowflake_confirm_restore()
+ * (startcheck.c), and lifted only by snowflake_confirm_restore()
  * or by a start with another node id than the file records (the server
  * was given its own).  Node fields along a timeline's ancestry are apart
  * (snowflake_node_field).
@@ -76,6 +76,7 @@
 #include "compat.h"
 #include "config.h"
 #include "shared.h"
+#include "startcheck.h"
 #include "statefile.h"
 
 SnowflakeShared *snowflake_shared = NULL;
@@ -410,299 +411,38 @@ sf_unused_layout_replaced(SnowflakeShared *s, SnowflakeStateFile *f)
 }
 
 /*
- * sf_file_of_another_life
- *		Whether the state file f may record IDs that another server minted
- *		(the primary a standby or a copy was made from, a life on another
- *		timeline or system), rather than only this data directory's own:
- *		then a node id that differs from the one it records is no sign that
- *		the data directory moved (sf_check_derived_node).  A crash or an
- *		unclean copy of this data directory restarted in place, on the
- *		timeline the file records, is this data directory's own history.
- *
- * With the preload this runs in the postmaster before recovery: the
- * timeline is that of pg_control's latest checkpoint, or, soon after a
- * promotion, of its minimum recovery point.  A promotion does not wait for
- * a checkpoint: it writes an end-of-recovery record on the new timeline,
- * sets pg_control's minimum recovery point to it (CreateEndOfRecoveryRecord:
- * the next crash recovery must replay up to it) and asks for a checkpoint
- * that is spread out like any other.  Until that checkpoint completes, the
- * latest checkpoint is of the old timeline while the IDs of the new one may
- * be minted already; a crash then leaves pg_control in production (or in
- * crash recovery, if that crashed too) with the new timeline as the minimum
- * recovery point's, which every completed checkpoint resets to 0.  In
- * archive recovery the minimum recovery point is the replay's, and a
- * standby's file is another server's: only the states of crash recovery
- * and production take it.  Without the preload, at the first use of the
- * generator, after recovery: the timeline in use.
- */
-static bool
-sf_file_of_another_life(const SnowflakeStateFile *f, bool have_file,
-						bool preloaded)
-{
-	SnowflakeControl control;
-
-	if (!have_file || f->timeline == 0)
-		return true;
-	if (!preloaded)
-		return RecoveryInProgress() ||
-			GetSystemIdentifier() != f->system_id ||
-			GetWALInsertionTimeLine() != f->timeline;
-	if (access(STANDBY_SIGNAL_FILE, F_OK) == 0 ||
-		access(RECOVERY_SIGNAL_FILE, F_OK) == 0 ||
-		access(BACKUP_LABEL_FILE, F_OK) == 0)
-		return true;
-	if (!snowflake_control_read(&control))
-		return false;
-	if (control.state == DB_SHUTDOWNED_IN_RECOVERY ||
-		control.system_id != f->system_id)
-		return true;
-	if (control.timeline == f->timeline)
-		return false;
-	return !((control.state == DB_IN_PRODUCTION ||
-			  control.state == DB_IN_CRASH_RECOVERY) &&
-			 control.min_recovery_tli == f->timeline);
-}
-
-/*
- * sf_restore_unrecorded
- *		Stop the postmaster's start (FATAL): it is a restore whose node id is
- *		to be confirmed (restore says why), and the state file cannot record
- *		that, because its write failed (failure) or because the file is
- *		unusable (failure NULL: err and what say why, as sf_load_state read
- *		it).  See sf_record_request.
- */
-static void
-sf_restore_unrecorded(const char *restore, const SfWriteFailure *failure,
-					  int err, const char *what)
-{
-	char		detail[3 * SNOWFLAKE_DETAIL_LEN];
-
-	snprintf(detail, sizeof(detail),
-			 "%s It mints nothing until its node id is confirmed, and the state file must record that before recovery removes what tells such a start, so the server does not start.%s",
-			 restore,
-			 failure != NULL ? "" : " An unusable state file is left as it is.");
-	if (failure != NULL)
-		snowflake_report_write_failure_hint(FATAL, failure, detail,
-											"Make the state file in the data directory writable by the server again (permissions, free space, the disk), then start the server again.");
-	errno = err;
-	ereport(FATAL,
-			(err != 0 ? errcode_for_file_access() :
-			 errcode(ERRCODE_DATA_CORRUPTED),
-			 err != 0 ? errmsg("%s: %m", what) : errmsg("%s", what),
-			 errdetail_internal("%s", detail),
-			 errhint("See the section \"Troubleshooting\" of the snowflake README before removing the state file, then start the server again.")));
-}
-
-/*
- * sf_record_request
- *		Record, before recovery begins, a request to confirm the node id that
- *		this start makes (f's flags say so already, sf_check_restored_node):
- *		what tells such a start (backup_label, recovery.signal, pg_control's
- *		state) is changed by the recovery it begins, and nothing else could
- *		tell it at the next start.  f is the file as read (or an empty
- *		history's image), rewritten as it is but for the request.  If it
- *		cannot be written, the postmaster does not start
- *		(sf_restore_unrecorded), which leaves the sign of the start in place.
- */
-static void
-sf_record_request(SnowflakeShared *s, SnowflakeStateFile *f,
-				  const char *request)
-{
-	SfWriteFailure failure;
-
-	f->place = s->place;
-	snowflake_state_seal(f);
-	if (!snowflake_state_write(f, &failure))
-		sf_restore_unrecorded(request, &failure, 0, NULL);
-}
-
-/*
- * sf_restore_start
- *		With the preload, at the postmaster's first load: how the server
- *		starts from a restore (a base backup, or archive recovery), as a
- *		sentence of a message, or NULL if it does not (a standby's start, a
- *		crash, a clean start: none is a copy of another server's history
- *		being brought back).
- */
-static const char *
-sf_restore_start(void)
-{
-	if (access(STANDBY_SIGNAL_FILE, F_OK) == 0)
-		return NULL;
-	if (access(RECOVERY_SIGNAL_FILE, F_OK) == 0)
-		return "This server started in archive recovery (recovery.signal): a restore.";
-	if (access(BACKUP_LABEL_FILE, F_OK) == 0)
-		return "This server started from a base backup (backup_label): a restore.";
-	return NULL;
-}
-
-/*
- * sf_continued_start
- *		With the preload, at the postmaster's first load: how this start
- *		leaves recovery without a new timeline, as a sentence of a message,
- *		or NULL.  Such a server continues the timeline of the server it was
- *		copied or rewound from (which may still run), and so would take its
- *		node field: a standby or a base backup started without
- *		standby.signal or recovery.signal (pg_control in archive recovery,
- *		or a backup_label), an old primary rewound by pg_rewind (which
- *		leaves both) and started as a primary.  A standby's own start, and
- *		a restore through archive recovery, end with a new timeline.
- */
-static const char *
-sf_continued_start(void)
-{
-	SnowflakeControl control;
-
-	if (access(STANDBY_SIGNAL_FILE, F_OK) == 0 ||
-		access(RECOVERY_SIGNAL_FILE, F_OK) == 0)
-		return NULL;
-	if (access(BACKUP_LABEL_FILE, F_OK) == 0)
-		return "This server started from a base backup (backup_label) without standby.signal or recovery.signal: it leaves recovery without a new timeline, continuing the timeline of the server it was copied from.";
-	if (snowflake_control_read(&control) &&
-		(control.state == DB_SHUTDOWNED_IN_RECOVERY ||
-		 control.state == DB_IN_ARCHIVE_RECOVERY))
-		return "This server was a standby (or was rewound by pg_rewind) and started without standby.signal: it leaves recovery without a new timeline, continuing the timeline of the server it replicated.";
-	return NULL;
-}
-
-/*
- * sf_data_directory_place
- *		A hash of the data directory's absolute path, with symbolic links
- *		resolved (never 0): a copy of a data directory beside its original
- *		is at another path.
- */
-static uint64
-sf_data_directory_place(void)
-{
-	char		path[PATH_MAX];
-	const char *dir = realpath(DataDir, path) != NULL ? path : DataDir;
-	uint64		h = hash_bytes_extended((const unsigned char *) dir,
-										(int) strlen(dir), 0);
-
-	return h != 0 ? h : 1;
-}
-
-/*
- * sf_start_request
- *		With the preload, at the postmaster's first load: why this start
- *		asks for its node id to be confirmed, as a sentence of a message, or
- *		NULL; *continued tells a start without a new timeline (always asked)
- *		from a restore (asked with snowflake.confirm_restore on: a start
- *		from a base backup or archive recovery, or from a data directory
- *		whose state file was written at another path: a copy or a move).
- */
-static const char *
-sf_start_request(const SnowflakeShared *s, const SnowflakeStateFile *f,
-				 bool have_file, bool *continued)
-{
-	const char *why;
-
-	*continued = false;
-	if (!s->preloaded || sf_pm_loaded)
-		return NULL;
-	why = sf_continued_start();
-	if (why != NULL)
-	{
-		*continued = true;
-		return why;
-	}
-	if (!snowflake_confirm_restore_enabled)
-		return NULL;
-	why = sf_restore_start();
-	if (why == NULL && have_file && f->place != 0 && f->place != s->place &&
-		access(STANDBY_SIGNAL_FILE, F_OK) != 0)
-		why = "This data directory was copied or moved: its state file was written at another path.";
-	return why;
-}
-
-/*
- * sf_record_standby_place
- *		A standby is a copy at another path by design: at its first start
- *		there, its state file (its primary's) is made to record this path,
- *		so that after its promotion a restart is not taken for a copy's
- *		start (sf_start_request).  A failed write is only logged: the request
- *		it would cause can be confirmed.
- */
-static void
-sf_record_standby_place(SnowflakeShared *s, SnowflakeStateFile *f)
-{
-	SfWriteFailure failure;
-
-	if (!s->preloaded || sf_pm_loaded || f->place == s->place ||
-		access(STANDBY_SIGNAL_FILE, F_OK) != 0)
-		return;
-	f->place = s->place;
-	snowflake_state_seal(f);
-	if (!snowflake_state_write(f, &failure))
-		snowflake_report_write_failure(LOG, &failure,
-									   "A standby's state file records where its data directory is; until it does, a restart after a promotion with \"snowflake.confirm_restore\" on asks for the node id to be confirmed.");
-}
-
-/*
- * sf_warn_confirm_unloaded
- *		Without the preload, snowflake.confirm_restore cannot work: a value
- *		given to it draws a WARNING.
- */
-static void
-sf_warn_confirm_unloaded(void)
-{
-	const char *value = GetConfigOption("snowflake.confirm_restore",
-										true, false);
-	bool		on;
-
-	if (value != NULL && parse_bool(value, &on) && on)
-		ereport(WARNING,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("parameter \"%s\" has no effect without the preload",
-						"snowflake.confirm_restore"),
-				 errdetail("Without \"shared_preload_libraries\" the server's start cannot be seen, so a restore cannot be told from a restart."),
-				 errhint("Add snowflake to \"shared_preload_libraries\" in postgresql.conf and restart the server.")));
-}
-
-/*
  * sf_check_restored_node
- *		Refuse generation (SNOWFLAKE_NODE_UNCONFIRMED) when this start asks
- *		for the node id to be confirmed (sf_start_request), or the file f
- *		says an earlier start asked and no confirmation came; f's flags are
- *		set to match.  Not when the server mints with another node id than
- *		the file records (it was given its own), nor for a restore once
- *		snowflake.confirm_restore is off.  Whatever else is refused: a
- *		changed layout, an unset node id (then the request stands until a
- *		node id is set and differs).  Returns why if the request is new (no
- *		state file records it yet), else NULL: the caller must record it
- *		before recovery begins (sf_record_request).
+ *		Refuse generation until the node id is confirmed when this start
+ *		asks for it, or an earlier one did (startcheck.c), recording a new
+ *		request before recovery begins; else, at a standby's first start,
+ *		record where its data directory is.  f is the file as read (or an
+ *		empty history's image), of the configured layout if layout_ok.
+ *		Without the preload no start is seen: nothing is asked.
  */
-static const char *
+static void
 sf_check_restored_node(SnowflakeShared *s, SnowflakeStateFile *f,
-					   bool have_file)
+					   bool have_file, bool layout_ok)
 {
-	bool		recorded = (f->flags & SNOWFLAKE_STATE_UNCONFIRMED) != 0;
-	bool		continued;
-	const char *why;
+	SnowflakeStartRequest req;
+	bool		first_look = !sf_pm_loaded;
 
 	if (!s->preloaded)
 	{
-		sf_warn_confirm_unloaded();
-		return NULL;
+		snowflake_warn_confirm_unloaded();
+		return;
 	}
-	why = sf_start_request(s, f, have_file, &continued);
-	if (why == NULL && recorded)
+	snowflake_start_request(f, have_file, first_look, s->node_id >= 0,
+							snowflake_node_field(s, f->timeline), s->place,
+							&req);
+	if (req.why != NULL)
 	{
-		continued = (f->flags & SNOWFLAKE_STATE_CONTINUED) != 0;
-		if (continued)
-			why = "This server left recovery without a new timeline, and its node id has not been confirmed since.";
-		else if (snowflake_confirm_restore_enabled)
-			why = "This server started from a restore, and its node id has not been confirmed since.";
+		s->request_continued = req.continued;
+		sf_refuse(s, SNOWFLAKE_NODE_UNCONFIRMED, 0, req.why);
+		if (req.is_new)
+			snowflake_record_request(f, s->place, req.why);
 	}
-	f->flags &= ~(SNOWFLAKE_STATE_UNCONFIRMED | SNOWFLAKE_STATE_CONTINUED);
-	if (why == NULL ||
-		(s->node_id >= 0 && snowflake_node_field(s, f->timeline) != f->node_id))
-		return NULL;
-	f->flags |= SNOWFLAKE_STATE_UNCONFIRMED |
-		(continued ? SNOWFLAKE_STATE_CONTINUED : 0);
-	s->request_continued = continued;
-	sf_refuse(s, SNOWFLAKE_NODE_UNCONFIRMED, 0, why);
-	return recorded ? NULL : why;
+	else if (have_file && layout_ok)
+		snowflake_record_standby_place(f, s->place, first_look);
 }
 
 /*
@@ -716,13 +456,16 @@ static void
 sf_state_unusable(SnowflakeShared *s, int err, const char *detail)
 {
 	SnowflakeStateFile none;
-	bool		continued;
-	const char *request;
+	SnowflakeStartRequest req;
 
 	memset(&none, 0, sizeof(none));
-	request = sf_start_request(s, &none, false, &continued);
-	if (request != NULL)
-		sf_restore_unrecorded(request, NULL, err, detail);
+	if (s->preloaded)
+	{
+		snowflake_start_request(&none, false, !sf_pm_loaded, false, -1,
+								s->place, &req);
+		if (req.why != NULL)
+			snowflake_request_unrecorded(req.why, NULL, err, detail);
+	}
 	sf_refuse(s, SNOWFLAKE_STATE_UNUSABLE, err, detail);
 
 	/*
@@ -753,7 +496,7 @@ sf_owe_floor(SnowflakeShared *s)
 		reason = "the generator starts (without the preload, at its first use after the server started or restarted after a crash)";
 	else if (sf_pm_loaded)
 		reason = "the server restarted after a crash";
-	else if (sf_restore_start() != NULL)
+	else if (snowflake_restore_start() != NULL)
 	{
 		reason = "the server started from a restore";
 		s->floor_cause = SNOWFLAKE_FLOOR_RESTORE;
@@ -799,7 +542,6 @@ sf_load_state(SnowflakeShared *s)
 	int			got;
 	int			err;
 	char		detail[2 * SNOWFLAKE_DETAIL_LEN];
-	const char *request;
 	bool		differs;
 	bool		replaced;
 
@@ -812,7 +554,7 @@ sf_load_state(SnowflakeShared *s)
 						SNOWFLAKE_STATE_TMP_FILE)));
 
 	sf_owe_floor(s);
-	s->place = sf_data_directory_place();
+	s->place = snowflake_data_directory_place();
 	got = snowflake_state_read(&f, &err, detail, sizeof(detail));
 	if (got < 0)
 	{
@@ -845,12 +587,8 @@ sf_load_state(SnowflakeShared *s)
 		sf_resume(s, &f);
 
 	s->file_foreign = replaced ||
-		sf_file_of_another_life(&f, got > 0, s->preloaded);
-	request = sf_check_restored_node(s, &f, got > 0);
-	if (request != NULL)
-		sf_record_request(s, &f, request);
-	else if (got > 0 && !differs)
-		sf_record_standby_place(s, &f);
+		snowflake_file_of_another_life(&f, got > 0, s->preloaded);
+	sf_check_restored_node(s, &f, got > 0, !differs);
 }
 
 /*

@@ -18,6 +18,8 @@
  *	                manager)
  *	shared.c        the shared state's life: shared memory or the DSM
  *	                registry, loading from the state file, shutdown
+ *	startcheck.c    what a start tells and asks: a request to confirm the
+ *	                node id, whether the file may be another server's
  *	statefile.c     the state file's format and its durable write
  *	config.c        the settings: their variables and definitions, the
  *	                epoch, the layout read from the server configuration
