@@ -277,13 +277,14 @@ sub first_after
 	return $first;
 }
 
-# The log line of a first start without a state file, in the server log
-# $file (with the new cluster's lead in it).
+# The log line of the floor of a first start (without a state file: it
+# needs none, as every start applies the floor), in the server log $file,
+# with the new cluster's lead in it.
 sub floor_logged
 {
 	my ($label, $file, $lead_ms) = @_;
 	like(slurp_file($file),
-		qr/LOG:  snowflake IDs will resume past the clock plus $lead_ms ms, because there is no state file/,
+		qr/LOG:  snowflake IDs resume at $lead_ms ms past the clock, because \Q@{[ start_reason() ]}\E\n/,
 		"$label: the new server's first start logs the floor (no state file came through)");
 	return;
 }
