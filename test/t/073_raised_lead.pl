@@ -5,16 +5,17 @@
 #	snowflake.max_drift_ms was raised (ALTER SYSTEM: neither replicated nor
 #	in an older backup's postgresql.auto.conf) after its standby and a
 #	backup were made mints ahead of the clock by the new lead, and is lost:
-#  - the standby, promoted on the same host (same clock, same node id),
+#  - the backup, restored with point-in-time recovery past the raise,
 #    places its first ID past the primary's: with the preload the raise
 #    reached it in WAL (a record of snowflake's resource manager);
-#  - the backup, restored with point-in-time recovery past the raise, does
-#    the same.
-# Without the preload nothing can carry a raise, and the lead cannot be
-# raised past 1 s (a value compiled into every copy): the primary's IDs
-# never lead by more, which every start's floor covers.
-# In 1.2 the promoted standby and the restored backup placed their first
-# ID 1 s past the clock, among the primary's.
+#  - the standby, promoted on the same host (same clock, same node id),
+#    does the same.
+# Both keep 1 s in their configuration, and say at a start that it is
+# below their history's lead.  Without the preload nothing can carry a
+# raise, and the lead cannot be raised past 1 s (a value compiled into
+# every copy): the primary's IDs never lead by more, which every start's
+# floor covers.  In 1.2 the promoted standby and the restored backup placed
+# their first ID 1 s past the clock, among the primary's.
 
 use strict;
 use warnings;
@@ -24,7 +25,8 @@ use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
 
-my $raised = 10000;
+my $raised = 15000;
+my $replayed = qr/LOG:  snowflake IDs of this server's history may lead the clock by $raised ms, as replayed from WAL\n/;
 my $primary = start_snowflake_node('primary',
 	node_id => 1,
 	layout => '41/10/4',
@@ -37,62 +39,51 @@ my $standby = start_snowflake_node('standby',
 	from_backup => [ $primary, 'before_raise', has_streaming => 1 ]);
 
 # The raise, on the primary only.  The standby and the backup keep 1 s:
-# after the failover or the restore their first IDs lie 10 s past the
+# after the restore or the failover their first IDs lie 15 s past the
 # clock, and calls wait until the clock is within 1 s of them.
 $primary->safe_psql('postgres',
 	"ALTER SYSTEM SET snowflake.max_drift_ms = '${raised}ms'; SELECT pg_reload_conf()");
-$primary->poll_query_until('postgres', show_setting('snowflake.max_drift_ms'), '10s')
+$primary->poll_query_until('postgres', show_setting('snowflake.max_drift_ms'), '15s')
   or die 'the raise was not seen';
+# A batch that ends 14 s past the clock (16 IDs a millisecond).
+my $ahead = 14 * 1000 * 16;
 if (no_preload())
 {
-	like( error_report($primary, 'SELECT count(*) FROM snowflake_nextval_batch(128000)'),
-		qr/^22023: a batch of 128000 snowflake IDs cannot be issued within "snowflake\.max_drift_ms"\nDETAIL:  With snowflake\.sequence_bits = 4 a batch of 128000 IDs spans 8000 milliseconds, more than the 1000 ms that IDs may lead the clock\.\n/,
-		'without the preload the lead cannot be raised: a batch of 8 s of IDs is refused');
-	my (undef, $stderr) = sql_error($primary, 'SELECT count(*) FROM snowflake_nextval_batch(128000)');
+	like( error_report($primary, "SELECT count(*) FROM snowflake_nextval_batch($ahead)"),
+		qr/^22023: a batch of $ahead snowflake IDs cannot be issued within "snowflake\.max_drift_ms"\nDETAIL:  With snowflake\.sequence_bits = 4 a batch of $ahead IDs spans 14000 milliseconds, more than the 1000 ms that IDs may lead the clock\.\n/,
+		'without the preload the lead cannot be raised: a batch of 14 s of IDs is refused');
+	my (undef, $stderr) = sql_error($primary, 'SELECT snowflake_nextval()');
 	like($stderr,
-		qr/WARNING:  55000: parameter "snowflake\.max_drift_ms" is capped at 1000 ms without the preload\nDETAIL:  It is set to 10000 ms\. Without "shared_preload_libraries" no WAL record carries a raised lead to standbys and restores, so IDs never lead the clock by more than 1000 ms\.\n/,
+		qr/WARNING:  55000: parameter "snowflake\.max_drift_ms" is capped at 1000 ms without the preload\nDETAIL:  It is set to 15000 ms\. Without "shared_preload_libraries" no WAL record carries a raised lead to standbys and restores, so IDs never lead the clock by more than 1000 ms\.\n/,
 		'and each process that generates IDs says why');
-	mint_into($primary, 16000) for 1 .. 4;
-	cmp_ok(stats($primary)->{lead_ms}, '<=', 1000, 'the lead stays within 1 s');
+	$ahead = 16000;
 }
-else
-{
-	mint_into($primary, 128000);
-	cmp_ok(stats($primary)->{lead_ms}, '>', 5000,
-		'the primary mints more than 5 s ahead of the clock under the raised lead');
-}
-my $walfile = $primary->safe_psql('postgres', 'SELECT pg_walfile_name(pg_switch_wal())');
-$primary->poll_query_until('postgres',
-	"SELECT last_archived_wal >= '$walfile' FROM pg_stat_archiver")
-  or die 'the WAL was not archived';
 $primary->wait_for_catchup($standby);
 
 # A standby that starts with a lower lead than its history's says so.
 unless (no_preload())
 {
+	ok($standby->log_contains($replayed), 'the standby replayed the raise from WAL');
 	my $offset = -s $standby->logfile;
 	$standby->restart;
 	like(slurp_file($standby->logfile, $offset),
 		qr/LOG:  "snowflake\.max_drift_ms" \(1000 ms\) is lower than the largest lead over the clock in this data directory's history \($raised ms\)/,
 		'restarted, the standby says that its configured lead is below its history\'s');
-	$primary->wait_for_catchup($standby);
 }
+
+# The primary runs ahead of the clock by what its lead allows, and is lost
+# with every WAL segment archived.
+mint_into($primary, $ahead);
+cmp_ok(stats($primary)->{lead_ms}, no_preload() ? '<=' : '>',
+	no_preload() ? 1000 : 10000,
+	no_preload() ? 'the lead stays within 1 s' : 'the primary mints more than 10 s ahead of the clock');
+my $walfile = $primary->safe_psql('postgres', 'SELECT pg_walfile_name(pg_switch_wal())');
+$primary->poll_query_until('postgres',
+	"SELECT last_archived_wal >= '$walfile' FROM pg_stat_archiver")
+  or die 'the WAL was not archived';
+$primary->wait_for_catchup($standby);
 my $primary_ids = minted_file($primary);
 $primary->stop('immediate');
-
-# ---------------------------------------------------------------------------
-# The standby, promoted
-# ---------------------------------------------------------------------------
-
-ok( $standby->log_contains(
-		qr/LOG:  snowflake IDs of this server's history may lead the clock by $raised ms, as replayed from WAL/),
-	'the standby replayed the raise from WAL')
-  unless no_preload();
-promote_and_wait($standby);
-mint_into($standby, 16000, '30s');
-is(keys_in_common($standby, $primary_ids), '0',
-	'the promoted standby shares no key with the primary whose lead was raised after it was made');
-$standby->stop;
 
 # ---------------------------------------------------------------------------
 # The backup made before the raise, restored past it
@@ -105,10 +96,18 @@ $restored->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
 mint_into($restored, 16000, '30s');
 is(keys_in_common($restored, $primary_ids), '0',
 	'the backup made before the raise, restored past it: no key shared with the primary');
-ok( $restored->log_contains(
-		qr/LOG:  snowflake IDs of this server's history may lead the clock by $raised ms, as replayed from WAL/),
-	'it replayed the raise from the archive')
+ok($restored->log_contains($replayed), 'it replayed the raise from the archive')
   unless no_preload();
 $restored->stop;
+
+# ---------------------------------------------------------------------------
+# The standby, promoted
+# ---------------------------------------------------------------------------
+
+promote_and_wait($standby);
+mint_into($standby, 16000, '30s');
+is(keys_in_common($standby, $primary_ids), '0',
+	'the promoted standby shares no key with the primary whose lead was raised after it was made');
+$standby->stop;
 
 done_testing();
