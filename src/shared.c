@@ -292,7 +292,7 @@ sf_resume(SnowflakeShared *s, const SnowflakeStateFile *f)
 	 * settings; another timeline's (a promotion) is checked at the first
 	 * write, with the lineage (reservation.c).
 	 */
-	if (f->node_id != node)
+	if (node >= 0 && f->node_id != node)
 		sf_log_node_change(s, f, node);
 
 	/*
