@@ -328,7 +328,7 @@ sub rows
 }
 my @builds = rows('builds.tsv', 1);
 my $two = @builds > 1;
-my (%m, %floors, %starts, @loads);
+my (%m, %floors, %starts, @loads, %bload);
 foreach my $r (rows('raw.tsv', 1))
 {
 	my ($b, $mode, $rep, @f) = @$r;
@@ -337,6 +337,7 @@ foreach my $r (rows('raw.tsv', 1))
 	$floors{$b}{$mode} += $f[4] + $f[6];
 	$starts{$b}{$mode} += 2;
 	push @loads, $f[7];
+	push @{ $bload{$b} }, $f[7];
 }
 my %l;
 push @{ $l{ $_->[0] }{ $_->[1] }{ $_->[2] } }, $_->[3] / 1000 foreach rows('lat.tsv', 0);
@@ -358,8 +359,9 @@ if ($two)
 	print "Two builds of the extension, each on a throwaway server of its own, both servers running\n";
 	print "throughout; each measurement is taken on one build and then on the other, the order alternating,\n";
 	print "so that both see the same load on the machine.\n\n";
-	print "| build | extension version | `snowflake.max_drift_ms` | installation (`pg_config`) |\n|---|---|---:|---|\n";
-	printf "| %s | %s | %s | `%s` |\n", $_->[1], $_->[3], $_->[5], $_->[4] foreach @builds;
+	print "| build | extension version | `snowflake.max_drift_ms` | installation (`pg_config`) | 1-minute load at its measured starts, median (min – max) |\n|---|---|---:|---|---:|\n";
+	printf "| %s | %s | %s | `%s` | %s (%s) |\n", $_->[1], $_->[3], $_->[5], $_->[4], median(@{ $bload{ $_->[0] } }), range(@{ $bload{ $_->[0] } })
+	  foreach @builds;
 	print "\n";
 }
 print "*Regime* is what the server's log says of each start of that kind (the measured one and the one\n";
