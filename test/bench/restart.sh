@@ -12,7 +12,9 @@
 # and for each repetition, clean restarts (pg_ctl stop -m fast) and crashes
 # (-m immediate, crash recovery at the next start) interleaved, measures:
 #   - start to first ID: from "pg_ctl start" to the first snowflake key a
-#     client's INSERT got back (crash recovery and connection included);
+#     client's INSERT got back (crash recovery and connection included), and
+#     PostgreSQL's own part of it: to the server's log line "database system
+#     is ready to accept connections";
 #   - the first ID's lead over the server's clock when it was issued, and
 #     the gap between the last ID before the stop and the first after (ms of
 #     ID time);
@@ -181,6 +183,7 @@ shared_preload_libraries = 'snowflake'
 snowflake.node_id = 1
 shared_buffers = 128MB
 autovacuum = off
+log_line_prefix = '%n [%p] '
 CONF
     start_server
     q -c "CREATE EXTENSION snowflake" \
@@ -217,12 +220,14 @@ first_id() {
 key_ms() { echo $((($1 >> 22) + 1704067200000)); }
 
 # Stop the current build's server in mode $1 (fast or immediate) after
-# noting the last IDs, start it, and print "start_to_first_ms<TAB>lead_ms
-# <TAB>gap_ms<TAB>bigserial_skipped<TAB>floor" (floor: 1 if the server
+# noting the last IDs, start it, and print "start_to_first_ms<TAB>ready_ms
+# <TAB>lead_ms<TAB>gap_ms<TAB>bigserial_skipped<TAB>floor" (floor: 1 if the server
 # logged that this start placed the IDs past the clock, else 0); the
-# reason it logged goes to $work/reasons.tsv.
+# reason it logged goes to $work/reasons.tsv.  ready_ms: from the start to
+# the server's log line "database system is ready to accept connections"
+# (its prefix %n is the Unix time in ms).
 restart_measured() {
-    local mode=$1 last_sf last_bs t0 res ms id clock first_bs i logsize reason
+    local mode=$1 last_sf last_bs t0 res ms id clock first_bs i logsize reason ready
     # The last ID before the stop at the clock, not ahead of it (a burst
     # before, or a floor, may still lead): a bounded wait.
     for ((i = 0; i < 100; i++)); do
@@ -242,7 +247,9 @@ restart_measured() {
     reason=$(tail -c +$((logsize + 1)) "$dir/server.log" |
              sed -nE 's/.*snowflake IDs resume at -?[0-9]+ ms past the clock, because (.*)$/\1/p' | head -n 1)
     [ -z "$reason" ] || printf '%s\t%s\t%s\n' "$cur" "$mode" "$reason" >> "$work/reasons.tsv"
-    printf '%s\t%s\t%s\t%s\t%s\n' "$ms" $(($(key_ms "$id") - clock)) \
+    ready=$(tail -c +$((logsize + 1)) "$dir/server.log" |
+            perl -e 'my $t0 = shift; while (<STDIN>) { if (/^(\d+\.\d+) .*database system is ready to accept connections/) { printf "%.1f\n", ($1 - $t0) * 1000; last } }' "$t0")
+    printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$ms" "${ready:--}" $(($(key_ms "$id") - clock)) \
         $(($(key_ms "$id") - $(key_ms "$last_sf"))) $((first_bs - last_bs - 1)) $((${#reason} > 0))
 }
 
@@ -282,7 +289,7 @@ measure() {
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$m" "$burst" "${m2##*$'\t'}" "$load" >> "$raw"
 }
 
-printf 'build\tmode\trep\tstart_to_first_ms\tlead_ms\tgap_ms\tbigserial_skipped\tfloor\tburst_ms\tburst_floor\tload1\n' > "$raw"
+printf 'build\tmode\trep\tstart_to_first_ms\tstart_to_ready_ms\tlead_ms\tgap_ms\tbigserial_skipped\tfloor\tburst_ms\tburst_floor\tload1\n' > "$raw"
 : > "$work/lat.tsv"
 : > "$work/reasons.tsv"
 log "servers in $work/b*; $reps repetitions of each kind of start${before:+, builds ${labels[0]} and ${labels[1]} in turn}"
@@ -332,12 +339,12 @@ my (%m, %floors, %starts, @loads, %bload);
 foreach my $r (rows('raw.tsv', 1))
 {
 	my ($b, $mode, $rep, @f) = @$r;
-	push @{ $m{$b}{$mode}[$_] }, $f[$_] for 0 .. 3;
-	push @{ $m{$b}{$mode}[4] }, $f[5];
-	$floors{$b}{$mode} += $f[4] + $f[6];
+	push @{ $m{$b}{$mode}[$_] }, $f[$_] for grep { $f[$_] ne '-' } 0 .. 4;
+	push @{ $m{$b}{$mode}[5] }, $f[6];
+	$floors{$b}{$mode} += $f[5] + $f[7];
 	$starts{$b}{$mode} += 2;
-	push @loads, $f[7];
-	push @{ $bload{$b} }, $f[7];
+	push @loads, $f[8];
+	push @{ $bload{$b} }, $f[8];
 }
 my %l;
 push @{ $l{ $_->[0] }{ $_->[1] }{ $_->[2] } }, $_->[3] / 1000 foreach rows('lat.tsv', 0);
@@ -367,10 +374,12 @@ if ($two)
 print "*Regime* is what the server's log says of each start of that kind (the measured one and the one\n";
 print "before the batch): *floor* when it placed the first IDs past the clock plus `snowflake.max_drift_ms`\n";
 print "(\"snowflake IDs resume at N ms past the clock, because ...\"), *resume* when it resumed right after\n";
-print "the last ID.\n\n";
+print "the last ID. *Of which to \"ready to accept connections\"* is PostgreSQL's own part, up to that line\n";
+print "of the server's log (after a crash: crash recovery, which begins with an fsync of the whole data\n";
+print "directory); the rest is pg_ctl noticing, the client's connection and its INSERT.\n\n";
 my $bcol = $two ? ' build |' : '';
-print "| start |$bcol regime | start to first ID, ms | first ID's lead over the clock, ms | gap after the last ID before the stop, ms | bigserial values skipped | `snowflake_nextval_batch(1000000)` right after the start, ms |\n";
-print "|---|", ($two ? '---|' : ''), "---|---:|---:|---:|---:|---:|\n";
+print "| start |$bcol regime | start to first ID, ms | of which to \"ready to accept connections\", ms | first ID's lead over the clock, ms | gap after the last ID before the stop, ms | bigserial values skipped | `snowflake_nextval_batch(1000000)` right after the start, ms |\n";
+print "|---|", ($two ? '---|' : ''), "---|---:|---:|---:|---:|---:|---:|\n";
 foreach my $mode (qw(fast immediate))
 {
 	foreach my $b (@builds)
@@ -378,7 +387,7 @@ foreach my $mode (qw(fast immediate))
 		my $i = $b->[0];
 		my ($f, $n) = ($floors{$i}{$mode} // 0, $starts{$i}{$mode} // 0);
 		my $regime = $f == $n ? "floor at $f of $n starts" : $f == 0 ? "resume at $n of $n starts" : "mixed: floor at $f of $n starts";
-		printf "| %s |%s %s | %s (%s) | %s (%s) | %s (%s) | %s (%s) | %s (%s) |\n", $name{$mode},
+		printf "| %s |%s %s | %s (%s) | %s (%s) | %s (%s) | %s (%s) | %s (%s) | %s (%s) |\n", $name{$mode},
 		  ($two ? " $b->[1] |" : ''), $regime, map { (median(@$_), range(@$_)) } @{ $m{$i}{$mode} };
 	}
 }
