@@ -69,7 +69,7 @@ for a in "$@"; do
 done
 [ -z "${SNOWFLAKE_BENCH_CMDLINE:-}" ] || cmdline=$SNOWFLAKE_BENCH_CMDLINE
 
-reps=5 seconds=10 output= keep=0 before= label_before= label_after=
+reps=5 seconds=10 output='' keep=0 before='' label_before='' label_after=''
 usage="usage: test/bench/restart.sh [--reps N] [--seconds S] [--before PG_CONFIG] [--label-before TEXT] [--label-after TEXT] [--output FILE] [--keep]"
 while [ $# -gt 0 ]; do
     case $1 in
