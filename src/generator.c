@@ -388,7 +388,8 @@ sf_refuse_lead(SnowflakeShared *s, const SfAttempt *a, int64 now,
 	SpinLockAcquire(&s->mutex);
 	high = Max(s->clock_ms, s->clock_high_ms);
 	SpinLockRelease(&s->mutex);
-	from_floor = s->floor_ms >= 0 &&
+	/* A floor was placed at its clock plus the lead: not a later clock's. */
+	from_floor = s->floor_ms >= 0 && now + s->max_lead_ms >= s->floor_ms &&
 		(last_ms <= s->floor_ms ||
 		 (last_ms <= s->resume_ms &&
 		  s->resume_ms <= s->floor_ms + SNOWFLAKE_RESERVE_AHEAD_MS + 1));

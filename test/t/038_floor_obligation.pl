@@ -92,10 +92,14 @@ SELECT (SELECT count(*) FROM minted m JOIN (VALUES $values) r(lo, hi)
 	(SELECT min(x) > $max FROM minted)});
 }
 
-# The reason a floor line of $node's log from $offset gives, or ''.
+# The reason the floor line of $node's log from $offset gives, once it is
+# there (the background writer may apply the floor a moment after the
+# start), or '' if it never comes.
 sub floor_reason
 {
 	my ($node, $offset) = @_;
+	log_appears($node, qr/LOG:  snowflake IDs resume at \d+ ms past the clock, because /,
+		$offset);
 	my $log = slurp_file($node->logfile, $offset);
 	return $log =~ /LOG:  snowflake IDs resume at \d+ ms past the clock, because ([^\n]*)/
 	  ? $1 : '';

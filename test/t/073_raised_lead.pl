@@ -58,6 +58,9 @@ if (no_preload())
 		'and each process that generates IDs says why');
 	$ahead = 16000;
 }
+# The next reservation write records the raise, in the state file and in
+# WAL, before any ID leads the clock by more than the old lead.
+mint_into($primary, 1000);
 $primary->wait_for_catchup($standby);
 
 # A standby that starts with a lower lead than its history's says so.
