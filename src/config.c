@@ -24,6 +24,9 @@
  * prefix is not reserved then, which would remove the placeholders read
  * here.  On 15 and 16 nothing is defined, and the generators raise 55000.
  *
+ * It also words what messages quote of a user's input
+ * (snowflake_input_excerpt), for the decoders' errors.
+ *
  * This file sits just above layout.c: it reads PostgreSQL's configuration
  * and time input, but calls nothing else of ours, so that the module init,
  * the SQL functions, the generator and the shared state can all use it
@@ -37,6 +40,7 @@
 #include <limits.h>
 
 #include "fmgr.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "pgtime.h"
 #include "utils/datetime.h"
@@ -570,6 +574,34 @@ snowflake_format_ms(int64 unix_ms, char *buf, size_t len)
 	snprintf(buf, len, "%04d-%02d-%02d %02d:%02d:%02d.%03d+00",
 			 tm.tm_year, tm.tm_mon, tm.tm_mday, tm.tm_hour, tm.tm_min,
 			 tm.tm_sec, (int) (fsec / 1000));
+}
+
+/*
+ * snowflake_input_excerpt
+ *		What an error message quotes of a user's input s (len bytes, in the
+ *		database encoding, not necessarily NUL-terminated): the whole of it
+ *		up to SNOWFLAKE_QUOTE_CHARS characters, else its first
+ *		SNOWFLAKE_QUOTE_CHARS characters followed by "...", as PostgreSQL
+ *		clips the parameters it logs (never inside a character).  A message
+ *		about a megabyte of text then stays a few hundred bytes long; the
+ *		positions the details give still count over the whole input.
+ *		Returns a palloc'd string.
+ */
+char *
+snowflake_input_excerpt(const char *s, size_t len)
+{
+	int			clip;
+	char	   *out;
+
+	if (len > (size_t) PG_INT32_MAX)
+		len = PG_INT32_MAX;
+	clip = pg_mbcharcliplen(s, (int) len, SNOWFLAKE_QUOTE_CHARS);
+	if ((size_t) clip == len)
+		return pnstrdup(s, len);
+	out = palloc(clip + 4);
+	memcpy(out, s, clip);
+	memcpy(out + clip, "...", 4);
+	return out;
 }
 
 /*
