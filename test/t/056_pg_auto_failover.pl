@@ -41,8 +41,12 @@ my $pg_config = ha_program('pg_config');
 chomp(my $bindir = `$pg_config --bindir`);
 chomp(my $sharedir = `$pg_config --sharedir`);
 my $autoctl = ha_program('pg_autoctl');
-ha_require(defined $autoctl && -e "$sharedir/extension/pgautofailover.control",
-	'pg_autoctl');
+ha_require([ 'command', 'pg_autoctl', defined $autoctl, 'not in PATH' ],
+	[
+		'extension', 'pgautofailover',
+		-e "$sharedir/extension/pgautofailover.control",
+		"no pgautofailover.control in $sharedir/extension: the monitor needs it"
+	]);
 die 'the no-preload pass does not run this file' if no_preload();
 
 my $dir = PostgreSQL::Test::Utils::tempdir();

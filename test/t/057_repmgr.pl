@@ -44,10 +44,17 @@ use Test::More;
 my $pg_config = ha_program('pg_config');
 chomp(my $bindir = `$pg_config --bindir`);
 chomp(my $pkglibdir = `$pg_config --pkglibdir`);
+chomp(my $sharedir = `$pg_config --sharedir`);
 my $repmgr = ha_program('repmgr', $bindir);
 my $repmgrd = ha_program('repmgrd', $bindir);
-ha_require(defined $repmgr && defined $repmgrd && -e "$pkglibdir/repmgr.so",
-	'repmgr');
+ha_require(
+	[ 'command', 'repmgr', defined $repmgr, "not in the server's bin directory $bindir" ],
+	[ 'command', 'repmgrd', defined $repmgrd, "not in the server's bin directory $bindir" ],
+	[
+		'extension', 'repmgr',
+		-e "$pkglibdir/repmgr.so" && -e "$sharedir/extension/repmgr.control",
+		"no repmgr.so in $pkglibdir or no repmgr.control in $sharedir/extension"
+	]);
 die 'the no-preload pass does not run this file' if no_preload();
 
 my $dir = PostgreSQL::Test::Utils::tempdir();
