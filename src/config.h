@@ -52,6 +52,9 @@ extern SNOWFLAKE_INTERNAL void snowflake_config_init(void);
 extern SNOWFLAKE_INTERNAL void snowflake_config_server(SnowflakeLayout *layout,
 													int *node_id, int *span,
 													SnowflakeNodeSource *source);
+extern SNOWFLAKE_INTERNAL bool snowflake_config_node_failure(const char **bad_name,
+														  const char **detail,
+														  const char **hint);
 extern SNOWFLAKE_INTERNAL bool snowflake_parse_epoch(const char *text, int64 *epoch_ms,
 												  char *detail);
 extern SNOWFLAKE_INTERNAL void snowflake_format_ms(int64 unix_ms, char *buf, size_t len);
