@@ -439,16 +439,18 @@ sub doc_config
 }
 
 # Run the shell recipe $script (text) with bash -e -o pipefail, the
-# variables %$env added, for at most $secs seconds; ok() it under $label
-# and return its standard output.  A failed step ends the file.
+# variables %$env added, for at most $secs seconds, through the command
+# @prefix if given (test/hostns.c, to run it under a host name); ok() it
+# under $label and return its standard output.  A failed step ends the
+# file.
 sub run_tool
 {
-	my ($label, $script, $env, $secs) = @_;
+	my ($label, $script, $env, $secs, @prefix) = @_;
 	my ($out, $err) = ('', '');
 	local @ENV{ keys %$env } = values %$env;
 	my $t = time();
 	my $ok = eval {
-		IPC::Run::run([ 'bash', '-e', '-o', 'pipefail', '-c', $script ],
+		IPC::Run::run([ @prefix, 'bash', '-e', '-o', 'pipefail', '-c', $script ],
 			'<', \undef, '>', \$out, '2>', \$err, IPC::Run::timeout($secs));
 	};
 	$err .= $@ if $@;
