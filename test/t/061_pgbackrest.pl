@@ -14,7 +14,9 @@
 #	    the latest restore;
 #	  - point-in-time recovery to a time;
 #	  - point-in-time recovery to a restore point (pg_create_restore_point).
-#	After each restore the checks of RestoreTest.pm: no snowflake ID that
+#	After each restore the page's wait for the promotion
+#	(backup/wait-promoted.sh), then the checks of RestoreTest.pm, the
+#	first call not refused for recovery: no snowflake ID that
 #	any client holds is handed out again, while the bigserial column of
 #	the same table hands out again values clients hold; the time from the
 #	restored server's start to its first ID and the gap between the last
@@ -113,9 +115,9 @@ sub step
 	ok($ok, "stanza: the page's pgbackrest-stanza.sh runs")
 	  or die "pgbackrest-stanza.sh failed:\n$out$err";
 }
-is( join(' ', sort grep { m{^backup/pgbackrest} } keys %recipes),
-	join(' ', sort map { "backup/$_" } @steps),
-	'docs/operations.md has every pgBackRest step this test runs');
+is( join(' ', sort grep { m{^backup/(pgbackrest|wait)} } keys %recipes),
+	join(' ', sort map { "backup/$_" } @steps, 'wait-promoted.sh'),
+	'docs/operations.md has every pgBackRest step this test runs, and the wait for the promotion');
 my $load = start_load("$dir/history");
 set_target($load, $node);
 wait_for_rows($load, 300);
@@ -155,7 +157,8 @@ sub restore
 	my $offset = -s $node->logfile;
 	my $t0 = time();
 	$node->start;
-	check_restore($load, $label, $node, $t0, $offset);
+	step($label, 'wait-promoted.sh');
+	check_restore($load, $label, $node, $t0, $offset, 1);
 	set_target($load, $node);
 	wait_for_rows($load, 300);
 	return;
