@@ -283,7 +283,7 @@ sf_define_node_settings(SfRawSettings *raw)
 							PGC_POSTMASTER, 0,
 							NULL, NULL, NULL);
 	DefineCustomStringVariable("snowflake.node_id_from",
-							   "Derives the node id from the number that ends the host name or an environment variable.",
+							   "Derives the node id from the number that ends the host name's first label or an environment variable.",
 							   "Empty: snowflake.node_id sets the node id. \"hostname\": the number that ends the host name's first label; \"env:NAME\": the number that ends the server's environment variable NAME. Member number n takes node ids snowflake.node_id_base + n * snowflake.node_id_span on, one per timeline, within snowflake.node_id_count node ids.",
 							   &sf_node_id_from,
 							   "",

@@ -211,7 +211,7 @@ sf_refuse_call(void)
 	ereport(ERROR,
 			(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
 			 errmsg("cannot generate snowflake IDs during recovery"),
-			 errhint("Generate IDs on the primary. A standby usually shares its primary's node id.")));
+			 errhint("Generate IDs on the primary: a standby generates none until it is promoted.")));
 }
 
 /*
