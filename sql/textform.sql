@@ -382,5 +382,19 @@ SELECT snowflake_from_base32('8000000000U00');
 SELECT snowflake_from_base32('800000000000');
 SELECT snowflake_from_base58('1NQm6nKp8qFD');
 
+-- A long text is quoted in part, its first 100 characters followed by
+-- "...", never inside a character; the position still counts over the
+-- whole text.  100 characters are quoted whole, 101 are not; 10,000
+-- digits with a character that is not one at their end, 10,000 digits out
+-- of range, 10,000 two-byte characters, a prefix of 10,000 characters.
+-- (test/t/039_text_forms.pl does the same with a megabyte.)
+SELECT snowflake_from_base58(repeat('2', 99) || '0');
+SELECT snowflake_from_base58(repeat('2', 100) || '0');
+SELECT snowflake_from_base58(repeat('2', 9999) || '0');
+SELECT snowflake_from_base58(repeat('2', 10000));
+SELECT snowflake_from_base36(repeat('é', 10000));
+SELECT snowflake_from_hex(repeat('f', 16), repeat('p', 10000));
+SELECT snowflake_to_base62(1, repeat('p', 9999) || '/');
+
 SET client_min_messages = warning;
 DROP SCHEMA tf CASCADE;

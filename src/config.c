@@ -15,6 +15,20 @@
  * server too.  The validated layout and node id, and where the node id
  * came from, are handed to the shared state by snowflake_config_server.
  *
+ * What the derivation says (the node id, or why there is none) reaches
+ * the server's log where the operator looks for it: the postmaster says it
+ * at its first message once its standard error goes where the server's
+ * log goes (to the log collector, logging_collector = on), through
+ * emit_log_hook (sf_emit_log), and a node id that cannot be derived then
+ * stops the server (FATAL) before it opens a socket.  Said at preload, as
+ * a setting's error is, it went to the standard error the server was
+ * started with, which the collector never sees.  A server that only
+ * replays WAL and runs no postmaster (single-user mode, in which pg_rewind
+ * finishes a crash recovery) is not stopped by a node id it cannot derive:
+ * it starts without one, with a WARNING, and refuses to generate, saying
+ * why (snowflake_config_node_failure); so pg_rewind and the tools that run
+ * it need no variable of the server's.  postgres -C stops before either.
+ *
  * Loaded any other way (CREATE EXTENSION, the first call of a function in
  * a server without the preload), no setting that decides uniqueness is
  * defined: postmaster-context settings cannot be defined after startup.
@@ -23,6 +37,9 @@
  * and user settings) are defined, since the generator runs there; the
  * prefix is not reserved then, which would remove the placeholders read
  * here.  On 15 and 16 nothing is defined, and the generators raise 55000.
+ *
+ * It also words what messages quote of a user's input
+ * (snowflake_input_excerpt), for the decoders' errors.
  *
  * This file sits just above layout.c: it reads PostgreSQL's configuration
  * and time input, but calls nothing else of ours, so that the module init,
@@ -37,8 +54,10 @@
 #include <limits.h>
 
 #include "fmgr.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "pgtime.h"
+#include "tcop/tcopprot.h"
 #include "utils/datetime.h"
 #include "utils/fmgrprotos.h"
 #include "utils/guc.h"
@@ -79,6 +98,21 @@ static int	sf_node_id_count = -1;
  */
 static SnowflakeLayout sf_layout;
 static SnowflakeNodeSource sf_node_source;
+
+/*
+ * Why the settings gave this server no node id at preload
+ * (snowflake_node_choose failed): the setting at fault (NULL if they gave
+ * one) and the detail.  Inherited by every process the postmaster starts.
+ */
+static const char *sf_node_bad_name = NULL;
+static char sf_node_failure[SNOWFLAKE_DETAIL_LEN];
+
+/* Whether the postmaster has said what the derivation gave (sf_emit_log). */
+static bool sf_start_reported = false;
+static emit_log_hook_type prev_emit_log_hook = NULL;
+
+#define SF_NODE_FAILURE_HINT \
+	"Correct the settings, or the host name or environment the server starts with, and start the server again."
 
 /*
  * The texts postgresql.conf (or the command line) gave the settings that
@@ -252,7 +286,7 @@ sf_define_node_settings(SfRawSettings *raw)
 							PGC_POSTMASTER, 0,
 							NULL, NULL, NULL);
 	DefineCustomStringVariable("snowflake.node_id_from",
-							   "Derives the node id from the number that ends the host name or an environment variable.",
+							   "Derives the node id from the number that ends the host name's first label or an environment variable.",
 							   "Empty: snowflake.node_id sets the node id. \"hostname\": the number that ends the host name's first label; \"env:NAME\": the number that ends the server's environment variable NAME. Member number n takes node ids snowflake.node_id_base + n * snowflake.node_id_span on, one per timeline, within snowflake.node_id_count node ids.",
 							   &sf_node_id_from,
 							   "",
@@ -321,6 +355,84 @@ sf_define_layout_settings(SfRawSettings *raw)
 }
 
 /*
+ * The settings give this server no node id: the setting bad_name and the
+ * detail say why.  Remembered, and the server goes on without a node id
+ * for now (node id -1, not derived: generation is refused): the postmaster
+ * is stopped by sf_emit_log once its log collector listens; a server in
+ * single-user mode runs on, saying so with a WARNING here.
+ */
+static void
+sf_node_unchosen(const char *bad_name, const char *detail)
+{
+	sf_node_bad_name = bad_name;
+	strlcpy(sf_node_failure, detail, sizeof(sf_node_failure));
+	snowflake_node_source_fixed(&sf_node_source, -1, "");
+	if (!IsPostmasterEnvironment)
+		ereport(WARNING,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"%s\": \"%s\"",
+						bad_name, GetConfigOption(bad_name, false, false)),
+				 errdetail("%s", detail),
+				 errhint("A server in single-user mode starts without the node id, and generates no IDs.")));
+}
+
+/*
+ * sf_emit_log
+ *		emit_log_hook, installed by the postmaster at preload: at the
+ *		postmaster's first message after its standard error went where the
+ *		server's log goes (whereToSendOutput is DestNone from then on; that
+ *		message is "starting PostgreSQL ..."), say where the node id came
+ *		from, or stop the server (FATAL) if the settings gave it none:
+ *		before the postmaster opens a socket or starts a process, after
+ *		the log collector started, so that its log files have the line.
+ *		Every other message, and every other process's, passes unchanged.
+ *		Where log_min_messages hides the postmaster's messages, nothing is
+ *		said, and a server without its node id refuses to generate, saying
+ *		why.
+ */
+static void
+sf_emit_log(ErrorData *edata)
+{
+	if (!sf_start_reported && !IsUnderPostmaster &&
+		whereToSendOutput == DestNone)
+	{
+		sf_start_reported = true;
+		if (sf_node_bad_name != NULL)
+			ereport(FATAL,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid value for parameter \"%s\": \"%s\"",
+							sf_node_bad_name,
+							GetConfigOption(sf_node_bad_name, false, false)),
+					 errdetail("%s", sf_node_failure),
+					 errhint(SF_NODE_FAILURE_HINT)));
+		snowflake_node_log(&sf_node_source);
+	}
+	if (prev_emit_log_hook)
+		prev_emit_log_hook(edata);
+}
+
+/*
+ * snowflake_config_node_failure
+ *		Whether the settings gave this server no node id at preload (a host
+ *		name or environment variable without a usable number, in
+ *		single-user mode, or a postmaster whose messages were hidden): then
+ *		*bad_name, *detail and *hint say why, for the error of every call
+ *		that generates.
+ */
+bool
+snowflake_config_node_failure(const char **bad_name, const char **detail,
+							  const char **hint)
+{
+	if (sf_node_bad_name == NULL)
+		return false;
+	*bad_name = sf_node_bad_name;
+	*detail = sf_node_failure;
+	*hint = IsPostmasterEnvironment ? SF_NODE_FAILURE_HINT :
+		"The server runs in single-user mode, which starts without a node id it cannot derive and generates no IDs: correct the host name or environment it starts with, or generate IDs in a server started normally.";
+	return true;
+}
+
+/*
  * Check that the settings that choose the node id make a valid one for the
  * layout in sf_layout, into sf_node_source: snowflake.node_id, or the one
  * derived from the host name or an environment variable (nodesource.c),
@@ -350,12 +462,7 @@ sf_validate_node_settings(void)
 						 "snowflake.node_bits")));
 	if (!snowflake_node_choose(&sf_layout, &set, &sf_node_source, &bad_name,
 							   detail))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid value for parameter \"%s\": \"%s\"",
-						bad_name, GetConfigOption(bad_name, false, false)),
-				 errdetail("%s", detail),
-				 errhint("Correct the settings, or the host name or environment the server starts with, and start the server again.")));
+		sf_node_unchosen(bad_name, detail);
 	if (!snowflake_node_span_check(&sf_layout, sf_node_source.node_id,
 								   sf_node_id_span, detail))
 		ereport(ERROR,
@@ -366,7 +473,15 @@ sf_validate_node_settings(void)
 				 errhint("Lower \"%s\" or \"%s\", or widen \"%s\".",
 						 "snowflake.node_id_span", "snowflake.node_id",
 						 "snowflake.node_bits")));
-	snowflake_node_log(&sf_node_source);
+
+	/* The postmaster says it once its log collector listens (sf_emit_log). */
+	if (IsPostmasterEnvironment)
+	{
+		prev_emit_log_hook = emit_log_hook;
+		emit_log_hook = sf_emit_log;
+	}
+	else
+		snowflake_node_log(&sf_node_source);
 }
 
 /*
@@ -574,6 +689,34 @@ snowflake_format_ms(int64 unix_ms, char *buf, size_t len)
 	snprintf(buf, len, "%04d-%02d-%02d %02d:%02d:%02d.%03d+00",
 			 tm.tm_year, tm.tm_mon, tm.tm_mday, tm.tm_hour, tm.tm_min,
 			 tm.tm_sec, (int) (fsec / 1000));
+}
+
+/*
+ * snowflake_input_excerpt
+ *		What an error message quotes of a user's input s (len bytes, in the
+ *		database encoding, not necessarily NUL-terminated): the whole of it
+ *		up to SNOWFLAKE_QUOTE_CHARS characters, else its first
+ *		SNOWFLAKE_QUOTE_CHARS characters followed by "...", as PostgreSQL
+ *		clips the parameters it logs (never inside a character).  A message
+ *		about a megabyte of text then stays a few hundred bytes long; the
+ *		positions the details give still count over the whole input.
+ *		Returns a palloc'd string.
+ */
+char *
+snowflake_input_excerpt(const char *s, size_t len)
+{
+	int			clip;
+	char	   *out;
+
+	if (len > (size_t) PG_INT32_MAX)
+		len = PG_INT32_MAX;
+	clip = pg_mbcharcliplen(s, (int) len, SNOWFLAKE_QUOTE_CHARS);
+	if ((size_t) clip == len)
+		return pnstrdup(s, len);
+	out = palloc(clip + 4);
+	memcpy(out, s, clip);
+	memcpy(out + clip, "...", 4);
+	return out;
 }
 
 /*

@@ -80,9 +80,21 @@ extern SNOWFLAKE_INTERNAL void snowflake_config_init(void);
 extern SNOWFLAKE_INTERNAL void snowflake_config_server(SnowflakeLayout *layout,
 													int *node_id, int *span,
 													SnowflakeNodeSource *source);
+extern SNOWFLAKE_INTERNAL bool snowflake_config_node_failure(const char **bad_name,
+														  const char **detail,
+														  const char **hint);
 extern SNOWFLAKE_INTERNAL bool snowflake_parse_epoch(const char *text, int64 *epoch_ms,
 												  char *detail);
 extern SNOWFLAKE_INTERNAL void snowflake_format_ms(int64 unix_ms, char *buf, size_t len);
+
+/*
+ * How many characters of a user's input an error message quotes: any text
+ * that could be an ID of a text form (a prefix of up to 63 characters and
+ * up to 16 digits) is quoted whole.
+ */
+#define SNOWFLAKE_QUOTE_CHARS	100
+
+extern SNOWFLAKE_INTERNAL char *snowflake_input_excerpt(const char *s, size_t len);
 extern SNOWFLAKE_INTERNAL bool snowflake_file_layout(SnowflakeLayout *layout,
 												  const char **bad_name,
 												  char *detail);

@@ -237,7 +237,8 @@ sf_parse_layout_arg(const char *str, SnowflakeFormat *fmt)
 	if (!snowflake_parse_format(str, serverp, snowflake_parse_epoch, fmt, detail))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid snowflake layout \"%s\"", str),
+				 errmsg("invalid snowflake layout \"%s\"",
+						snowflake_input_excerpt(str, strlen(str))),
 				 errdetail("%s", detail),
 				 errhint("Name a preset (%s), or spell a layout out, such as 'epoch=2015-01-01; fields=timestamp:42,worker:5,process:5,sequence:12'.",
 						 snowflake_preset_names())));

@@ -30,6 +30,7 @@
 #include "miscadmin.h"
 #include "portability/instr_time.h"
 #include "storage/latch.h"
+#include "utils/guc.h"
 
 #include "compat.h"
 #include "config.h"
@@ -85,6 +86,29 @@ sf_refuse_unusable(const SnowflakeShared *s)
 }
 
 /*
+ * The node id is not set because the settings could not give this server
+ * one at preload (config.c: single-user mode, where a node id that cannot
+ * be derived does not stop the server): raise why, as the start of a
+ * server started normally would have.  Returns otherwise.
+ */
+static void
+sf_refuse_unchosen(void)
+{
+	const char *bad_name;
+	const char *detail;
+	const char *hint;
+
+	if (!snowflake_config_node_failure(&bad_name, &detail, &hint))
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("invalid value for parameter \"%s\": \"%s\"",
+					bad_name, GetConfigOption(bad_name, false, false)),
+			 errdetail("%s", detail),
+			 errhint("%s", hint)));
+}
+
+/*
  * snowflake_refusal_error
  *		Raise the error of the first refusal of the set refusals (not
  *		empty), as every call that generates raises it: what stands in the
@@ -112,6 +136,7 @@ snowflake_refusal_error(const SnowflakeShared *s, uint32 refusals)
 					 errhint("Restore the recorded settings, or have a superuser run SELECT snowflake_adopt_layout() to adopt the configured ones; indexes and generated columns that decode IDs must then be rebuilt.")));
 			break;
 		case SNOWFLAKE_NODE_UNSET:
+			sf_refuse_unchosen();
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("parameter \"%s\" is not set", "snowflake.node_id"),
@@ -197,7 +222,7 @@ sf_refuse_call(void)
 	ereport(ERROR,
 			(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
 			 errmsg("cannot generate snowflake IDs during recovery"),
-			 errhint("Generate IDs on the primary. A standby usually shares its primary's node id.")));
+			 errhint("Generate IDs on the primary: a standby generates none until it is promoted.")));
 }
 
 /*

@@ -16,7 +16,10 @@
  * (naming the first offending character and its position, counted in
  * characters from 1 over the whole text, prefix included), 22003 for a
  * negative ID or text spelling a value above 2^63 - 1, 22023 for a prefix
- * that is not allowed.  No lock, no shared state: every function is
+ * that is not allowed.  A message quotes at most the first
+ * SNOWFLAKE_QUOTE_CHARS characters of the text or prefix, followed by
+ * "..." when there are more (snowflake_input_excerpt); the positions count
+ * over the whole text.  No lock, no shared state: every function is
  * IMMUTABLE, STRICT and PARALLEL SAFE.
  *
  *-------------------------------------------------------------------------
@@ -28,6 +31,7 @@
 #include "utils/builtins.h"
 
 #include "compat.h"
+#include "config.h"
 #include "textform.h"
 
 PG_FUNCTION_INFO_V1(snowflake_to_base32);
@@ -87,13 +91,15 @@ sf_prefix_arg(FunctionCallInfo fcinfo, int argno, const char **prefix,
 	if (where < *len)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid snowflake ID prefix \"%s\"", text_to_cstring(t)),
+				 errmsg("invalid snowflake ID prefix \"%s\"",
+						snowflake_input_excerpt(*prefix, *len)),
 				 errdetail("Character \"%s\" at position %d is not allowed in a prefix, which takes ASCII letters and digits, \"_\", \"-\", \".\" and \"~\".",
 						   sf_char_at(*prefix, where),
 						   sf_position(*prefix, where))));
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("invalid snowflake ID prefix \"%s\"", text_to_cstring(t)),
+			 errmsg("invalid snowflake ID prefix \"%s\"",
+					snowflake_input_excerpt(*prefix, *len)),
 			 errdetail("A prefix has at most %d characters; this one has %d.",
 					   SNOWFLAKE_PREFIX_MAX, (int) *len)));
 }
@@ -183,7 +189,8 @@ sf_text_error(SnowflakeTextForm form, SnowflakeTextStatus status,
 			  size_t prefix_len)
 {
 	const char *name = snowflake_text_form_name(form);
-	char	   *s = text_to_cstring(t);
+	const char *s = VARDATA_ANY(t);
+	char	   *quoted = snowflake_input_excerpt(s, VARSIZE_ANY_EXHDR(t));
 	char	   *p = pnstrdup(prefix ? prefix : "", prefix_len);
 
 	if (status == SNOWFLAKE_TEXT_OUT_OF_RANGE)
@@ -195,14 +202,14 @@ sf_text_error(SnowflakeTextForm form, SnowflakeTextStatus status,
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 				 errmsg("%s value \"%s\" is out of range for a snowflake ID",
-						name, s),
+						name, quoted),
 				 errdetail("The largest snowflake ID is %lld, in %s \"%s\".",
 						   (long long) PG_INT64_MAX, name, largest)));
 	}
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
 			 errmsg("invalid input syntax for a %s snowflake ID: \"%s\"",
-					name, s),
+					name, quoted),
 			 sf_syntax_detail(form, status, s, where, ndigits, p)));
 }
 

@@ -25,9 +25,15 @@ sf_apt_get() {
 
 # apt-get update.  Its lock of the package lists has no timeout option:
 # while another process holds that lock, try again every 5 s, for at most
-# SF_APT_LOCK_TIMEOUT seconds; any other failure is final.
+# SF_APT_LOCK_TIMEOUT seconds; any other failure is final.  Never with
+# SF_NO_HOST_APT set (see sf_apt_install): the lists are left as
+# test/host-deps.sh left them, and this fails.
 sf_apt_update() {
     local out deadline=$((SECONDS + ${SF_APT_LOCK_TIMEOUT:-900}))
+    if [ -n "${SF_NO_HOST_APT:-}" ]; then
+        echo "not running apt-get update (SF_NO_HOST_APT)" >&2
+        return 1
+    fi
     while :; do
         if out=$(sf_apt_get update -qq 2>&1); then
             [ -z "$out" ] || printf '%s\n' "$out" >&2
@@ -64,9 +70,11 @@ sf_apt_install() {
 }
 
 # Whether apt knows Debian package $1 (installed or not), updating its
-# lists first if it does not; through sudo unless root.
+# lists first if it does not (never with SF_NO_HOST_APT: then it does not
+# know it); through sudo unless root.
 sf_in_archive() {
     apt-cache show "$1" >/dev/null 2>&1 && return 0
+    [ -z "${SF_NO_HOST_APT:-}" ] || return 1
     sf_apt_update
     apt-cache show "$1" >/dev/null 2>&1
 }

@@ -6,8 +6,13 @@
 # Works as root (CI) and as a normal user with sudo.  Environment:
 #   PG_MAJOR   PostgreSQL major to build against (default: the newest one
 #              installed, else the distribution's default)
-#   PG_CONFIG  a pg_config to build and test against instead (a private or
-#              relocated installation); its packages must be installed already
+#   PG_CONFIG  a pg_config to build and test against instead: a relocated
+#              copy of the distribution's packages (whose packages, those of
+#              its major, are then wanted as usual), or a PostgreSQL built
+#              from source (its version names no distribution build: no
+#              package of its major is wanted, and the per-major extensions
+#              the tests use, which only the packaged server has, are not
+#              promised: the files that need them skip, see test/check.sh)
 #   WERROR=1   build with -Werror (test/check.sh sets it)
 #   ASSERTS=1  build with the extension's assertions on (test/check.sh sets it)
 #   SF_TEST_DEPS=1  also install what the test suites need (test/check.sh
@@ -33,10 +38,20 @@ fi
 
 log() { printf '==> %s\n' "$*" >&2; }
 
-# Pick the PostgreSQL major version.
+# Pick the PostgreSQL major version, and tell whether the server under test
+# is the distribution's build of it (SF_PACKAGED_SERVER=1) or one built from
+# source (0): Debian's and Ubuntu's builds name themselves in their version,
+# "PostgreSQL 15.20 (Debian 15.20-0+deb12u1)", a copy of them too.
 sf_pick_major() {
+    SF_PACKAGED_SERVER=1
     if [ -n "${PG_CONFIG:-}" ]; then
-        PG_MAJOR=$("$PG_CONFIG" --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')
+        local version
+        version=$("$PG_CONFIG" --version)
+        PG_MAJOR=$(sed -E 's/^PostgreSQL ([0-9]+).*/\1/' <<<"$version")
+        if ! grep -qE '\((Debian|Ubuntu) [^)]+\)' <<<"$version"; then
+            SF_PACKAGED_SERVER=0
+            log "$version (from $PG_CONFIG) is not a distribution build: no package of PostgreSQL $PG_MAJOR is wanted"
+        fi
         return
     fi
     if [ -n "${PG_MAJOR:-}" ]; then
@@ -66,9 +81,13 @@ sf_pick_major() {
 # therefore not skip for want of (test/check.sh).
 sf_wanted_packages() {
     SF_TEST_PROVIDES=()
-    wanted=(make gcc libc6-dev perl libipc-run-perl faketime libfaketime
-                  "postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR"
-                  "postgresql-client-$PG_MAJOR")
+    wanted=(make gcc libc6-dev perl libipc-run-perl faketime libfaketime)
+    # The server, its headers and client, unless PG_CONFIG names one built
+    # from source (sf_pick_major), which brings its own.
+    if [ "${SF_PACKAGED_SERVER:-1}" != 0 ]; then
+        wanted+=("postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR"
+                 "postgresql-client-$PG_MAJOR")
+    fi
     # An older major to upgrade from: its server, and its headers to build
     # the extension for it.
     if [ -n "${SNOWFLAKE_UPGRADE_FROM:-}" ]; then
@@ -113,7 +132,9 @@ sf_wanted_packages() {
         # accepts that only for what SF_TEST_PROVIDES does not name.
         local ext
         for ext in partman:pg_partman plproxy:plproxy; do
-            if sf_in_archive "postgresql-$PG_MAJOR-${ext%%:*}"; then
+            if [ "${SF_PACKAGED_SERVER:-1}" = 0 ]; then
+                log "a server built from source: the tests that need ${ext#*:} skip unless it is installed into that server"
+            elif sf_in_archive "postgresql-$PG_MAJOR-${ext%%:*}"; then
                 wanted+=("postgresql-$PG_MAJOR-${ext%%:*}")
                 SF_TEST_PROVIDES+=("${ext#*:}")
             else
@@ -129,18 +150,26 @@ sf_wanted_packages() {
             SF_TEST_PROVIDES+=(pgbackrest barman)
         fi
         # The HA managers beyond Patroni: pg_auto_failover
-        # (056_pg_auto_failover.pl: pg_autoctl and the monitor's extension)
-        # and repmgr (057_repmgr.pl), where this major's archive has them
-        # (the files skip, saying so, where it does not).
-        if sf_in_archive "postgresql-$PG_MAJOR-auto-failover"; then
+        # (056_pg_auto_failover.pl: the command pg_autoctl and the
+        # extension pgautofailover, which the monitor creates) and repmgr
+        # (057_repmgr.pl: the commands repmgr and repmgrd in the server's
+        # bin directory and the extension repmgr), where this major's
+        # archive has them (the files skip, saying which is missing, where
+        # it does not).  Their packages install into the distribution's
+        # server only: a server built from source has neither.
+        if [ "${SF_PACKAGED_SERVER:-1}" = 0 ]; then
+            log "a server built from source: 056_pg_auto_failover.pl and 057_repmgr.pl skip unless their files are installed into it"
+        elif sf_in_archive "postgresql-$PG_MAJOR-auto-failover"; then
             wanted+=(pg-auto-failover-cli "postgresql-$PG_MAJOR-auto-failover")
-            SF_TEST_PROVIDES+=(pg_autoctl)
+            SF_TEST_PROVIDES+=(pg_autoctl pgautofailover)
         else
             log "no package postgresql-$PG_MAJOR-auto-failover in the archive: 056_pg_auto_failover.pl skips"
         fi
-        if sf_in_archive "postgresql-$PG_MAJOR-repmgr"; then
+        if [ "${SF_PACKAGED_SERVER:-1}" = 0 ]; then
+            :
+        elif sf_in_archive "postgresql-$PG_MAJOR-repmgr"; then
             wanted+=("postgresql-$PG_MAJOR-repmgr")
-            SF_TEST_PROVIDES+=(repmgr)
+            SF_TEST_PROVIDES+=(repmgr repmgrd)
         else
             log "no package postgresql-$PG_MAJOR-repmgr in the archive: 057_repmgr.pl skips"
         fi

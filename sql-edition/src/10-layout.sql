@@ -388,7 +388,9 @@ BEGIN
         layout, layout ~ '^[ \t\n\v\f\r]*[Ss][Ee][Rr][Vv][Ee][Rr][ \t\n\v\f\r]*(;|$)');
 EXCEPTION WHEN SQLSTATE 'SFL01' THEN
     RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
-        MESSAGE = format('invalid snowflake layout "%s"', layout),
+        -- The layout quoted up to 100 characters, as the C extension quotes it.
+        MESSAGE = format('invalid snowflake layout "%s"',
+                         CASE WHEN length(layout) > 100 THEN left(layout, 100) || '...' ELSE layout END),
         DETAIL = SQLERRM,
         HINT = 'Name a preset (twitter, discord, instagram, sonyflake, mastodon, pgedge), or spell a layout out, such as ''epoch=2015-01-01; fields=timestamp:42,worker:5,process:5,sequence:12''.';
 END

@@ -47,6 +47,8 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     allowed CONSTANT text := 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.~';
+    -- Messages quote at most 100 characters of the input, then "...".
+    quoted CONSTANT text := CASE WHEN length(prefix) > 100 THEN left(prefix, 100) || '...' ELSE prefix END;
     c text;
     pos int := 0;
 BEGIN
@@ -57,13 +59,13 @@ BEGIN
         pos := pos + 1;
         IF strpos(allowed, c) = 0 THEN
             RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
-                MESSAGE = format('invalid snowflake ID prefix "%s"', prefix),
+                MESSAGE = format('invalid snowflake ID prefix "%s"', quoted),
                 DETAIL = format('Character "%s" at position %s is not allowed in a prefix, which takes ASCII letters and digits, "_", "-", "." and "~".',
                                 c, pos);
         END IF;
     END LOOP;
     RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
-        MESSAGE = format('invalid snowflake ID prefix "%s"', prefix),
+        MESSAGE = format('invalid snowflake ID prefix "%s"', quoted),
         DETAIL = format('A prefix has at most 63 characters; this one has %s.', length(prefix));
 END
 $$;
@@ -122,7 +124,9 @@ DECLARE
                                          WHEN 'hex' THEN 'hexadecimal' ELSE form END;
     base CONSTANT int := length(alphabet);
     chars CONSTANT text[] := string_to_array(id_text, NULL);
-    syntax CONSTANT text := format('invalid input syntax for a %s snowflake ID: "%s"', form, id_text);
+    -- Messages quote at most 100 characters of the input, then "...".
+    quoted CONSTANT text := CASE WHEN length(id_text) > 100 THEN left(id_text, 100) || '...' ELSE id_text END;
+    syntax CONSTANT text := format('invalid input syntax for a %s snowflake ID: "%s"', form, quoted);
     plen CONSTANT int := length(prefix);
     c text;
     v int;
@@ -191,7 +195,7 @@ BEGIN
     END IF;
     IF over THEN
         RAISE EXCEPTION USING ERRCODE = 'numeric_value_out_of_range',
-            MESSAGE = format('%s value "%s" is out of range for a snowflake ID', form, id_text),
+            MESSAGE = format('%s value "%s" is out of range for a snowflake ID', form, quoted),
             DETAIL = format('The largest snowflake ID is 9223372036854775807, in %s "%s".', form,
                             CASE form WHEN 'base32' THEN @extschema@.snowflake_to_base32(9223372036854775807)
                                       WHEN 'base62' THEN @extschema@.snowflake_to_base62(9223372036854775807)

@@ -139,7 +139,7 @@ BEGIN
     IF refusal = 1 THEN
         RAISE EXCEPTION USING ERRCODE = 'read_only_sql_transaction',
             MESSAGE = 'cannot generate snowflake IDs during recovery',
-            HINT = 'Generate IDs on the primary. A standby usually shares its primary''s node id.';
+            HINT = 'Generate IDs on the primary: a standby generates none until it is promoted.';
     ELSIF refusal = 2 THEN
         RAISE EXCEPTION USING ERRCODE = 'read_only_sql_transaction',
             MESSAGE = 'cannot generate snowflake IDs in a read-only transaction',

@@ -31,11 +31,18 @@
 #    and adopted first, then the node id; an adoption whose write fails
 #    adopts nothing, not even after a clean restart;
 #  - without the preload, a crash re-initialisation keeps the derived node
-#    id of the server's start (the settings file), and its source.
+#    id of the server's start (the settings file), and its source;
+#  - with the preload and logging_collector = on, the derived node id and
+#    the refusal of a host name without a number are in the collector's
+#    log file; a server that only replays WAL needs no node id: single-user
+#    mode without the variable (as pg_rewind runs it for a crash
+#    recovery) replays, says so and refuses to generate, saying why, and
+#    postgres -C prints a value.
 
 use strict;
 use warnings;
 
+use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowflakeTest;
@@ -330,6 +337,103 @@ else
 			qr/invalid value for parameter "snowflake\.node_id_from": "hostnam"\n.*DETAIL:  \Q$syntax\E\n(?s:.*)FATAL:  invalid value for parameter "snowflake\.node_id_from": "hostnam"\n/,
 			$offset),
 		'the check hook says why, and the server does not start with the setting ignored');
+}
+
+# --- Where the start-up lines go; servers that only replay WAL ---
+
+# With the preload: with logging_collector = on, the derived node id, and
+# the refusal of a host name without a number, are in the collector's log
+# file (said once the collector has the postmaster's standard error), not
+# only on the standard error the server was started with.  A server that
+# only replays WAL and mints nothing needs no node id: single-user mode
+# (pg_rewind finishes a crash recovery so) starts without the variable,
+# saying so, replays, and refuses to generate, saying why; postgres -C
+# prints a value.  IDs minted after it are above the ones before.
+if (!no_preload())
+{
+	my $coll = start_snowflake_node(
+		'collector',
+		hostname => 'pg-4',
+		settings => {
+			'snowflake.node_id_from' => 'hostname',
+			'snowflake.node_id_count' => 8,
+			logging_collector => 'on',
+			log_directory => 'log',
+			log_filename => 'collector.log'
+		});
+	my $collected = $coll->data_dir . '/log/collector.log';
+	my $line = qr/LOG:  snowflake node id 4 derived from the host name "pg-4"\n[^\n]*DETAIL:  Member number 4 plus "snowflake\.node_id_base" = 0: this server takes node id 4 of the cluster's 0 to 7/;
+	like(slurp_file($collected), $line,
+		'logging_collector = on: the derived node id is in the collector\'s log file');
+	unlike(slurp_file($coll->logfile), qr/snowflake node id 4 derived/,
+		'... and not on the standard error the server was started with');
+	$coll->stop;
+	set_hostname($coll, 'primary');
+	my $offset = -s $collected;
+	ok(!$coll->start(fail_ok => 1), 'logging_collector = on: host name "primary", the server does not start');
+	like(
+		substr(slurp_file($collected), $offset),
+		qr/FATAL:  invalid value for parameter "snowflake\.node_id_from": "hostname"\n[^\n]*DETAIL:  The host name "primary" does not end in a number\.\n[^\n]*HINT:  Correct the settings, or the host name or environment the server starts with, and start the server again\./,
+		'... and the collector\'s log file says why');
+	ok(!-e $coll->data_dir . '/postmaster.pid', '... and the postmaster is gone');
+
+	my $replay = start_snowflake_node(
+		'replay',
+		settings => {
+			'snowflake.node_id_from' => 'env:SF_TEST_MEMBER',
+			'snowflake.node_id_count' => 8
+		},
+		start => 0);
+	my $pgdata = $replay->data_dir;
+	my $max_before;
+	{
+		local $ENV{SF_TEST_MEMBER} = 'pg-6';
+		$replay->start;
+		$max_before = $replay->safe_psql('postgres',
+			'CREATE EXTENSION snowflake; CREATE TABLE ids (id bigint PRIMARY KEY);'
+			  . ' INSERT INTO ids SELECT snowflake_nextval() FROM generate_series(1, 1000);'
+			  . ' SELECT max(id) FROM ids');
+		$replay->stop('immediate');
+	}
+	delete local $ENV{SF_TEST_MEMBER};
+	my $missing = 'The environment variable "SF_TEST_MEMBER" is not set for the server.';
+	# The postgres program as pg_rewind runs it: $stdin on its standard
+	# input, at most $secs seconds; (success, stdout, stderr).
+	my $postgres = sub {
+		my ($secs, $stdin, @args) = @_;
+		my ($o, $e) = ('', '');
+		my $done = eval {
+			IPC::Run::run([ 'postgres', @args ], '<', \$stdin, '>', \$o, '2>', \$e,
+				IPC::Run::timeout($secs));
+		};
+		return ($done, $o, $e . ($@ // ''));
+	};
+	my ($ok, $out, $err) = $postgres->(120, '', '--single', '-F', '-D', $pgdata, 'template1');
+	ok($ok, 'single-user mode without the variable: the crash recovery pg_rewind runs this way succeeds')
+	  or diag($err);
+	like($err,
+		qr/WARNING:  invalid value for parameter "snowflake\.node_id_from": "env:SF_TEST_MEMBER"\n[^\n]*DETAIL:  \Q$missing\E\n[^\n]*HINT:  A server in single-user mode starts without the node id, and generates no IDs\./,
+		'... saying that it starts without the node id');
+	($ok, $out, $err) = $postgres->(120, "SELECT snowflake_nextval();\nSELECT count(*) FROM ids;\n",
+		'--single', '-D', $pgdata, 'postgres');
+	like($err,
+		qr/ERROR:  invalid value for parameter "snowflake\.node_id_from": "env:SF_TEST_MEMBER"\n[^\n]*DETAIL:  \Q$missing\E\n[^\n]*HINT:  The server runs in single-user mode, which starts without a node id it cannot derive and generates no IDs: correct the host name or environment it starts with, or generate IDs in a server started normally\./,
+		'single-user mode without the variable: snowflake_nextval() refuses, saying why');
+	like($out, qr/count = "1000"/, '... while the rest of the database answers');
+	($ok, $out, $err) = $postgres->(60, '', '-D', $pgdata, '-C', 'shared_memory_size');
+	ok($ok && $out =~ /^\d+\n\z/, 'postgres -C shared_memory_size without the variable prints the value')
+	  or diag("$out$err");
+	{
+		local $ENV{SF_TEST_MEMBER} = 'pg-6';
+		$replay->start;
+		is( $replay->safe_psql('postgres',
+				'WITH i AS (INSERT INTO ids SELECT snowflake_nextval() FROM generate_series(1, 1000) RETURNING id)'
+				  . " SELECT count(*), count(*) FILTER (WHERE id > $max_before), min(snowflake_node_id(id)), max(snowflake_node_id(id)) FROM i"
+			),
+			'1000|1000|6|6',
+			'started again with the variable: node id 6, every ID above those before');
+		$replay->stop;
+	}
 }
 
 # --- The data directory moves to another host name ---

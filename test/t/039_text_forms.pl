@@ -17,7 +17,10 @@
 #	  Perl oracle says, value or whole error, in every database;
 #	- sql/textform.sql, run through psql as pg_regress runs it, gives
 #	  expected/textform.out in the en_US database too (how another
-#	  implementation, the SQL edition's, is checked against that file).
+#	  implementation, the SQL edition's, is checked against that file);
+#	- a megabyte of text: its error quotes the first 100 characters, the
+#	  position in the detail counts over the whole text, and the server
+#	  log stays small.
 #	glibc's en_US.UTF-8 is compiled into a directory of the test with
 #	localedef (LOCPATH) when the system has not generated it; ICU is asked
 #	of the server, and the ICU database is left out, saying so, on a server
@@ -26,6 +29,7 @@
 use strict;
 use warnings;
 
+use Encode ();
 use File::Spec;
 use FindBin;
 use PostgreSQL::Test::Cluster;
@@ -163,6 +167,49 @@ foreach my $db (@dbs)
 		'<', "$root/sql/textform.sql", '>&', \$out);
 	is($out, $expected,
 		'sql/textform.sql through psql in the en_US.UTF-8 database gives expected/textform.out');
+}
+
+# A megabyte of text: the message quotes its first 100 characters and
+# "...", the detail's position counts over the whole text, and the server
+# log (ERROR, DETAIL and the statement, which builds the text with
+# repeat()) grows by a few kilobytes for all of them, not a megabyte each.
+# Each error as the oracle words it.
+{
+	my $mb = 1_000_000;
+	my @cases = (
+		[ 'base58', qq{repeat('2', $mb - 1) || '0'}, ('2' x ($mb - 1)) . '0' ],
+		[ 'base58', qq{repeat('2', $mb)}, '2' x $mb ],
+		[ 'base36', qq{repeat(chr(233), $mb)}, "\x{e9}" x $mb ],
+		[ 'base32', qq{repeat('0', $mb)}, '0' x $mb ],
+		[ 'hex', q{repeat('f', 16)}, 'f' x 16, qq{repeat('p', $mb)}, 'p' x $mb ],
+	);
+	# The first error of $sql in the database tf_c (UTF8), as error_report()
+	# gives it, decoded from UTF-8 as the oracle's strings are.
+	my $error_in_c = sub {
+		my ($sql) = @_;
+		my (undef, undef, $stderr) = $node->psql('tf_c',
+			"SET client_encoding = 'UTF8';\n\\set VERBOSITY verbose\n$sql",
+			on_error_stop => 0);
+		return Encode::decode('UTF-8', stderr_report($stderr));
+	};
+	my $offset = -s $node->logfile;
+	foreach my $c (@cases)
+	{
+		my ($form, $sql_text, $text, $sql_prefix, $prefix) = @$c;
+		my $call = "SELECT snowflake_from_$form($sql_text"
+		  . (defined $sql_prefix ? ", $sql_prefix" : '') . ')';
+		my $got = $error_in_c->($call);
+		is($got, text_form_expected_from($form, $text, $prefix),
+			"$form, a megabyte of text: the error as the oracle words it");
+		cmp_ok(length($got), '<', 600, "$form, a megabyte of text: the error is "
+			  . length($got) . ' characters long');
+	}
+	is( $error_in_c->(qq{SELECT snowflake_to_hex(1, repeat('p', $mb - 1) || '/')}),
+		text_form_expected_to('hex', 1, ('p' x ($mb - 1)) . '/'),
+		'a prefix of a megabyte with a character that is not allowed at its end: the error as the oracle words it');
+	my $grown = (-s $node->logfile) - $offset;
+	cmp_ok($grown, '<', 16384,
+		"the server log grew by $grown bytes for six errors about a megabyte of text each");
 }
 
 $node->stop;

@@ -27,7 +27,8 @@
 #    through the router and directly on each shard, INSERT ... SELECT and
 #    COPY through the router.  Every key is read back from the shards:
 #    the node field is the server the table above names, and no key is
-#    there twice, on one shard or across both.
+#    there twice, on one shard or across both.  An UPDATE through the
+#    router that changes the partition key leaves the row on its shard.
 
 use strict;
 use warnings;
@@ -192,6 +193,18 @@ is( "$counts[0] + $counts[1] keys, " . scalar(keys %seen) . " distinct, $twice t
 # INSERT ... SELECT and 2 x 100 by COPY, one RETURNING.
 is($counts[0] + $counts[1], 2 * 400 + 800 + 200 + 200 + 1, 'and every row is there');
 note "keys: shard1 $counts[0], shard2 $counts[1], shared 0";
+
+# An UPDATE through the router that changes the partition key leaves the
+# row where it is, with the new value (docs/deployment/distributed.md):
+# postgres_fdw sends the UPDATE to the shard, nothing moves the row.
+my $moved = $router->safe_psql('postgres',
+	"INSERT INTO orders_routed (region, src) VALUES (1, 'moved') RETURNING id");
+$router->safe_psql('postgres', "UPDATE orders_routed SET region = 2 WHERE id = $moved");
+is( join(' / ',
+		map { $_->safe_psql('postgres', "SELECT count(*) || ' ' || coalesce(max(region), 0) FROM orders WHERE id = $moved") }
+		  @shards),
+	'1 2 / 0 0',
+	'an UPDATE of the partition key through the router leaves the row on shard1, region 2');
 
 $_->stop foreach ($router, @shards);
 done_testing();

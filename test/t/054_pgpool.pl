@@ -245,7 +245,7 @@ sub bench
 
 my $recovery_error =
   "25006: cannot generate snowflake IDs during recovery\n"
-  . "HINT:  Generate IDs on the primary. A standby usually shares its primary's node id.";
+  . "HINT:  Generate IDs on the primary: a standby generates none until it is promoted.";
 my $lastval_error =
   "55000: snowflake_lastval is not yet defined in this session\n"
   . 'HINT:  Call it in the session that called snowflake_nextval() or '

@@ -3,13 +3,20 @@
 # 056_pg_auto_failover.pl
 #	Failover and switchover under pg_auto_failover (Debian's
 #	pg-auto-failover-cli and postgresql-NN-auto-failover), with node ids
-#	derived from the host name: a monitor, a primary and a secondary, each
-#	pg_autoctl in a UTS namespace of its own (pg-1, pg-2: test/hostns.c).
+#	derived from an environment variable of the server, as
+#	docs/deployment/pg_auto_failover.md says to do it: the settings and
+#	the commands are read from the page (its blocks marked
+#	<!-- recipe: pg_auto_failover/... -->), with the test's own paths,
+#	ports, node names, address, authentication and monitor put in place of
+#	the page's examples (a page that changes under the test fails it).
 #
-# The secondary is a copy of the primary made by pg_autoctl
-# (pg_basebackup), its postgresql.conf included: one configuration,
-# snowflake.node_id_from = 'hostname', base 20, count 8, so the members
-# mint with node ids 21 and 22.  Two clients insert rows keyed by
+# A monitor, a primary and a secondary.  The first node's data directory
+# is made by the page's initdb, the page's settings are added to its
+# postgresql.conf (snowflake.node_id_from = 'env:SF_MEMBER', base 20, count
+# 8), and the page's pg_autoctl create postgres and pg_autoctl run start
+# each node with its own SF_MEMBER (1, 2: node ids 21 and 22); the
+# secondary is a copy of the primary made by pg_autoctl (pg_basebackup),
+# its postgresql.conf included.  Two clients insert rows keyed by
 # snowflake_nextval() throughout, on whichever member accepts writes,
 # recording every ID returned, while
 #   1. the primary's node dies (its pg_autoctl and PostgreSQL killed with
@@ -19,20 +26,24 @@
 #   3. pg_autoctl perform switchover hands the primary back to it.
 # Passes only if no ID was returned twice, every ID is above every ID
 # returned before its request was sent, the clients saw the three terms,
-# and each member minted with its own node id (21 on pg-1, 22 on pg-2).
+# and each member minted with its own node id (21 and 22).
 # The monitor's health checks are shortened (a second, a demote timeout of
 # 5 s) so that the failover takes seconds, not a minute.
 #
-# Where pg_auto_failover is not installed (this major's archive has no
-# postgresql-NN-auto-failover), the file skips saying so (HaTest's
-# ha_require; test/check.sh accepts that only where test/setup.sh
-# installed no package for it).
+# Where pg_auto_failover is not installed for the server under test (this
+# major's archive has no postgresql-NN-auto-failover, a server built from
+# source), the file skips, saying which of the command and the extension
+# is missing (HaTest's ha_require; test/check.sh accepts that only where
+# test/setup.sh installed no package for it).
 
 use strict;
 use warnings;
 
+use File::Basename qw(dirname);
+use File::Spec;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use RestoreTest qw(doc_config run_tool);
 use SnowflakeTest;
 use HaTest;
 use Test::More;
@@ -41,9 +52,20 @@ my $pg_config = ha_program('pg_config');
 chomp(my $bindir = `$pg_config --bindir`);
 chomp(my $sharedir = `$pg_config --sharedir`);
 my $autoctl = ha_program('pg_autoctl');
-ha_require(defined $autoctl && -e "$sharedir/extension/pgautofailover.control",
-	'pg_autoctl');
+ha_require([ 'command', 'pg_autoctl', defined $autoctl, 'not in PATH' ],
+	[
+		'extension', 'pgautofailover',
+		-e "$sharedir/extension/pgautofailover.control",
+		"no pgautofailover.control in $sharedir/extension: the monitor needs it"
+	]);
 die 'the no-preload pass does not run this file' if no_preload();
+
+# The page's settings and commands.
+my $root = File::Spec->rel2abs(dirname(__FILE__) . '/../..');
+my %recipes = doc_recipes("$root/docs/deployment/pg_auto_failover.md");
+is( join(' ', sort keys %recipes),
+	join(' ', map { "pg_auto_failover/$_" } qw(create.sh initdb.sh postgresql.conf run.sh)),
+	'docs/deployment/pg_auto_failover.md has the settings and commands this test runs');
 
 my $dir = PostgreSQL::Test::Utils::tempdir();
 my $log = "$dir/pg_autoctl.log";
@@ -82,11 +104,40 @@ sub states_are
 	return ha_wait(sub { states() eq $want });
 }
 
-# Start member $n's pg_autoctl (and so its PostgreSQL) under host name pg-$n.
+# The page's command $name for member $n: its example paths, number, name,
+# address, authentication and monitor replaced by the test's; each example
+# value the step must have is there (else the page changed: die).
+my %example_in = (
+	'initdb.sh' => [ '/usr/lib/postgresql/15/bin', '/var/lib/postgresql/15/node' ],
+	'create.sh' => [
+		'SF_MEMBER=1', '/var/lib/postgresql/15/node',
+		'--hostname db-1.example.com --name db-1',
+		'--auth scram-sha-256 --ssl-self-signed',
+		q{'postgres://autoctl_node@monitor.example.com/pg_auto_failover'}
+	],
+	'run.sh' => [ 'SF_MEMBER=1', '/var/lib/postgresql/15/node' ]);
+
+sub member_step
+{
+	my ($n, $name) = @_;
+	my %test = (
+		'SF_MEMBER=1' => "SF_MEMBER=$n",
+		'/usr/lib/postgresql/15/bin' => $bindir,
+		'/var/lib/postgresql/15/node' => "$dir/n$n",
+		'--hostname db-1.example.com --name db-1' =>
+		  "--hostname 127.0.0.1 --name n$n --pgport $port{\"n$n\"} --pgctl $pg_ctl",
+		'--auth scram-sha-256 --ssl-self-signed' => '--auth trust --no-ssl',
+		q{'postgres://autoctl_node@monitor.example.com/pg_auto_failover'} => "'$monitor_uri'");
+	return doc_config($recipes{"pg_auto_failover/$name"},
+		{ map { $_ => $test{$_} } @{ $example_in{$name} } }, 1);
+}
+
+# Start member $n's pg_autoctl (and so its PostgreSQL) as the page runs it,
+# in a process group of its own.
 sub run_member
 {
 	my ($n) = @_;
-	return ha_start("$dir/n$n.log", hostns_command("pg-$n", $autoctl, 'run', '--pgdata', "$dir/n$n"));
+	return ha_start("$dir/n$n.log", 'bash', '-e', '-c', member_step($n, 'run.sh'));
 }
 
 # --- the monitor, with health checks of a second ---
@@ -108,25 +159,11 @@ ha_start("$dir/monitor.log", $autoctl, 'run', '--pgdata', "$dir/monitor");
 ok(ha_wait(sub { psql_at($port{monitor}, 'pg_auto_failover', 'SELECT 1', 1) eq '1' }),
 	'the monitor runs');
 
-# --- the primary: a data directory of ours, with the shared configuration ---
+# --- the primary: the page's initdb, settings and create ---
 
-my $initdb_out = '';
-IPC::Run::run([ "$bindir/initdb", '-D', "$dir/n1", '-A', 'trust', '-U', 'postgres', '--no-sync' ],
-	'>', \$initdb_out, '2>&1')
-  or BAIL_OUT("initdb failed: $initdb_out");
-append_to_file("$dir/n1/postgresql.conf", qq{
-shared_preload_libraries = 'pg_stat_statements,snowflake'
-snowflake.node_id_from = 'hostname'
-snowflake.node_id_base = 20
-snowflake.node_id_count = 8
-wal_log_hints = on
-});
-my @create = ('create', 'postgres', '--pgctl', $pg_ctl, '--hostname', '127.0.0.1',
-	'--auth', 'trust', '--no-ssl', '--monitor', $monitor_uri);
-ok(ha_run($log, 120, hostns_command('pg-1', $autoctl, @create,
-			'--pgdata', "$dir/n1", '--pgport', $port{n1}, '--name', 'n1')),
-	'pg_autoctl create postgres: n1 on pg-1')
-  or BAIL_OUT('n1 was not created: ' . slurp_file($log));
+run_tool("n1: the page's initdb", member_step(1, 'initdb.sh'), {}, 120);
+append_to_file("$dir/n1/postgresql.conf", $recipes{'pg_auto_failover/postgresql.conf'});
+run_tool("n1: the page's pg_autoctl create postgres", member_step(1, 'create.sh'), {}, 180);
 my %group = (n1 => run_member(1));
 ok(states_are('n1:single:single'), 'n1 runs as the single node');
 # pg_autoctl may still restart its PostgreSQL: retried until it is done.
@@ -140,18 +177,16 @@ ok( ha_wait(
 
 # --- the secondary: pg_autoctl copies the primary, configuration included ---
 
-ok(ha_run($log, 180, hostns_command('pg-2', $autoctl, @create,
-			'--pgdata', "$dir/n2", '--pgport', $port{n2}, '--name', 'n2')),
-	'pg_autoctl create postgres: n2 on pg-2, a copy of n1')
-  or BAIL_OUT('n2 was not created: ' . slurp_file($log));
+run_tool("n2: the page's pg_autoctl create postgres, a copy of n1",
+	member_step(2, 'create.sh'), {}, 300);
 $group{n2} = run_member(2);
 ok(states_are('n1:primary:primary n2:secondary:secondary'),
 	'n1 is the primary, n2 the secondary');
 my $stats = q{SELECT node_id || ' ' || node_id_source || ' ' || status FROM snowflake_stats};
-is(psql_at($port{n1}, 'postgres', $stats), '21 hostname pg-1 ready',
-	'n1 mints with node id 21, from its host name pg-1');
-is(psql_at($port{n2}, 'postgres', $stats), '22 hostname pg-2 recovery',
-	'n2, with the same configuration, has node id 22 from pg-2');
+is(psql_at($port{n1}, 'postgres', $stats), '21 env:SF_MEMBER 1 ready',
+	'n1 mints with node id 21, from its SF_MEMBER');
+is(psql_at($port{n2}, 'postgres', $stats), '22 env:SF_MEMBER 2 recovery',
+	'n2, with the same configuration, has node id 22 from its SF_MEMBER');
 
 # --- clients throughout ---
 

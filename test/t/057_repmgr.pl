@@ -7,15 +7,23 @@
 #	its own (pg-1, pg-2: test/hostns.c, through repmgr's service commands).
 #
 # The standby is a copy of the primary made by repmgr standby clone
-# (pg_basebackup), its postgresql.conf included: one configuration,
-# snowflake.node_id_from = 'hostname', base 30, count 8, so the members
-# mint with node ids 31 and 32.  Two clients insert rows keyed by
-# snowflake_nextval() throughout, on whichever member accepts writes,
-# recording every ID returned, while
+# (pg_basebackup), its postgresql.conf included: one configuration, the
+# one docs/deployment/repmgr.md shows (its block marked
+# <!-- recipe: repmgr/postgresql.conf -->, appended as it is, nothing of
+# the test's own but where the server listens): snowflake.node_id_from =
+# 'hostname', base 30, count 8, so the members mint with node ids 31 and
+# 32, and the wal_keep_size the rejoin after a crash needs.  Two clients
+# insert rows keyed by snowflake_nextval() throughout, on whichever member
+# accepts writes, recording every ID returned, while
 #   1. the primary's node dies (its postmaster and repmgrd killed with
-#      SIGKILL): repmgrd on the standby promotes it (automatic failover);
-#   2. repmgr node rejoin --force-rewind brings the old primary back as a
-#      standby (pg_rewind), and its repmgrd is started again;
+#      SIGKILL), two WAL files after its last checkpoint, so that the
+#      crash recovery pg_rewind runs on it removes the WAL back to that
+#      checkpoint unless wal_keep_size keeps it: repmgrd on the standby
+#      promotes it (automatic failover);
+#   2. the page's rejoin (<!-- recipe: repmgr/rejoin.sh -->: CHECKPOINT on
+#      the new primary, repmgr node rejoin --force-rewind), with the test's
+#      address, port, user and repmgr.conf, brings the old primary back as
+#      a standby (pg_rewind), and its repmgrd is started again;
 #   3. repmgr standby switchover hands the primary back to it.
 # Passes only if no ID was returned twice, every ID is above every ID
 # returned before its request was sent, the clients saw the three terms,
@@ -35,8 +43,11 @@
 use strict;
 use warnings;
 
+use File::Basename qw(dirname);
+use File::Spec;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use RestoreTest qw(doc_config run_tool);
 use SnowflakeTest;
 use HaTest;
 use Test::More;
@@ -44,11 +55,24 @@ use Test::More;
 my $pg_config = ha_program('pg_config');
 chomp(my $bindir = `$pg_config --bindir`);
 chomp(my $pkglibdir = `$pg_config --pkglibdir`);
+chomp(my $sharedir = `$pg_config --sharedir`);
 my $repmgr = ha_program('repmgr', $bindir);
 my $repmgrd = ha_program('repmgrd', $bindir);
-ha_require(defined $repmgr && defined $repmgrd && -e "$pkglibdir/repmgr.so",
-	'repmgr');
+ha_require(
+	[ 'command', 'repmgr', defined $repmgr, "not in the server's bin directory $bindir" ],
+	[ 'command', 'repmgrd', defined $repmgrd, "not in the server's bin directory $bindir" ],
+	[
+		'extension', 'repmgr',
+		-e "$pkglibdir/repmgr.so" && -e "$sharedir/extension/repmgr.control",
+		"no repmgr.so in $pkglibdir or no repmgr.control in $sharedir/extension"
+	]);
 die 'the no-preload pass does not run this file' if no_preload();
+
+# The page's configuration and rejoin.
+my $root = File::Spec->rel2abs(dirname(__FILE__) . '/../..');
+my %recipes = doc_recipes("$root/docs/deployment/repmgr.md");
+is(join(' ', sort keys %recipes), 'repmgr/postgresql.conf repmgr/rejoin.sh',
+	'docs/deployment/repmgr.md has the configuration and the rejoin this test runs');
 
 my $dir = PostgreSQL::Test::Utils::tempdir();
 my $log = "$dir/repmgr.log";
@@ -81,7 +105,6 @@ pg_bindir='$bindir'
 repmgr_bindir='$bindir'
 log_file='$dir/repmgrd-n$n.log'
 repmgrd_pid_file='$dir/repmgrd-n$n.pid'
-use_replication_slots=yes
 failover='automatic'
 promote_command='$repmgr standby promote -f $dir/n$n.conf --log-to-file'
 follow_command='$repmgr standby follow -f $dir/n$n.conf --log-to-file --upstream-node-id=%n'
@@ -140,16 +163,9 @@ my $initdb_out = '';
 IPC::Run::run([ "$bindir/initdb", '-D', "$dir/n1", '-A', 'trust', '-U', 'postgres', '--no-sync' ],
 	'>', \$initdb_out, '2>&1')
   or BAIL_OUT("initdb failed: $initdb_out");
-append_to_file("$dir/n1/postgresql.conf", qq{
-shared_preload_libraries = 'repmgr,snowflake'
-snowflake.node_id_from = 'hostname'
-snowflake.node_id_base = 30
-snowflake.node_id_count = 8
-wal_log_hints = on
+append_to_file("$dir/n1/postgresql.conf", $recipes{'repmgr/postgresql.conf'} . qq{
 listen_addresses = '127.0.0.1'
 unix_socket_directories = '$dir'
-max_wal_senders = 10
-max_replication_slots = 10
 });
 append_to_file("$dir/n1/pg_hba.conf", "host replication all 127.0.0.1/32 trust\n");
 ok(ha_run($log, 60, 'sh', '-c', pg_ctl_start(1, 'start')), 'n1 starts on pg-1');
@@ -181,7 +197,19 @@ start_clients(2,
 	$dir);
 ok(ha_wait(sub { client_lines($dir, $port{1}) >= 50 }), 'the clients get IDs from n1');
 
-# 1. n1's node dies: its postmaster and its repmgrd killed with SIGKILL.
+# 1. n1's node dies: its postmaster and its repmgrd killed with SIGKILL,
+# two WAL files after its last checkpoint (as after some minutes of
+# writes): the crash recovery that pg_rewind runs on it then ends with a
+# checkpoint that removes the WAL back to the one before, which pg_rewind
+# reads, unless wal_keep_size keeps it.
+psql_at(1, 'CHECKPOINT');
+foreach my $i (1, 2)
+{
+	my $before = client_lines($dir, $port{1});
+	psql_at(1, 'SELECT pg_switch_wal()');
+	ha_wait(sub { client_lines($dir, $port{1}) >= $before + 10 })
+	  or die 'the clients got no IDs from n1 after a WAL switch';
+}
 ha_kill_group($repmgrd{1}, 'KILL');
 my ($postmaster) = split /\n/, slurp_file("$dir/n1/postmaster.pid");
 kill('KILL', $postmaster) or die "could not kill $postmaster";
@@ -198,15 +226,26 @@ my $before = client_lines($dir, $port{2});
 ok(ha_wait(sub { client_lines($dir, $port{2}) >= $before + 50 }),
 	'the clients get IDs from n2');
 
-# 2. n1 rejoins as a standby of n2, rewound.  pg_rewind reads the new
-# primary's timeline from its control file, which the checkpoint after a
-# promotion updates, spread over minutes under load: without one first,
-# pg_rewind would find both on timeline 1 and rewind nothing.
-psql_at(2, 'CHECKPOINT');
-ok( ha_run($log, 180, hostns_command('pg-1', $repmgr, '-f', "$dir/n1.conf", 'node', 'rejoin',
-			'-d', "host=127.0.0.1 port=$port{2} user=postgres dbname=repmgr",
-			'--force-rewind', '--verbose')),
-	'repmgr node rejoin --force-rewind: n1 follows n2');
+# 2. n1 rejoins as a standby of n2, rewound, by the page's commands run on
+# n1's host (under its host name), the new primary's address being n2's.
+# pg_rewind reads the new primary's timeline from its control file, which
+# the checkpoint after a promotion updates, spread over minutes under
+# load: without one first, pg_rewind would find both on timeline 1 and
+# rewind nothing.
+{
+	my $rejoin = doc_config(
+		$recipes{'repmgr/rejoin.sh'},
+		{
+			'new-primary' => '127.0.0.1',
+			'-U repmgr' => '-U postgres',
+			'user=repmgr' => "user=postgres port=$port{2}",
+			'/etc/repmgr.conf' => "$dir/n1.conf"
+		},
+		1);
+	run_tool("the page's rejoin (repmgr node rejoin --force-rewind): n1 follows n2",
+		$rejoin, { PGPORT => $port{2}, PATH => "$bindir:$ENV{PATH}" }, 300,
+		hostns_command('pg-1'));
+}
 ok(ha_wait(sub { psql_at(1, 'SELECT status FROM pg_stat_wal_receiver', 1) eq 'streaming' }),
 	"n1 streams from n2: pg_rewind took it back to n2's history");
 is(in_recovery(1), 't', 'n1 runs as a standby');

@@ -17,9 +17,13 @@
 #
 #	Barman runs as the test's user, with the page's configuration files in
 #	the test's directory (BARMAN_CONFIG_FILE, which `barman -c` would
-#	name), its home and log there too.  The page's `barman cron` (which
-#	starts `barman receive-wal pg` in the background) is replaced by
-#	`barman receive-wal pg` started here, so that it is stopped by its PID.
+#	name), its home and log there too.  The page's commands run in the
+#	page's order: the slot, then `barman cron` (which starts `barman
+#	receive-wal pg` in the background; the test stops it at the end by the
+#	PID its lock file holds), then `barman switch-wal --archive`, which
+#	fails without a receiver.  After the restore, the page's wait for the
+#	promotion (backup/wait-promoted.sh), and the first call must not be
+#	refused for recovery.
 #	Without Barman (`barman --version` fails) the file skips, saying so;
 #	test/check.sh accepts that only where the scripts were told not to
 #	install it (SF_BACKUP_TOOLS=0, the default of the chroots).
@@ -29,7 +33,6 @@ use warnings;
 
 use File::Basename qw(dirname);
 use File::Spec;
-use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use RestoreTest;
@@ -50,9 +53,9 @@ my $root = File::Spec->rel2abs(dirname(__FILE__) . '/../..');
 my %recipes = doc_recipes("$root/docs/operations.md");
 my @steps = qw(barman.conf barman-pg.conf barman-slot.sh barman-check.sh
   barman-backup.sh barman-recover.sh);
-is( join(' ', sort grep { m{^backup/barman} } keys %recipes),
-	join(' ', sort map { "backup/$_" } @steps),
-	'docs/operations.md has every Barman step this test runs');
+is( join(' ', sort grep { m{^backup/(barman|wait)} } keys %recipes),
+	join(' ', sort map { "backup/$_" } @steps, 'wait-promoted.sh'),
+	'docs/operations.md has every Barman step this test runs, and the wait for the promotion');
 
 my $dir = PostgreSQL::Test::Utils::tempdir('barman');
 mkdir "$dir/$_" or die "mkdir $dir/$_: $!" foreach qw(home barman.d history);
@@ -94,20 +97,35 @@ sub step
 		doc_config($recipes{"backup/$name"}, \%example), { %env, %more }, 300);
 }
 
-step('replication slot', 'barman-slot.sh');
-# The WAL receiver, its output in a file (nothing reads a pipe of it).
-my $receiver = do
-{
-	local @ENV{ keys %env } = values %env;
-	IPC::Run::start([ 'barman', 'receive-wal', 'pg' ],
-		'<', \undef, '>', "$dir/receive-wal.log", '2>&1');
-};
-# Stopped by its PID if the file ends early, before the servers are.
-END { $receiver->kill_kill(grace => 5) if $receiver && $receiver->pumpable; }
+# The slot, and barman cron, which starts the WAL receiver in the
+# background; its PID is in its lock file.
+step('replication slot and barman cron', 'barman-slot.sh');
+my $lock = "$dir/home/.pg-receive-wal.lock";
+my $receiver;
 $node->poll_query_until('postgres',
 	"SELECT count(*) = 1 FROM pg_stat_replication WHERE application_name = 'barman_receive_wal'")
-  or die 'barman receive-wal did not connect: '
-  . PostgreSQL::Test::Utils::slurp_file("$dir/receive-wal.log");
+  or die 'barman cron started no WAL receiver that connected: '
+  . (-e "$dir/barman.log" ? PostgreSQL::Test::Utils::slurp_file("$dir/barman.log") : '');
+($receiver) = PostgreSQL::Test::Utils::slurp_file($lock) =~ /^(\d+)$/m
+  or die "no PID in $lock";
+
+# Stop the receiver by its PID: SIGTERM (it passes it on to its
+# pg_receivewal), then SIGKILL if it still runs after 30 s.
+sub stop_receiver
+{
+	return unless $receiver && kill(0, $receiver);
+	kill('TERM', $receiver);
+	my $deadline = time() + 30;
+	while (time() < $deadline && kill(0, $receiver))
+	{
+		Time::HiRes::sleep(0.1);
+	}
+	kill('KILL', $receiver) if kill(0, $receiver);
+	undef $receiver;
+	return;
+}
+# Stopped by its PID if the file ends early, before the servers are.
+END { stop_receiver(); }
 # Under load from here on: the check waits for the WAL file it closed,
 # which the receiver finishes only once later WAL comes.
 my $load = start_load("$dir/history");
@@ -130,8 +148,7 @@ wait_for_rows($load, 300);
 burst($load, $node, 5);
 $node->stop;
 set_target($load, undef);
-# IPC::Run's kill_kill: SIGTERM, then SIGKILL if it still runs after 30 s.
-$receiver->kill_kill(grace => 30);
+stop_receiver();
 rename($node->data_dir, $node->data_dir . '.old')
   or die 'rename ' . $node->data_dir . ": $!";
 mkdir($node->data_dir, 0700) or die 'mkdir ' . $node->data_dir . ": $!";
@@ -140,7 +157,8 @@ step($label, 'barman-recover.sh', TARGET_TIME => $target_time);
 my $offset = -s $node->logfile;
 my $t0 = time();
 $node->start;
-check_restore($load, $label, $node, $t0, $offset);
+step($label, 'wait-promoted.sh', PGHOST => $node->host, PGPORT => $node->port);
+check_restore($load, $label, $node, $t0, $offset, 1);
 set_target($load, $node);
 wait_for_rows($load, 300);
 

@@ -210,7 +210,7 @@ my $standby = start_snowflake_node('edition_faults_standby',
 $node->wait_for_catchup($standby);
 is( report_in($standby, 'postgres', 'SELECT snowflake_nextval()'),
 	"25006: cannot generate snowflake IDs during recovery\n"
-	  . q{HINT:  Generate IDs on the primary. A standby usually shares its primary's node id.},
+	  . q{HINT:  Generate IDs on the primary: a standby generates none until it is promoted.},
 	'a standby refuses to generate (25006)');
 # The standby stops receiving WAL: what the primary does next is lost to it.
 $standby->safe_psql('postgres', "ALTER SYSTEM SET primary_conninfo = ''; SELECT pg_reload_conf()");

@@ -26,18 +26,27 @@ our @EXPORT = qw(ha_require ha_program ha_start ha_kill_group ha_run
   ha_wait ha_at_end ha_psql start_clients stop_clients client_lines check_ids
   ha_verdict);
 
-# Skip the whole file, saying "command NAME not found", where the manager
-# is not installed ($installed: whether it is, as the caller found by
-# asking the programs and the server's directories; $command: the program
-# it names).  test/setup.sh installs the manager wherever this major's
-# archive has it, and test/check.sh accepts the skip only where it
-# installed no package for $command (SF_TEST_PROVIDES): a manager it
-# installed must be found.
+# Skip the whole file where the manager is not installed for the server
+# under test, saying precisely what is missing: "command NAME not found
+# (WHERE)" or "extension NAME is not available on this server (WHY)".
+# Each requirement is [kind ('command' or 'extension'), name, whether it
+# is there (as the caller found by asking the programs and the server's
+# directories), where it was looked for].  test/setup.sh installs the
+# manager wherever this major's archive has it for the packaged server,
+# and test/check.sh accepts the skip only where it installed no package
+# for that name (SF_TEST_PROVIDES): a manager it installed must be found.
+# A server built from source has none of the managers' per-major files.
 sub ha_require
 {
-	my ($installed, $command) = @_;
-	return if $installed;
-	plan skip_all => "command $command not found";
+	foreach my $r (@_)
+	{
+		my ($kind, $name, $present, $where) = @$r;
+		next if $present;
+		plan skip_all => $kind eq 'command'
+		  ? "command $name not found ($where)"
+		  : "extension $name is not available on this server ($where)";
+	}
+	return;
 }
 
 # The first executable $name in the directories @dirs (PATH if none).

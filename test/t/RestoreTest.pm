@@ -278,10 +278,11 @@ sub held_pairs
 
 # The first ID of $node, asked for until it is given (a server still
 # starting or in recovery refuses), polled every 10 ms for at most 180 s:
-# (the ID, the time it came).
+# (the ID, the time it came).  With $promoted (the page's wait for the
+# promotion ran), a refusal for being in recovery is an error.
 sub first_id
 {
-	my ($node) = @_;
+	my ($node, $promoted) = @_;
 	my $deadline = time() + 180;
 	my $last_error = 'no connection';
 	while (time() < $deadline)
@@ -304,6 +305,8 @@ sub first_id
 			last unless $dbh->ping;    # the connection was lost: connect again
 			die "the restored server refused an ID, not for being in recovery: $last_error"
 			  unless $state eq '25006';
+			die "the restored server refused an ID for being in recovery after the wait for its promotion: $last_error"
+			  if $promoted;
 			sleep(0.01);
 		}
 		sleep(0.01);
@@ -313,9 +316,10 @@ sub first_id
 
 # The checks after a restore of $node, whose start (the command that
 # started it) began at time $t_start, its log then being $log_offset bytes
-# long; $label names the restore.  The clients are pointed at no server
-# (set_target undef) before the restore: the first ID asked for is the
-# server's first.  Then:
+# long; $label names the restore; $promoted: the wait for its promotion ran
+# (the first call must not be refused for recovery).  The clients are
+# pointed at no server (set_target undef) before the restore: the first ID
+# asked for is the server's first.  Then:
 #  - the server logs that it placed its first ID past its clock plus a lead
 #    (the floor of a start from a backup or in recovery);
 #  - its first ID lies above every ID handed out before (held by a client,
@@ -331,8 +335,8 @@ sub first_id
 # Returns the figures (a hash) and prints them.
 sub check_restore
 {
-	my ($load, $label, $node, $t_start, $log_offset) = @_;
-	my ($first, $t_first) = first_id($node);
+	my ($load, $label, $node, $t_start, $log_offset, $promoted) = @_;
+	my ($first, $t_first) = first_id($node, $promoted);
 	my @held = held_pairs($load);
 	my (%held_id, %held_serial);
 	my $max = 0;
@@ -440,16 +444,18 @@ sub doc_config
 }
 
 # Run the shell recipe $script (text) with bash -e -o pipefail, the
-# variables %$env added, for at most $secs seconds; ok() it under $label
-# and return its standard output.  A failed step ends the file.
+# variables %$env added, for at most $secs seconds, through the command
+# @prefix if given (test/hostns.c, to run it under a host name); ok() it
+# under $label and return its standard output.  A failed step ends the
+# file.
 sub run_tool
 {
-	my ($label, $script, $env, $secs) = @_;
+	my ($label, $script, $env, $secs, @prefix) = @_;
 	my ($out, $err) = ('', '');
 	local @ENV{ keys %$env } = values %$env;
 	my $t = time();
 	my $ok = eval {
-		IPC::Run::run([ 'bash', '-e', '-o', 'pipefail', '-c', $script ],
+		IPC::Run::run([ @prefix, 'bash', '-e', '-o', 'pipefail', '-c', $script ],
 			'<', \undef, '>', \$out, '2>', \$err, IPC::Run::timeout($secs));
 	};
 	$err .= $@ if $@;

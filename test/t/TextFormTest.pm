@@ -19,8 +19,10 @@
 #	decoded, and that text changed every way a hand or a program changes it
 #	(a character replaced, inserted or dropped, case changed, Crockford's
 #	aliases and hyphens, a digit too many or too few, a leading zero, the
-#	prefix cut or altered, characters of two and three bytes), and random
-#	strings.  Positions count characters: the database must be UTF8.
+#	prefix cut or altered, characters of two and three bytes), random
+#	strings, and texts and prefixes longer than the 100 characters a
+#	message quotes of them.  Positions count characters: the database must
+#	be UTF8.
 
 package TextFormTest;
 
@@ -89,22 +91,31 @@ sub text_form_encode
 	return $s;
 }
 
+# What a message quotes of an input: at most its first 100 characters,
+# followed by "..." when it has more.
+sub quoted
+{
+	my ($s) = @_;
+	return length($s) > 100 ? substr($s, 0, 100) . '...' : $s;
+}
+
 # The error of a prefix that is not allowed, or undef.
 sub prefix_error
 {
 	my ($prefix) = @_;
 	return undef unless defined $prefix;
 	my @c = split //, $prefix;
+	my $q = quoted($prefix);
 	for my $i (0 .. $#c)
 	{
 		next if $c[$i] =~ /^[A-Za-z0-9_.~-]$/;
-		return "22023: invalid snowflake ID prefix \"$prefix\"\n"
+		return "22023: invalid snowflake ID prefix \"$q\"\n"
 		  . "DETAIL:  Character \"$c[$i]\" at position "
 		  . ($i + 1)
 		  . ' is not allowed in a prefix, which takes ASCII letters and digits, "_", "-", "." and "~".';
 	}
 	return undef if @c <= 63;
-	return "22023: invalid snowflake ID prefix \"$prefix\"\n"
+	return "22023: invalid snowflake ID prefix \"$q\"\n"
 	  . 'DETAIL:  A prefix has at most 63 characters; this one has ' . scalar(@c) . '.';
 }
 
@@ -129,7 +140,8 @@ sub text_form_expected_from
 	return $err if defined $err;
 	my ($alphabet, $width, undef, $digit_name) = @{ $FORMS{$form} };
 	my $base = length $alphabet;
-	my $syntax = "22P02: invalid input syntax for a $form snowflake ID: \"$text\"\nDETAIL:  ";
+	my $q = quoted($text);
+	my $syntax = "22P02: invalid input syntax for a $form snowflake ID: \"$q\"\nDETAIL:  ";
 	my @c = split //, $text;
 	my @p = split //, ($prefix // '');
 	for my $i (0 .. $#p)
@@ -169,7 +181,7 @@ sub text_form_expected_from
 		{
 			if ($v > ($MAX - $d->[0]) / $base)
 			{
-				return "22003: $form value \"$text\" is out of range for a snowflake ID\n"
+				return "22003: $form value \"$q\" is out of range for a snowflake ID\n"
 				  . "DETAIL:  The largest snowflake ID is $MAX, in $form \""
 				  . text_form_encode($form, $MAX) . '".';
 			}
@@ -320,6 +332,15 @@ sub text_form_corpus
 		push @calls, from_call($form, substr($alphabet, -1) x length($top), undef);
 		push @calls, from_call($form, substr($alphabet, 1, 1) . $top, undef)
 		  unless $FORMS{$form}[1];
+		# Long texts and prefixes, which messages quote in part: digits
+		# and a character that is not one at positions 100, 101 and 150,
+		# digits only, two-byte characters, a prefix too long.
+		my $digit = substr($alphabet, 1, 1);
+		push @calls, from_call($form, ($digit x ($_ - 1)) . '/', undef) foreach (100, 101, 150);
+		push @calls, from_call($form, $digit x 150, undef);
+		push @calls, from_call($form, 'é' x 150, undef);
+		push @calls, from_call($form, $top, 'p' x 150);
+		push @calls, to_call($form, 1, ('p' x 149) . '/');
 	}
 	return @calls;
 }
