@@ -21,15 +21,25 @@
 # --port P     the servers listen on the first free ports from P on, P
 #              from 10200 to 32767, the range of PostgreSQL's TAP framework
 #              (default: free ports from a random one, as every TAP test)
+# --no-preload (PostgreSQL 17 and later) both servers run without
+#              snowflake in shared_preload_libraries throughout, its shared
+#              state in the DSM registry: the restart without the preload,
+#              otherwise one of the faults on 17 and later, is a clean
+#              restart then, and a standby started without standby.signal
+#              is skipped (such a start cannot be seen without the preload)
 #
 # --major N (root) runs the campaign on PostgreSQL N in the Debian chroot
 # of test/chroot-check.sh instead, unless N is the PostgreSQL here (17 and
 # later: the restart without the preload is one of the faults there); the
 # summary is then in the TAP output.
+#
+# The seed chooses snowflake.node_id_span too: 2 for an odd seed (a split
+# brain must share no key), 1 for an even one (a failover after a raised
+# lead must share none); test/t/ChaosTest.pm, span_of_seed, says why.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
-seed=1 minutes=2 keep=0 major= dir= port=
-usage="usage: test/chaos.sh --seed S --minutes M [--dir DIR] [--port P] [--major N] [--keep]"
+seed=1 minutes=2 keep=0 major= dir= port= no_preload=
+usage="usage: test/chaos.sh --seed S --minutes M [--dir DIR] [--port P] [--major N] [--no-preload] [--keep]"
 while [ $# -gt 0 ]; do
     case $1 in
         --seed) seed=${2:?$usage}; shift 2 ;;
@@ -38,6 +48,7 @@ while [ $# -gt 0 ]; do
         --dir) dir=${2:?$usage}; shift 2 ;;
         --port) port=${2:?$usage}; shift 2 ;;
         --keep) keep=1; shift ;;
+        --no-preload) no_preload=1; shift ;;
         *) echo "$usage" >&2; exit 2 ;;
     esac
 done
@@ -49,10 +60,16 @@ done
 seconds=$(awk -v m="$minutes" 'BEGIN { printf "%d", m * 60 + 0.5 }')
 
 host_major=$("${PG_CONFIG:-pg_config}" --version 2>/dev/null | sed -nE 's/^PostgreSQL ([0-9]+).*/\1/p')
+no_preload_check() {
+    [ -z "$no_preload" ] || [ "$1" -ge 17 ] ||
+        { echo "--no-preload needs PostgreSQL 17 or later (the DSM registry), not $1" >&2; exit 2; }
+}
 if [ -n "$major" ] && [ "$major" != "$host_major" ]; then
+    no_preload_check "$major"
     [ -z "$dir$port" ] || { echo "--dir and --port apply to a campaign on this machine, not with --major $major" >&2; exit 2; }
     exec env PROVE_TESTS=test/t/051_chaos.pl SNOWFLAKE_CHAOS_SEED="$seed" \
-        SNOWFLAKE_CHAOS_SECONDS="$seconds" SF_FRAMEWORKS=0 SNOWFLAKE_DEB= SNOWFLAKE_IMAGE= \
+        SNOWFLAKE_CHAOS_SECONDS="$seconds" ${no_preload:+SNOWFLAKE_CHAOS_NO_PRELOAD=1} \
+        SF_FRAMEWORKS=0 SNOWFLAKE_DEB= SNOWFLAKE_IMAGE= \
         bash "$here/chroot-check.sh" "$major"
 fi
 
@@ -61,6 +78,7 @@ source "$here/setup.sh"
 WERROR=${WERROR:-1}
 ASSERTS=${ASSERTS:-1}
 sf_pick_major
+no_preload_check "$PG_MAJOR"
 wanted=()
 sf_wanted_packages
 sf_apt_install "${wanted[@]}" libdbd-pg-perl
@@ -90,12 +108,13 @@ chmod a+rwx "$out"
 # same build flags, the same PostgreSQL (ChaosTest.pm prints it).
 pgc=$(command -v "$PG_CONFIG")
 [[ $pgc == /* ]] || pgc=$PWD/$pgc
-reproduce="PG_CONFIG=$pgc WERROR=$WERROR ASSERTS=$ASSERTS test/chaos.sh --seed $seed --minutes $minutes"
-log "seed $seed, $minutes minutes of faults on PostgreSQL $PG_MAJOR; history in $out"
+reproduce="PG_CONFIG=$pgc WERROR=$WERROR ASSERTS=$ASSERTS test/chaos.sh --seed $seed --minutes $minutes${no_preload:+ --no-preload}"
+log "seed $seed, $minutes minutes of faults on PostgreSQL $PG_MAJOR${no_preload:+ without the preload}; history in $out"
 status=0
 "${RUN_AS[@]}" env PATH="$PG_BINDIR:$PATH" PROVE_TESTS=test/t/051_chaos.pl \
     SNOWFLAKE_CHAOS_SEED="$seed" SNOWFLAKE_CHAOS_SECONDS="$seconds" SNOWFLAKE_CHAOS_OUT="$out" \
     SNOWFLAKE_CHAOS_REPRODUCE="$reproduce" ${port:+SNOWFLAKE_CHAOS_PORT="$port"} \
+    ${no_preload:+SNOWFLAKE_CHAOS_NO_PRELOAD=1} \
     make -C "$RUN_DIR" installcheck PG_CONFIG="$PG_CONFIG" REGRESS= ISOLATION= \
     >"$out/tap.log" 2>&1 || status=$?
 # The faults injected, in order (the schedule's F lines: sequence, time, kind, parameters).

@@ -33,7 +33,8 @@
 #   SNOWFLAKE_CHAOS_SECONDS=N   how long test/t/051_chaos.pl, the seeded
 #       fault campaign, injects faults (default 20 s, a smoke run; CI's
 #       native stage runs 120; test/chaos.sh runs longer ones), and
-#       SNOWFLAKE_CHAOS_SEED=S its seed (default 1)
+#       SNOWFLAKE_CHAOS_SEED=S its seed (default 1), and
+#       SNOWFLAKE_CHAOS_NO_PRELOAD=1 its servers without the preload (17+)
 #
 #   test/check.sh --all-majors   (root, CI) every suite on the PostgreSQL
 #       installed here (15 on Debian 12), then the Patroni failover test
@@ -131,6 +132,7 @@ status=0
     ${SNOWFLAKE_OLD_BINDIR:+SNOWFLAKE_OLD_BINDIR="$SNOWFLAKE_OLD_BINDIR"} \
     ${SNOWFLAKE_CHAOS_SECONDS:+SNOWFLAKE_CHAOS_SECONDS="$SNOWFLAKE_CHAOS_SECONDS"} \
     ${SNOWFLAKE_CHAOS_SEED:+SNOWFLAKE_CHAOS_SEED="$SNOWFLAKE_CHAOS_SEED"} \
+    ${SNOWFLAKE_CHAOS_NO_PRELOAD:+SNOWFLAKE_CHAOS_NO_PRELOAD="$SNOWFLAKE_CHAOS_NO_PRELOAD"} \
     make -C "$RUN_DIR" installcheck PG_CONFIG="$PG_CONFIG" 2>&1 | tee "$out" || status=$?
 
 if [ "$status" -ne 0 ]; then

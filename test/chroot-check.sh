@@ -31,8 +31,9 @@
 #                     test/t/061_pgbackrest.pl and 062_barman.pl in the
 #                     chroot too (default 0: they skip there; CI runs them
 #                     natively on 15, see CONTRIBUTING.md, CI)
-#   SNOWFLAKE_CHAOS_SEED, SNOWFLAKE_CHAOS_SECONDS  the fault campaign's
-#                     seed and length (test/check.sh), passed into the chroot
+#   SNOWFLAKE_CHAOS_SEED, SNOWFLAKE_CHAOS_SECONDS, SNOWFLAKE_CHAOS_NO_PRELOAD
+#                     the fault campaign's seed, length and mode
+#                     (test/check.sh), passed into the chroot
 #   SNOWFLAKE_UPGRADES  the upgrades from an older major that
 #                     test/t/050_major_upgrade.pl must run, as OLD:NEW
 #                     pairs (default "18:19": the chroot of 19 is sid, which
@@ -217,6 +218,7 @@ chroot "$CHROOT" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF
     SF_FRAMEWORKS="${SF_FRAMEWORKS:-0}" SF_BACKUP_TOOLS="${SF_BACKUP_TOOLS:-0}" \
     ${SNOWFLAKE_CHAOS_SEED:+SNOWFLAKE_CHAOS_SEED="$SNOWFLAKE_CHAOS_SEED"} \
     ${SNOWFLAKE_CHAOS_SECONDS:+SNOWFLAKE_CHAOS_SECONDS="$SNOWFLAKE_CHAOS_SECONDS"} \
+    ${SNOWFLAKE_CHAOS_NO_PRELOAD:+SNOWFLAKE_CHAOS_NO_PRELOAD="$SNOWFLAKE_CHAOS_NO_PRELOAD"} \
     ${upgrade_from:+SNOWFLAKE_UPGRADE_FROM="$upgrade_from"} \
     ${PROVE_TESTS:+PROVE_TESTS="$PROVE_TESTS"} \
     bash "$inner/test/check.sh"

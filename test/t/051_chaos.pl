@@ -24,6 +24,11 @@
 #                            PostgreSQL and build flags); without it,
 #                            test/chaos.sh with this seed, length and major,
 #                            and PG_CONFIG where it is set
+#   SNOWFLAKE_CHAOS_NO_PRELOAD=1  both servers run without the preload
+#                            throughout (PostgreSQL 17 and later; test/chaos.sh
+#                            --no-preload): the servers are started as in the
+#                            no-preload pass (SNOWFLAKE_TEST_NO_PRELOAD), and
+#                            one that preloads the library fails the file
 
 use strict;
 use warnings;
@@ -35,6 +40,8 @@ use ChaosTest;
 use Test::More;
 
 faketime_available() or exit;
+
+$ENV{SNOWFLAKE_TEST_NO_PRELOAD} = 1 if $ENV{SNOWFLAKE_CHAOS_NO_PRELOAD};
 
 my $seed = $ENV{SNOWFLAKE_CHAOS_SEED} // 1;
 my $seconds = $ENV{SNOWFLAKE_CHAOS_SECONDS} // 20;

@@ -19,8 +19,17 @@
 #              B t_ack t_start term server first count
 #                                         a batch of IDs the scheduler was given
 #                                         (count consecutive IDs of one node)
+#              U t_end t_start server sqlstate count first
+#                                         an attempt to mint on a server that
+#                                         must refuse (it left recovery
+#                                         without a new timeline and its node
+#                                         id is not confirmed): count IDs
+#                                         given (0: refused with sqlstate)
+#              N t what                   a note (what happened, for the
+#                                         summary): the first word names it
 # A term is one server's time as the primary (it changes at a promotion);
-# a life is one postmaster start (pg_postmaster_start_time()).
+# the IDs of a server that must refuse have a term of their own
+# ("refused-SEQ"); a life is one postmaster start (pg_postmaster_start_time()).
 
 package ChaosTest;
 
@@ -29,11 +38,11 @@ use warnings;
 
 use Exporter 'import';
 use DBI;
-use File::Path ();
 use POSIX ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowflakeTest;
+use List::Util qw(sum0);
 use Time::HiRes qw(time sleep);
 
 our @EXPORT = qw(run_campaign check_history summary);
@@ -42,6 +51,7 @@ our @EXPORT = qw(run_campaign check_history summary);
 my $shift = 22;
 my $epoch_ms = 1704067200000;
 my $clients = 4;
+our $discarded = 0;
 
 # SQLSTATEs of documented refusals (SPEC.md section 6): clock behind,
 # during recovery, time out of range, preconditions (node id, layout,
@@ -212,15 +222,34 @@ sub postmaster_pid
 
 # --- the campaign --------------------------------------------------------
 
-# Fault kinds and their weights in the seeded draw.
+# Fault kinds and their weights in the seeded draw.  The last five are the
+# sequences of issue 44 (docs/guarantees.md, "Restarts and crashes"): each
+# copies, promotes or rebuilds a server, so each takes seconds where the
+# others take one or less (the standby is brought back in the background,
+# see standby jobs); their weights give each of them at least about ten
+# runs in ten minutes on a shared 2-CPU machine, while the others still run
+# (docs/guarantees.md, "Under random faults", has the counts).  A standby
+# started without standby.signal weighs most: it is the cheapest, and
+# without the preload it is skipped.
 my @kinds = (
 	[ kill_backend => 3 ], [ kill_writer => 2 ], [ kill_postmaster => 1 ],
 	[ stop_backend => 2 ], [ stop_postmaster => 1 ], [ clock_small => 3 ],
 	[ clock_large => 2 ], [ state_file_fault => 3 ], [ drift_reload => 2 ],
 	[ promote => 1 ], [ restart_no_preload => 1 ], [ restart => 1 ],
-	[ restore_unwritable => 1 ]);
+	[ restore_unwritable => 1 ],
+	[ cold_copy => 6 ], [ unreadable_crash => 7 ], [ lead_raise => 5 ],
+	[ standby_no_signal => 14 ], [ skipped_timeline => 6 ]);
 my $total_weight = 0;
 $total_weight += $_->[1] foreach @kinds;
+
+# The kinds that take many seconds (a copy, a promotion, a server built
+# anew): the clients run meanwhile, so the pause before one is a third of
+# the schedule's (1 to 4 s) draw; and one drawn with less than $late
+# seconds of the run left is passed over (counted in the summary), so that
+# a run ends close to its length (CI's smoke of 20 s runs none of them).
+my $late = 20;
+my %long = map { $_ => 1 } qw(promote restore_unwritable cold_copy unreadable_crash
+  lead_raise standby_no_signal skipped_timeline);
 
 sub pick_kind
 {
@@ -232,13 +261,45 @@ sub pick_kind
 	return $kinds[-1][0];
 }
 
+# snowflake.node_id_span of both servers, chosen by the seed: 2 for an odd
+# seed, 1 for an even one.  Each tests what the other cannot:
+#  - With span 2 a promoted server mints with another node field than its
+#    parent timeline's, so a split brain (skipped_timeline: the old primary
+#    mints on after the standby is promoted) must share no key, skipped
+#    timeline numbers included.  But no failover can then collide,
+#    whatever its floor: the node field changes at every promotion, and
+#    the field of two timelines back returns only after a second
+#    promotion, long after a raised lead has passed.  A raise before a
+#    failover (lead_raise) would prove nothing.
+#  - With span 1 (one node id for the primary and its standbys, the
+#    default) every promotion mints with the old primary's node field: only
+#    the floor, the clock plus the largest lead the history allowed, keeps
+#    the promoted server's IDs above the old primary's.  A raise on the
+#    primary that did not reach the standby (in WAL), or a floor skipped,
+#    issues keys twice.  A split brain with span 1 issues keys twice by
+#    design (the docs require a span of 2 or more for it), so with span 1
+#    the old primary is always stopped before the promotion, once its IDs
+#    lead the clock by no more than its lead (settle_lead), and the clock
+#    offset stays at or below 0 (inject, clock steps).
+# Choosing per run rather than per operation keeps the servers' settings
+# fixed for the run, as in production: a change of span is a change of
+# node id.  Publish one run of each parity.
+sub span_of_seed
+{
+	my ($seed) = @_;
+	return $seed % 2 ? 2 : 1;
+}
+
 # Run the campaign: seed $seed, $seconds of faults; the history goes to
-# directory $dir.  Returns a hash of what was injected.
+# directory $dir.  Without the preload (SNOWFLAKE_TEST_NO_PRELOAD, PostgreSQL
+# 17 and later) both servers run without it throughout.  Returns a hash of
+# what was injected.
 sub run_campaign
 {
 	my ($seed, $seconds, $dir) = @_;
 	my %c = (dir => $dir, seed => $seed, offset => 0, drift => 1000, term => 1,
-		preload => 1, seq => 0, kinds => {});
+		preload => !no_preload(), no_preload_run => no_preload(),
+		span => span_of_seed($seed), seq => 0, kinds => {}, skipped => {}, late => {});
 	open my $sched, '>', "$dir/schedule" or die "$dir/schedule: $!";
 	$sched->autoflush(1);
 	$c{log} = $sched;
@@ -247,7 +308,7 @@ sub run_campaign
 	my $primary = start_snowflake_node('primary', node_id => 1,
 		init => { allows_streaming => 1 },
 		settings => {
-			'snowflake.node_id_span' => 2, restart_after_crash => 'on',
+			'snowflake.node_id_span' => $c{span}, restart_after_crash => 'on',
 			wal_log_hints => 'on', wal_keep_size => '256MB', max_connections => 30 },
 		include => [ 'chaos.conf', %conf ], start => 0);
 	set_fault();
@@ -260,8 +321,11 @@ CREATE TABLE ids (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), client int 
 	start_node($standby);
 	$primary->wait_for_catchup($standby);
 	@c{qw(primary standby conf version)} = ($primary, $standby, \%conf, $primary->pg_version);
+	# Each server's own postgresql.conf (its port, socket directory and
+	# node settings), for a server built anew from the other's copy.
+	$c{pgconf}{ $_->name } = slurp_file($_->data_dir . '/postgresql.conf') foreach ($primary, $standby);
 	event(\%c, 'C', 0);
-	event(\%c, 'D', 1000);
+	event(\%c, 'D', lead_of(\%c, 1000));
 	set_target(\%c);
 
 	my $deadline = time() + $seconds;
@@ -278,13 +342,19 @@ CREATE TABLE ids (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), client int 
 	{
 		my $gap = 1 + rand(3);
 		my $kind = pick_kind();
-		sleep($gap);    # the schedule's pace between faults
+		sleep($long{$kind} ? $gap / 3 : $gap);    # the schedule's pace between faults
 		last if time() >= $deadline;
+		if ($long{$kind} && time() + $late > $deadline)
+		{
+			$c{late}{$kind}++;
+			next;
+		}
 		inject(\%c, $kind);
 	}
 	waitpid($_, 0) foreach @pids;
-	# Heal: no disk fault, and the primary must answer.
+	# Heal: no disk fault, the standby back, and the primary must answer.
 	set_fault();
+	standby_wait(\%c);
 	$c{up} = eval { wait_up($c{primary}); 1 } ? 1 : 0;
 	$c{up_error} = $@;
 	close $sched;
@@ -296,6 +366,17 @@ sub event
 {
 	my ($c, $type, @fields) = @_;
 	printf { $c->{log} } "%s\t%.6f\t%s\n", $type, time(), join("\t", @fields);
+	return;
+}
+
+# A note in the schedule and on stderr: $what (one word) and $detail.
+sub note_event
+{
+	my ($c, $what, $detail) = @_;
+	printf STDERR "# chaos      %s   note %-13s %s\n", POSIX::strftime('%H:%M:%S', localtime),
+	  $what, $detail;
+	$detail =~ s/\s+/ /g;
+	event($c, 'N', $what, $detail);
 	return;
 }
 
@@ -312,6 +393,24 @@ sub set_target
 	return;
 }
 
+# The lead IDs may have with snowflake.max_drift_ms = $drift in the mode the
+# servers run in: without the preload it is capped at 1000 ms
+# (SNOWFLAKE_NO_PRELOAD_MAX_DRIFT_MS, src/config.h), which the checker's
+# bound (the D events) must know.
+sub lead_of
+{
+	my ($c, $drift) = @_;
+	return !$c->{preload} && $drift > 1000 ? 1000 : $drift;
+}
+
+# How SHOW prints a number of milliseconds.
+sub shown_ms
+{
+	my ($ms) = @_;
+	return $ms % 60000 == 0 ? ($ms / 60000) . 'min'
+	  : $ms % 1000 == 0 ? ($ms / 1000) . 's' : "${ms}ms";
+}
+
 # Inject one fault of kind $kind; its parameters come from the seeded
 # generator (drawn before anything that depends on timing).
 sub inject
@@ -322,12 +421,15 @@ sub inject
 	my $r2 = rand();
 	my $params = '';
 	my $seq = ++$c->{seq};
+	my $t0 = time();
 	my $log = sub {
 		$params = join(' ', @_);
 		printf STDERR "# chaos %4d %s %-18s %s\n", $seq,
 		  POSIX::strftime('%H:%M:%S', localtime), $kind, $params;
 		event($c, 'F', $seq, $kind, $params);
 	};
+	my $secs = sprintf('%.1f', 0.5 + 2.5 * $r2);
+	my $after = sprintf('%.1f', 0.2 + $r2);    # the clients' IDs after a copy
 	if ($kind eq 'kill_backend' || $kind eq 'stop_backend')
 	{
 		my @b = backend_pids($p);
@@ -375,11 +477,17 @@ sub inject
 	elsif ($kind eq 'clock_small' || $kind eq 'clock_large')
 	{
 		# Small: 20 to 900 ms; large: 2 to 20 s.  Backwards or forwards
-		# at even odds, but the offset stays within -30 s .. +120 s.
+		# at even odds, but the offset stays within -30 s .. +120 s, and
+		# with span 1 within -30 s .. 0 (span_of_seed: there a failover
+		# rests on the floor, and processes that the postmaster starts
+		# at a promotion were seen reading the real clock under
+		# libfaketime, 035_floor_clock_behind.pl: ahead of the servers'
+		# clock their floor lies higher, which is safe, behind it lower).
+		my $max = $c->{span} == 1 ? 0 : 120;
 		my $size = $kind eq 'clock_small' ? 0.02 + 0.88 * $r2 : 2 + 18 * $r2;
 		my $sign = $r1 < 0.5 ? -1 : 1;
 		$sign = 1 if $c->{offset} - $size < -30;
-		$sign = -1 if $c->{offset} + $size > 120;
+		$sign = -1 if $c->{offset} + $size > $max;
 		my $new = sprintf('%.3f', $c->{offset} + $sign * $size);
 		$log->(sprintf('%+.3fs to %+.3fs', $sign * $size, $new));
 		set_clock(sprintf('%+.3f', $new));
@@ -406,26 +514,53 @@ sub inject
 	}
 	elsif ($kind eq 'promote')
 	{
-		promote($c, $log);
+		standby_ready($c);
+		$log->($p->name . ' stops, ' . $c->{standby}->name . ' is promoted, ' . $p->name . ' rewound');
+		promote($c);
 	}
 	elsif ($kind eq 'restore_unwritable')
 	{
-		restore_in_place($c, $log, $r1 < 0.5 ? 'base backup' : 'volume snapshot',
-			sprintf('%.1f', 0.5 + 2.5 * $r2));
+		restore_in_place($c, $log, $r1 < 0.5 ? 'base backup' : 'volume snapshot', $secs);
 	}
-	elsif ($kind eq 'restart_no_preload' && $c->{version} >= 17)
+	elsif ($kind eq 'cold_copy')
 	{
-		$c->{preload} = !$c->{preload};
-		$log->($c->{preload} ? 'preloaded again' : 'without the preload');
-		write_conf($c);
-		$p->stop('fast', fail_ok => 1);
-		start_node($p);
-		wait_up($p);
+		cold_copy($c, $log, $after);
+	}
+	elsif ($kind eq 'unreadable_crash')
+	{
+		unreadable_crash($c, $log, $r1 < 0.5 ? 'base backup' : 'volume snapshot', $after);
+	}
+	elsif ($kind eq 'lead_raise')
+	{
+		lead_raise($c, $log);
+	}
+	elsif ($kind eq 'standby_no_signal')
+	{
+		if (!$c->{preload})
+		{
+			# Without the preload the start cannot be seen (the server
+			# learns of no start before the first use of the generator,
+			# after recovery removed its signs: docs/deployment/no-preload.md),
+			# so the standby would mint with its primary's node field.
+			$log->('skipped: without the preload a start without standby.signal cannot be seen');
+			$c->{skipped}{$kind}++;
+			return;
+		}
+		standby_no_signal($c, $log, 2 + int(5 * $r1));
+	}
+	elsif ($kind eq 'skipped_timeline')
+	{
+		skipped_timeline($c, $log, $after + 0.5);
+	}
+	elsif ($kind eq 'restart_no_preload' && $c->{version} >= 17 && !$c->{no_preload_run})
+	{
+		toggle_preload($c, $log);
 	}
 	else
 	{
 		# A clean restart (also restart_no_preload before 17, which has
-		# no mode without the preload).
+		# no mode without the preload, and in a run without the preload
+		# throughout).
 		$kind = 'restart';
 		$log->('fast');
 		$p->stop('fast', fail_ok => 1);
@@ -433,102 +568,292 @@ sub inject
 		wait_up($p);
 	}
 	$c->{kinds}{$kind}++;
+	$c->{secs}{$kind} += time() - $t0;
 	return;
 }
 
-# Write chaos.conf of both servers from the campaign's settings.
+# Write chaos.conf of @nodes (both servers by default, after the standby
+# job) from the campaign's settings.
 sub write_conf
 {
-	my ($c) = @_;
+	my ($c, @nodes) = @_;
+	if (!@nodes)
+	{
+		standby_wait($c);
+		@nodes = ($c->{primary}, $c->{standby});
+	}
 	my %s = %{ $c->{conf} };
 	$s{shared_preload_libraries} = '' unless $c->{preload};
-	write_conf_file($_, 'chaos.conf', %s) foreach ($c->{primary}, $c->{standby});
+	write_conf_file($_, 'chaos.conf', %s) foreach @nodes;
 	return;
 }
 
 # Set snowflake.max_drift_ms on both servers.  The checker takes a raised
-# value as in force from before the reload, a lowered one from a second
+# lead as in force from before the reload, a lowered one from a second
 # after every new session sees it (a backend rereads the setting at its
 # next statement).
 sub set_drift_all
 {
 	my ($c, $new) = @_;
-	my $old = $c->{drift};
-	event($c, 'D', $new) if $new > $old;
+	my $old = lead_of($c, $c->{drift});
+	my $lead = lead_of($c, $new);
+	event($c, 'D', $lead) if $lead > $old;
 	$c->{conf}{'snowflake.max_drift_ms'} = $new;
 	write_conf($c);
 	foreach my $node ($c->{primary}, $c->{standby})
 	{
-		$node->reload;
+		my $pm = postmaster_pid($node);
+		$node->reload if $pm && kill(0, $pm);
 	}
 	$c->{primary}->poll_query_until('postgres',
-		show_setting('snowflake.max_drift_ms'), $new < 1000 ? "${new}ms" : ($new / 1000) . 's')
+		show_setting('snowflake.max_drift_ms'), shown_ms($new))
 	  or die "max_drift_ms $new not seen";
-	if ($new < $old)
+	if ($lead < $old)
 	{
 		sleep(1);    # the grace the checker gives backends, see above
-		event($c, 'D', $new);
+		event($c, 'D', $lead);
 	}
 	$c->{drift} = $new;
 	return;
 }
 
-# The primary crashes (immediate stop), the standby is promoted and the
-# clients move to it; the old primary is rewound and rejoins as a standby.
+# Set the servers' clock to +0 before a copy whose restore's safety rests on
+# a floor (its first ID past its clock plus the lead): on PostgreSQL 15
+# libfaketime was seen leaving the background writer, which applies the
+# floor, on the real clock (035_floor_clock_behind.pl), which must then be
+# the servers' clock.  Made before the copy, a step back is safe: the
+# copy's state file covers every ID issued before it, and the lost server
+# issues none later further ahead of the new clock than its lead allows.
+# (Not before a promotion: the promoted server knows nothing of the old
+# primary's IDs but the lead, see settle_lead.)
+sub floor_clock
+{
+	my ($c) = @_;
+	return if $c->{offset} == 0;
+	set_clock('+0');
+	event($c, 'C', 0);
+	$c->{offset} = 0;
+	return;
+}
+
+# The timeline $node (a primary) writes WAL on.
+sub timeline_of
+{
+	my ($node) = @_;
+	return hex(substr($node->safe_psql('postgres',
+		'SELECT pg_walfile_name(pg_current_wal_lsn())'), 0, 8));
+}
+
+# Make sure the standby runs before an operation that needs it.  A standby
+# stops by design when it cannot record a lead replayed from WAL in its
+# state file (a state file fault injected at that moment; reservation.c,
+# snowflake_replay_lead), and its next start replays the record again: it
+# is started again (built anew if it does not come back), with a note.
+sub standby_ready
+{
+	my ($c) = @_;
+	standby_wait($c);
+	my $s = $c->{standby};
+	my $pm = postmaster_pid($s);
+	return if $pm && kill(0, $pm) && eval { wait_up($s); 1 };
+	my ($why) = grep { /FATAL|PANIC/ } reverse split /\n/, slurp_file($s->logfile);
+	note_event($c, 'standby_down', $why // 'its log has no FATAL line');
+	$s->stop('immediate', fail_ok => 1);
+	return if start_faked($s, shim => 1, fail_ok => 1) && eval { wait_up($s); 1 };
+	note_event($c, 'standby_rebuilt', 'it did not start again');
+	$s->stop('immediate', fail_ok => 1);
+	rebuild_standby($c);
+	return;
+}
+
+# The standby is promoted and the clients move to it; the old primary is
+# rewound and rejoins as a standby.  With span 1 the old primary is stopped
+# (immediate) first, a crash, once its IDs lead the clock by no more than
+# $lead (settle_lead); with span 2 too unless $split: then it mints on for
+# $split seconds after the promotion (the scheduler's batches, a split
+# brain) before it stops.  With $skip a timeline number is taken by another
+# branch first: the history file of the next timeline is placed in the
+# standby's pg_wal, as a restore drill that archived into a WAL archive the
+# standby restores from leaves it, so the promotion takes the one after it,
+# whose parent is the old primary's.
 sub promote
 {
-	my ($c, $log) = @_;
+	my ($c, %o) = @_;
 	my ($old, $new) = @{$c}{qw(primary standby)};
-	$log->($old->name . ' stops, ' . $new->name . ' is promoted, ' . $old->name . ' rewound');
-	$old->stop('immediate', fail_ok => 1);
+	settle_lead($c, $old, $o{lead} // lead_of($c, $c->{drift})) if $c->{span} == 1;
+	my $tli = eval { timeline_of($old) }
+	  // $new->safe_psql('postgres', 'SELECT received_tli FROM pg_stat_wal_receiver');
+	$old->stop('immediate', fail_ok => 1) unless $o{split};
+	take_timeline($c, $new, $tli, $old) if $o{skip};
 	promote_and_wait($new);
 	# pg_rewind reads the new timeline from the control file, which the
 	# end-of-recovery checkpoint writes.
 	$new->safe_psql('postgres', 'CHECKPOINT');
+	my $new_tli = timeline_of($new);
+	note_event($c, $o{skip} ? ($new_tli == $tli + 2 ? 'skipped' : 'not_skipped') : 'timeline',
+		"timeline $tli to $new_tli" . ($o{skip} ? ' (' . ($tli + 1) . ' taken by another branch)' : ''));
 	$c->{term}++;
 	@{$c}{qw(primary standby)} = ($new, $old);
 	set_target($c);
-	my $conf = $old->data_dir . '/postgresql.conf';
-	my $saved = slurp_file($conf);
-	PostgreSQL::Test::Utils::run_log([ 'pg_rewind', '--target-pgdata', $old->data_dir,
-		'--source-server', $new->connstr('postgres') ])
+	if ($o{split})
+	{
+		my $n = burst($c, node => $old, term => $c->{term} - 1, seconds => $o{split});
+		note_event($c, 'split_brain', sprintf('%s minted %d batches of a million IDs in %.1f s after the promotion, beside %s',
+			$old->name, $n, $o{split}, $new->name));
+		$old->stop('immediate', fail_ok => 1);
+	}
+	standby_job($c, sub { rewind_standby($c) });
+	return;
+}
+
+# The old primary, stopped, is rewound by pg_rewind from the new one
+# (keeping its own postgresql.conf) and started streaming from it.  Runs
+# as a standby job.
+sub rewind_standby
+{
+	my ($c) = @_;
+	my ($p, $s) = @{$c}{qw(primary standby)};
+	my $conf = $s->data_dir . '/postgresql.conf';
+	my $saved = own_conf($c, $s);
+	PostgreSQL::Test::Utils::run_log([ 'pg_rewind', '--no-sync', '--target-pgdata', $s->data_dir,
+		'--source-server', $p->connstr('postgres') ])
 	  or die 'pg_rewind failed';
 	open my $fh, '>', $conf or die "$conf: $!";
 	print $fh $saved;
 	close $fh;
-	write_conf($c);
-	$old->enable_streaming($new);
-	start_node($old);
+	write_conf($c, $s);
+	job_note('raise_left', $s->name . "'s postgresql.auto.conf still raises the lead after pg_rewind")
+	  if slurp_file($s->data_dir . '/postgresql.auto.conf') =~ /snowflake\.max_drift_ms/;
+	$s->enable_streaming($p);
+	start_node($s);
+	return;
+}
+
+# --- standby jobs ----------------------------------------------------------
+#
+# Bringing the standby back (pg_rewind or pg_basebackup, then its start)
+# takes seconds to tens of seconds on a shared machine.  As in production,
+# where the primary serves while a standby is rebuilt, it runs in a process
+# of its own while the scheduler goes on with the next faults, which hit
+# the primary only; whatever touches the standby (its configuration, a
+# reload, a stop, an operation that needs it) waits for the job first
+# (standby_wait).  A job that fails (the primary was killed under
+# pg_basebackup, say) is noted, and the standby is built anew then.
+
+# Run $code (which may die) in a standby job.
+sub standby_job
+{
+	my ($c, $code) = @_;
+	standby_wait($c);
+	my $pid = fork() // die "fork: $!";
+	if ($pid == 0)
+	{
+		$ChaosTest::job_notes = "$c->{dir}/job-notes.$$";
+		my $ok = eval { $code->(); 1 };
+		print STDERR "# chaos standby job failed: $@" unless $ok;
+		POSIX::_exit($ok ? 0 : 1);    # no END block of the test framework
+	}
+	$c->{job} = $pid;
+	return;
+}
+
+# A note from a standby job: appended to a file of its own (the schedule is
+# the scheduler's), which standby_wait copies into the schedule.
+our $job_notes;
+
+sub job_note
+{
+	my ($what, $detail) = @_;
+	open my $fh, '>>', $job_notes or die "$job_notes: $!";
+	print $fh "$what\t$detail\n";
+	close $fh;
+	return;
+}
+
+# Wait for the standby job, if one runs; take its notes; learn the
+# standby's postmaster PID (the job's process started it); build the
+# standby anew if the job failed.
+sub standby_wait
+{
+	my ($c) = @_;
+	my $pid = delete $c->{job} or return;
+	waitpid($pid, 0);
+	my $failed = $?;
+	my $file = "$c->{dir}/job-notes.$pid";
+	if (-e $file)
+	{
+		foreach my $line (split /\n/, slurp_file($file))
+		{
+			note_event($c, split /\t/, $line, 2);
+		}
+		unlink $file;
+	}
+	$c->{standby}->_update_pid(-1);
+	return unless $failed;
+	note_event($c, 'standby_job_failed', 'bringing ' . $c->{standby}->name . ' back failed: built anew');
+	$c->{standby}->stop('immediate', fail_ok => 1);
+	rebuild_standby($c);
+	return;
+}
+
+# With span 1 a promoted server mints with the old primary's node field,
+# and only its floor (its clock plus the history's lead) keeps its IDs above
+# the old primary's, which holds while those lead the clock by no more than
+# the old primary's lead, $lead (its max_drift_ms).  After the campaign
+# steps the clock back they lead it by more until the clock has caught up
+# (guarantee 3 allows that), and a failover meanwhile may issue keys twice
+# by design: the floor covers a clock behind the old primary's only by the
+# failover's own gap (docs/guarantees.md, "What is not guaranteed").  So the
+# failover waits until the old primary's lead is within $lead again (a
+# minute at most, else noted: a violation after that note is the
+# campaign's, not the extension's).
+sub settle_lead
+{
+	my ($c, $node, $lead) = @_;
+	my $dbh = dbh_of($node);
+	my $deadline = time() + 60;
+	my $ahead;
+	while ($dbh && time() < $deadline)
+	{
+		($ahead) = $dbh->selectrow_array('SELECT lead_ms FROM snowflake_stats');
+		last if defined $ahead && $ahead <= $lead;
+		sleep(0.2);
+	}
+	$dbh->disconnect if $dbh;
+	note_event($c, 'lead_not_settled', $node->name . "'s IDs still lead the clock by "
+		  . ($ahead // '?') . " ms, more than $lead ms: a failover now may issue keys twice by design")
+	  unless defined $ahead && $ahead <= $lead;
+	return;
+}
+
+# Place in $node's pg_wal the history file of timeline $tli + 1, branched
+# from $tli at $node's replay position (so that the standby, which may see
+# it before the promotion, takes it for a branch behind it and stays on
+# $tli), with the ancestry of $tli (its history file, from $node's pg_wal
+# or $other's).
+sub take_timeline
+{
+	my ($c, $node, $tli, $other) = @_;
+	my $lsn = $node->safe_psql('postgres', 'SELECT pg_last_wal_replay_lsn()');
+	my ($parent) = grep { -e $_ }
+	  map { sprintf('%s/pg_wal/%08X.history', $_->data_dir, $tli) } ($node, $other);
+	my $history = defined $parent ? slurp_file($parent) : '';
+	$history .= "\n" if $history ne '' && $history !~ /\n\z/;
+	my $file = sprintf('%s/pg_wal/%08X.history', $node->data_dir, $tli + 1);
+	open my $fh, '>', $file or die "$file: $!";
+	print $fh $history, "$tli\t$lsn\tsnowflake chaos: a restore drill took this timeline\n";
+	close $fh;
 	return;
 }
 
 # The primary's data directory is copied (a base backup, or a volume
-# snapshot: the whole server stopped with SIGSTOP while it is copied),
-# snowflake.max_drift_ms is raised to 10 s (if it is lower) and the
-# scheduler issues a burst that runs 9 s ahead of the clock, the clients go
-# on for $secs seconds, the primary is lost (immediate stop) and
-# the copy takes its place: its first start runs with the state file
-# unwritable (the fault shim, "open EACCES"), it is stopped, the fault
-# cleared, and it starts again; the clients go on with it, the same term.
-# The standby, which has WAL the copy never wrote on the same timeline, is
-# stopped with the primary and built anew from the copy.
-# The clock is set to +0 first: the floor is the restored server's clock
-# plus the lead, and on PostgreSQL 15 libfaketime was seen leaving the
-# background writer on the real clock (035_floor_clock_behind.pl), which
-# must then be the servers' clock.
-sub restore_in_place
+# snapshot: the whole server stopped with SIGSTOP while it is copied) into a
+# new directory, returned.
+sub take_copy
 {
-	my ($c, $log, $how, $secs) = @_;
-	my ($p, $s) = @{$c}{qw(primary standby)};
-	$log->("$how, $secs s of IDs after it, then the primary is lost and the copy "
-		  . 'starts in its place with the state file unwritable');
-	if ($c->{offset} != 0)
-	{
-		set_clock('+0');
-		event($c, 'C', 0);
-		$c->{offset} = 0;
-	}
-	my $copy = PostgreSQL::Test::Utils::tempdir() . '/restore';
+	my ($c, $how) = @_;
+	my $p = $c->{primary};
+	my $copy = PostgreSQL::Test::Utils::tempdir() . '/copy';
 	if ($how eq 'base backup')
 	{
 		PostgreSQL::Test::Utils::run_log([ 'pg_basebackup', '-D', $copy, '-X', 'stream',
@@ -539,26 +864,67 @@ sub restore_in_place
 	{
 		volume_snapshot($p, $copy);
 	}
-	set_drift_all($c, 10000) if $c->{drift} < 10000;
-	burst($c);
-	sleep($secs);
+	return $copy;
+}
+
+# The primary is lost (immediate stop) and the copy $copy of its data
+# directory takes its place.  The standby, which has WAL the copy never
+# wrote on the same timeline, is stopped with the primary (a walsender
+# would wait at shutdown for a position it never sent): the caller builds
+# it anew once the copy runs.  The configuration is the server's, not the
+# copy's (as where it lives outside the data directory): only a configured
+# max_drift_ms tells a copy made before a raise how far the lost server's
+# IDs may have led (docs/guarantees.md).
+sub replace_primary
+{
+	my ($c, $copy) = @_;
+	standby_wait($c);
+	my ($p, $s) = @{$c}{qw(primary standby)};
 	my $pm = postmaster_pid($p);
 	$p->stop('immediate', fail_ok => 1);
-	# The standby has WAL the copy never wrote: it must not stream from it
-	# (a walsender would wait at shutdown for a position it never sent).
 	$s->stop('immediate', fail_ok => 1);
 	# A snapshot's postmaster.pid names the lost postmaster: wait until it is gone.
 	for (my $i = 0; $pm && kill(0, $pm) && $i < 600; $i++)
 	{
 		sleep(0.1);
 	}
-	File::Path::rmtree($p->data_dir);
+	discard_dir($p->data_dir);
 	rename($copy, $p->data_dir) or die "could not move the copy in place: $!";
-	# The configuration is the server's, not the copy's (as where it lives
-	# outside the data directory): the copy was taken before max_drift_ms
-	# was raised, and only a configured max_drift_ms tells the restored
-	# server how far the lost one's IDs may have led (docs/guarantees.md).
 	write_conf($c);
+	return;
+}
+
+# Remove the directory $dir: renamed aside at once, then removed by a
+# process of its own, which the campaign does not wait for (removing a data
+# directory of tens of megabytes took seconds on the shared machine).
+sub discard_dir
+{
+	my ($dir) = @_;
+	my $aside = "$dir.discarded." . ++$discarded;
+	rename($dir, $aside) or die "could not move $dir aside: $!";
+	system("rm -rf '$aside' &");
+	return;
+}
+
+# The primary's data directory is copied (take_copy), snowflake.max_drift_ms
+# is raised to 10 s (if it is lower) and the scheduler issues a burst that
+# runs 9 s ahead of the clock, the clients go on for $secs seconds, the
+# primary is lost and the copy takes its place (replace_primary): its first
+# start runs with the state file unwritable (the fault shim, "open EACCES"),
+# it is stopped, the fault cleared, and it starts again; the clients go on
+# with it, the same term.  The standby is built anew from it.
+sub restore_in_place
+{
+	my ($c, $log, $how, $secs) = @_;
+	my $p = $c->{primary};
+	$log->("$how, $secs s of IDs after it, then the primary is lost and the copy "
+		  . 'starts in its place with the state file unwritable');
+	floor_clock($c);
+	my $copy = take_copy($c, $how);
+	set_drift_all($c, 10000) if $c->{drift} < 10000;
+	burst($c);
+	sleep($secs);
+	replace_primary($c, $copy);
 	set_fault('open EACCES');
 	start_node($p);
 	wait_up($p);
@@ -567,32 +933,368 @@ sub restore_in_place
 	set_fault();
 	start_node($p);
 	wait_up($p);
-	rebuild_standby($c);
+	standby_job($c, sub { rebuild_standby($c) });
 	return;
 }
 
-# A burst on the primary: batches of a million IDs, one after the other,
-# that run up to 90% of snowflake.max_drift_ms ahead of the clock (a copy's
-# state file knows nothing of them), each recorded as a "B" event.  Only
-# the first ID of a batch is fetched (the batch is issued whole, count
-# consecutive IDs of one node, as 038_floor_obligation.pl checks), so the
-# burst outruns the clock however slow the machine.  A batch refused (the
-# clock, a fault) ends the burst.
+# A cold copy restored in place (issue 44): snowflake.max_drift_ms raised
+# to 10 s (if it is lower), the primary stopped cleanly, its data directory
+# copied (cp -a), the primary started again, a burst ahead of the clock and
+# $secs seconds of the clients' IDs, then the primary lost and the copy
+# started in its place: its state file records the clean shutdown the copy
+# was made at, exactly as the server's own clean restart finds it, and
+# knows nothing of the IDs issued since.  The clients go on with it, the
+# same term; the standby is built anew from it.
+sub cold_copy
+{
+	my ($c, $log, $secs) = @_;
+	my $p = $c->{primary};
+	$log->("the primary stopped and copied (cp -a), started, $secs s of IDs, "
+		  . 'then lost; the copy starts in its place');
+	standby_wait($c);    # not under a pg_basebackup or pg_rewind of the standby
+	floor_clock($c);
+	set_drift_all($c, 10000) if $c->{drift} < 10000;
+	my $copy = PostgreSQL::Test::Utils::tempdir() . '/cold';
+	$p->stop('fast', fail_ok => 1);
+	PostgreSQL::Test::Utils::run_log([ 'cp', '-a', $p->data_dir, $copy ])
+	  or die 'could not copy the data directory';
+	start_node($p);
+	wait_up($p);
+	burst($c);
+	sleep($secs);
+	replace_primary($c, $copy);
+	start_node($p);
+	wait_up($p);
+	standby_job($c, sub { rebuild_standby($c) });
+	return;
+}
+
+# An unreadable state file, then a backend crash (issue 44): a copy of the
+# primary (take_copy), snowflake.max_drift_ms raised to 10 s (if lower), a
+# burst and $secs seconds of IDs, the primary lost and the copy in its place
+# (replace_primary) with snowflake.state unreadable (mode 000) at its first
+# start: calls are refused (42501).  Then the file is made readable again,
+# and a client backend is killed: the crash re-initialisation reads the file
+# and must place its first ID past the floor, as any start.
+# A base backup started without recovery.signal continues the lost
+# primary's timeline: with the preload its start must record a request to
+# confirm the node id, which an unreadable file cannot, so it does not start
+# at all (by design, docs/guarantees.md); noted, the file made readable, it
+# is started, the scheduler's attempts to mint must be refused (55000), and
+# the node id is confirmed as the operator would, the primary being lost;
+# then the backend crash.  The standby is built anew at the end.
+sub unreadable_crash
+{
+	my ($c, $log, $how, $secs) = @_;
+	my $p = $c->{primary};
+	$log->("$how, $secs s of IDs after it, then the primary is lost and the copy starts in its "
+		  . 'place with snowflake.state unreadable; made readable, then a client backend killed');
+	floor_clock($c);
+	my $copy = take_copy($c, $how);
+	set_drift_all($c, 10000) if $c->{drift} < 10000;
+	burst($c);
+	sleep($secs);
+	replace_primary($c, $copy);
+	my $state = $p->data_dir . '/snowflake.state';
+	chmod(0000, $state) or die "chmod $state: $!";
+	if ($how eq 'base backup' && $c->{preload})
+	{
+		my $started = start_must_fail($p);
+		my $log_text = slurp_file($p->logfile, $p->{_sf_offset});
+		note_event($c, $started ? 'unreadable_started' : 'unreadable_no_start',
+			$started ? 'the base backup started with its state file unreadable'
+			: ($log_text =~ /(FATAL:  could not open file "snowflake\.state"[^\n]*)/ ? $1
+				: 'the base backup did not start, and its log does not say why'));
+		chmod(0600, $state) or die "chmod $state: $!";
+		start_node($p);
+		wait_up($p);
+		$p->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+		  or die 'the base backup did not leave recovery';
+		confirm_node($c, $p, try_refused($c, $p, 3));
+	}
+	else
+	{
+		start_node($p);
+		wait_up($p);
+		sleep(1);    # the clients meet the refusals
+		chmod(0600, $state) or die "chmod $state: $!";
+	}
+	kill_client_backend($c, $p);
+	standby_job($c, sub { rebuild_standby($c) });
+	return;
+}
+
+# Start $node as start_node does, once, where the start must fail; if it
+# does start, it is stopped again (immediate).  The log of this start goes
+# to a file of its own for the while (the test framework copies the whole
+# log of a server that fails to start into the test's own), then is
+# appended to the server's log, and the offset at which it begins there is
+# left in $node->{_sf_offset}.  Returns true if the server started.
+sub start_must_fail
+{
+	my ($node) = @_;
+	my $log = $node->logfile;
+	my $started;
+	{
+		local $node->{_logfile} = "$log.start";
+		unlink("$log.start");
+		$started = start_faked($node, shim => 1, fail_ok => 1);
+		$node->stop('immediate', fail_ok => 1) if $started;
+	}
+	$node->{_sf_offset} = -s $log;
+	PostgreSQL::Test::Utils::append_to_file($log, slurp_file("$log.start"));
+	unlink("$log.start");
+	return $started;
+}
+
+# Kill a client backend of $node (one of the clients', or one opened for
+# the purpose if none is connected): the postmaster re-initialises the
+# shared memory.  Waits until $node answers again.
+sub kill_client_backend
+{
+	my ($c, $node) = @_;
+	my @b = backend_pids($node);
+	my $victim;
+	if (!@b && ($victim = dbh_of($node)))
+	{
+		@b = $victim->selectrow_array('SELECT pg_backend_pid()');
+	}
+	note_event($c, 'crash', @b ? "client backend $b[0] of " . $node->name . ' killed'
+		: 'no client backend to kill');
+	my $offset = -s $node->logfile;
+	kill 'KILL', $b[0] if @b;
+	for (my $i = 0; @b && $i < 600; $i++)
+	{
+		last if slurp_file($node->logfile, $offset) =~ /reinitializing/;
+		sleep(0.1);
+	}
+	wait_up($node);
+	return;
+}
+
+# Confirm the node id of $node as its operator would, the server it
+# continues being lost: SELECT snowflake_confirm_restore(N) with the node id
+# it mints with, which the refusal $hint (a message with its hint) names.
+sub confirm_node
+{
+	my ($c, $node, $hint) = @_;
+	$hint //= '';
+	my $dbh = dbh_of($node) or die 'no connection to ' . $node->name;
+	my ($n) = $hint =~ /snowflake_confirm_restore\((\d+)\)/;
+	my $ok = defined $n && $dbh->selectrow_array("SELECT snowflake_confirm_restore($n)");
+	note_event($c, 'confirmed', defined $n
+		? "node id $n of " . $node->name . ($ok ? '' : ': ' . ($dbh->errstr // '?'))
+		: 'nothing to confirm on ' . $node->name . ": $hint");
+	$dbh->disconnect;
+	return;
+}
+
+# The scheduler tries to mint on $node, which must refuse, $tries times:
+# each attempt a U event, and any IDs it is given also a B event of a term
+# of their own, which the checker compares with every other ID.  Returns
+# the last refusal's message (with its detail and hint), if any.
+sub try_refused
+{
+	my ($c, $node, $tries) = @_;
+	my $term = "refused-$c->{seq}";
+	my $dbh = dbh_of($node) or return;
+	my $message;
+	for my $i (1 .. $tries)
+	{
+		my $count = $i % 2 ? 1000 : 1;
+		my $t0 = time();
+		my ($first) = $dbh->selectrow_array($count == 1 ? 'SELECT snowflake_nextval()'
+			: "SELECT snowflake_nextval_batch($count) LIMIT 1");
+		if (defined $first)
+		{
+			event($c, 'B', $t0, $term, $node->name, $first, $count);
+			event($c, 'U', $t0, $node->name, 'none', $count, $first);
+		}
+		else
+		{
+			event($c, 'U', $t0, $node->name, $dbh->state // '', 0, '');
+			$message = $dbh->errstr;
+		}
+		sleep(0.1);
+	}
+	$dbh->disconnect;
+	return $message;
+}
+
+# A lead raised on the primary only, then a failover (issue 44):
+# snowflake.max_drift_ms set with ALTER SYSTEM on the primary (neither
+# replicated nor in the campaign's chaos.conf, which the standby reads too)
+# 10 s above the largest lead the standby knows (its configuration and its
+# state file), at most 30 s, a burst ahead of the clock under the raised
+# lead, then the primary stops and the standby is promoted (promote).  With
+# the preload the raise reaches the standby in WAL: its floor must lie past
+# the old primary's IDs, which with span 1 carry its node field.  Without
+# the preload the raise is capped at 1 s, as the checker's bound says.
+# (A standby's state file keeps the largest lead it replayed until it is
+# promoted or built anew, so back-to-back raises would climb: past 30 s,
+# or where the standby knows as much already, the raise cannot matter, and
+# a note says so.)
+sub lead_raise
+{
+	my ($c, $log) = @_;
+	standby_ready($c);
+	my ($p, $s) = @{$c}{qw(primary standby)};
+	my $known = $c->{drift};
+	my $rec = eval { read_state($s) };
+	$known = $rec->{max_lead_ms} if $rec && $rec->{max_lead_ms} > $known;
+	my $raised = $known + 10000 > 30000 ? 30000 : $known + 10000;
+	my $lead = lead_of($c, $raised);
+	$log->(sprintf('snowflake.max_drift_ms raised to %d ms on %s only (%s knows %d ms)%s, '
+		  . 'a burst, then %s stops and %s is promoted', $raised, $p->name, $s->name, $known,
+		  $lead < $raised ? " (capped at $lead ms without the preload)" : '', $p->name, $s->name));
+	note_event($c, 'raise_known', $s->name . " knows a lead of $known ms already")
+	  if $raised <= $known;
+	my $before = lead_of($c, $c->{drift});
+	event($c, 'D', $lead) if $lead > $before;
+	$p->safe_psql('postgres', "ALTER SYSTEM SET snowflake.max_drift_ms = '${raised}ms'");
+	$p->reload;
+	$p->poll_query_until('postgres', show_setting('snowflake.max_drift_ms'), shown_ms($raised))
+	  or die "max_drift_ms $raised not seen";
+	burst($c, lead => $lead);
+	# The old primary stops with its raise; rewound, it has the new
+	# primary's postgresql.auto.conf (pg_rewind copies it; rewind_standby
+	# checks).
+	promote($c, lead => $lead);
+	event($c, 'D', $before) if $lead > $before;
+	return;
+}
+
+# A standby started without standby.signal (issue 44): stopped, its
+# standby.signal removed, started: it leaves recovery on its primary's
+# timeline, and with it the primary's node field, while the primary runs.
+# With the preload it must refuse to mint (55000) until its node id is
+# confirmed: the scheduler tries $tries times (try_refused).  Then it is
+# stopped and built anew as a standby.  (Without the preload the start
+# cannot be seen: inject skips this kind.)
+sub standby_no_signal
+{
+	my ($c, $log, $tries) = @_;
+	standby_ready($c);
+	my $s = $c->{standby};
+	$log->($s->name . " stopped, started without standby.signal; $tries attempts to mint; built anew");
+	$s->stop('fast', fail_ok => 1);
+	unlink($s->data_dir . '/standby.signal') or die "standby.signal: $!";
+	start_node($s);
+	wait_up($s);
+	if ($s->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()'))
+	{
+		try_refused($c, $s, $tries);
+	}
+	else
+	{
+		note_event($c, 'no_end_of_recovery', $s->name . ' did not leave recovery');
+	}
+	$s->stop('immediate', fail_ok => 1);
+	standby_job($c, sub { rebuild_standby($c) });
+	return;
+}
+
+# A skipped timeline (issue 44): the standby is promoted with the next
+# timeline's number taken by another branch (promote with skip), so that
+# its timeline's number is two past its parent's.  With span 2 the old
+# primary mints on for $secs seconds beside it (a split brain): by number
+# the two timelines' node fields would be one.
+sub skipped_timeline
+{
+	my ($c, $log, $secs) = @_;
+	standby_ready($c);
+	my ($p, $s) = @{$c}{qw(primary standby)};
+	my $split = $c->{span} >= 2 ? $secs : 0;
+	$log->(sprintf('the next timeline taken by another branch, %s promoted%s', $s->name,
+		$split ? sprintf(' while %s mints on for %s s (a split brain), then stops', $p->name, $split)
+		: sprintf(' after %s stops', $p->name)) . ', ' . $p->name . ' rewound');
+	promote($c, skip => 1, split => $split);
+	return;
+}
+
+# Stop both servers and start them again with the preload dropped (or
+# restored).  Every server that replays WAL with snowflake's records must
+# preload it (docs/guarantees.md): going without it, the standby first
+# replays the primary's shutdown checkpoint and stops (a restartpoint
+# there), so that neither replays a record written before; going back, the
+# standby starts with the preload before the primary writes one.
+sub toggle_preload
+{
+	my ($c, $log) = @_;
+	standby_ready($c);
+	my ($p, $s) = @{$c}{qw(primary standby)};
+	$log->($c->{preload} ? 'without the preload' : 'preloaded again');
+	my $old = lead_of($c, $c->{drift});
+	$c->{preload} = !$c->{preload};
+	my $new = lead_of($c, $c->{drift});
+	event($c, 'D', $new) if $new > $old;
+	$p->stop('fast', fail_ok => 1);
+	my $rebuild = 0;
+	if (!$c->{preload})
+	{
+		my ($checkpoint) = `pg_controldata -D '@{[ $p->data_dir ]}'` =~ /^Latest checkpoint location:\s+(\S+)$/m;
+		$rebuild = !(defined $checkpoint && $s->poll_query_until('postgres',
+			"SELECT pg_last_wal_replay_lsn() >= '$checkpoint'::pg_lsn"));
+		note_event($c, 'standby_behind', $s->name . ' did not replay up to ' . $p->name
+			  . "'s shutdown checkpoint " . ($checkpoint // '?') . ': built anew') if $rebuild;
+	}
+	$s->stop('fast', fail_ok => 1);
+	event($c, 'D', $new) if $new < $old;
+	write_conf($c);
+	start_node($s) unless $rebuild;
+	start_node($p);
+	wait_up($p);
+	rebuild_standby($c) if $rebuild;
+	return;
+}
+
+# A burst on $node (the primary by default, minting for term $term, the
+# current one by default): batches, one after the other, each recorded as a
+# "B" event, of a million IDs (245 ms of ID time), fewer under a lead below
+# 500 ms (half the lead's).  Only the first ID of a batch is fetched (the
+# batch is issued whole, count consecutive IDs of one node, as
+# 038_floor_obligation.pl checks).  Given seconds, for that long (a split
+# brain's old primary); else until the IDs run 90% of the lead ($lead,
+# snowflake.max_drift_ms in force by default) ahead of the clock (right
+# after a start's floor at once: its first ID lies a whole lead ahead).  A
+# batch refused (the clock, a fault) ends the burst.  Returns the number
+# of batches.
 sub burst
 {
-	my ($c) = @_;
-	my $p = $c->{primary};
-	my $dbh = dbh_of($p) or return;
-	for (1 .. int($c->{drift} * 0.9 / 245))
+	my ($c, %o) = @_;
+	my $node = $o{node} // $c->{primary};
+	my $term = $o{term} // $c->{term};
+	my $lead = $o{lead} // lead_of($c, $c->{drift});
+	my $until = $o{seconds} ? time() + $o{seconds} : undef;
+	my $size = $lead >= 500 ? 1000000 : 4096 * int($lead / 2);
+	return 0 if $size == 0;
+	my $span_ms = $size / 4096;
+	my $dbh = dbh_of($node) or return 0;
+	my $n = 0;
+	while ($until ? time() < $until : $n < int($lead * 0.9 / $span_ms))
 	{
 		my $t0 = time();
 		my ($first) = $dbh->selectrow_array(
-			'SELECT snowflake_nextval_batch(1000000) LIMIT 1');
+			"SELECT snowflake_nextval_batch($size) LIMIT 1");
 		last unless defined $first;
-		event($c, 'B', $t0, $c->{term}, $p->name, $first, 1000000);
+		event($c, 'B', $t0, $term, $node->name, $first, $size);
+		$n++;
+		my $ahead = ($first >> $shift) + $epoch_ms + $span_ms
+		  - int((time() + $c->{offset}) * 1000);
+		last if !$until && $ahead >= $lead * 0.9 - $span_ms;
 	}
 	$dbh->disconnect;
-	return;
+	return $n;
+}
+
+# $node's own postgresql.conf, as it was at the campaign's start (the data
+# directory's may be another server's, or half written, after a pg_rewind
+# that failed: pg_rewind copies the configuration files too); the standby's
+# primary_conninfo is appended anew each time (enable_streaming).
+sub own_conf
+{
+	my ($c, $node) = @_;
+	return $c->{pgconf}{ $node->name };
 }
 
 # Build the standby anew from the primary (pg_basebackup), keeping its own
@@ -602,8 +1304,8 @@ sub rebuild_standby
 	my ($c) = @_;
 	my ($p, $s) = @{$c}{qw(primary standby)};
 	my $conf = $s->data_dir . '/postgresql.conf';
-	my $saved = slurp_file($conf);
-	File::Path::rmtree($s->data_dir);
+	my $saved = own_conf($c, $s);
+	discard_dir($s->data_dir) if -e $s->data_dir;
 	PostgreSQL::Test::Utils::run_log([ 'pg_basebackup', '-D', $s->data_dir, '-X', 'stream',
 		'-c', 'fast', '--no-sync', '-h', $p->host, '-p', $p->port ])
 	  or die 'pg_basebackup of the standby failed';
@@ -611,7 +1313,7 @@ sub rebuild_standby
 	open my $fh, '>', $conf or die "$conf: $!";
 	print $fh $saved;
 	close $fh;
-	write_conf($c);
+	write_conf($c, $s);
 	$s->enable_streaming($p);
 	start_node($s);
 	return;
@@ -705,7 +1407,7 @@ sub check_bursts
 sub check_history
 {
 	my ($dir) = @_;
-	my (%h, @faults, @clock, @drift, @bursts, @viol);
+	my (%h, @faults, @clock, @drift, @bursts, @viol, %notes, %refused);
 	open my $fh, '<', "$dir/schedule" or die "$dir/schedule: $!";
 	while (<$fh>)
 	{
@@ -715,9 +1417,22 @@ sub check_history
 		push @clock, [ $t, $f[0] ] if $type eq 'C';
 		push @drift, [ $t, $f[0] ] if $type eq 'D';
 		push @bursts, [ $t, @f ] if $type eq 'B';
+		$notes{ $f[0] }++ if $type eq 'N';
+		if ($type eq 'U')
+		{
+			# An attempt on a server that must refuse: any ID given is a
+			# violation (the IDs are checked with the others too, B events).
+			my ($t0, $server, $state, $count, $first) = @f;
+			$refused{$state}++;
+			push @viol, [ $t, "$server, which must refuse (it left recovery without a new "
+				  . "timeline and its node id is not confirmed), was given $count IDs (the first $first)" ]
+			  if $count > 0;
+		}
 	}
 	close $fh;
 	$h{faults} = \@faults;
+	$h{notes} = \%notes;
+	$h{must_refuse} = \%refused;
 	my (%acks, %refusals);
 	@h{qw(ids statements connection_errors)} = (0, 0, 0);
 	open my $idfile, '>', "$dir/ids" or die "$dir/ids: $!";
@@ -804,7 +1519,7 @@ sub check_history
 				$i++;
 			}
 			next if $r->[2] > $max;
-			push @viol, [ $r->[1], sprintf('term %d: client %s was given ID %s at %.3f, not above ID %s '
+			push @viol, [ $r->[1], sprintf('term %s: client %s was given ID %s at %.3f, not above ID %s '
 				  . 'that client %s was given at %.3f, before the call started',
 				  $term, $r->[4], $r->[2], $r->[1], $max, $maxrec->[4], $maxrec->[1]) ];
 		}
@@ -822,11 +1537,25 @@ sub summary
 	my %kinds = %{ $c->{kinds} };
 	my $nfaults = 0;
 	$nfaults += $_ foreach values %kinds;
+	my %skipped = %{ $c->{skipped} };
+	my %notes = %{ $h->{notes} };
+	my %must = %{ $h->{must_refuse} };
 	my @out = (
-		sprintf('snowflake fault campaign: seed %s, %s minutes, PostgreSQL %s',
-			$c->{seed}, $minutes, $c->{version}),
+		sprintf('snowflake fault campaign: seed %s, %s minutes, PostgreSQL %s%s, snowflake.node_id_span %d',
+			$c->{seed}, $minutes, $c->{version},
+			$c->{no_preload_run} ? ' without the preload' : '', $c->{span}),
 		sprintf('faults injected: %d (%s)', $nfaults,
 			join(', ', map { "$_ $kinds{$_}" } sort keys %kinds)),
+		sprintf('seconds per fault, on average: %s',
+			join(', ', map { sprintf('%s %.1f', $_, $c->{secs}{$_} / $kinds{$_}) } sort keys %kinds)),
+		%skipped ? sprintf('skipped: %s (without the preload a standby started without '
+			  . 'standby.signal cannot be seen)', join(', ', map { "$_ $skipped{$_}" } sort keys %skipped))
+		: (),
+		%{ $c->{late} } ? sprintf('long faults drawn in the last %d s, passed over: %s', $late,
+			join(', ', map { "$_ $c->{late}{$_}" } sort keys %{ $c->{late} })) : (),
+		sprintf('notes: %s', join(', ', map { "$_ $notes{$_}" } sort keys %notes) || 'none'),
+		sprintf('attempts to mint on servers that must refuse: %d (%s)',
+			sum0(values %must), join(', ', map { "$_ $must{$_}" } sort keys %must) || 'none'),
 		sprintf('IDs acknowledged: %d in %d statements, and %d in the scheduler\'s batches',
 			$h->{ids}, $h->{statements}, $h->{burst_ids}),
 		sprintf('refusals by SQLSTATE: %s',
@@ -836,9 +1565,10 @@ sub summary
 		sprintf('violations: %d', scalar @{ $h->{violations} }),
 		sprintf('server up at the end: %s', $c->{up} ? 'yes' : "no ($c->{up_error})"),
 		'reproduce: ' . ($ENV{SNOWFLAKE_CHAOS_REPRODUCE} //
-			  sprintf('%stest/chaos.sh --seed %s --minutes %s --major %d',
+			  sprintf('%stest/chaos.sh --seed %s --minutes %s --major %d%s',
 				  $ENV{PG_CONFIG} ? "PG_CONFIG=$ENV{PG_CONFIG} " : '',
-				  $c->{seed}, $minutes, $c->{version}->major)));
+				  $c->{seed}, $minutes, $c->{version}->major,
+				  $c->{no_preload_run} ? ' --no-preload' : '')));
 	my $shown = 0;
 	foreach my $v (@{ $h->{violations} })
 	{
