@@ -24,6 +24,7 @@ BEGIN
     IF target IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'invalid_schema_name',
             MESSAGE = 'no schema to install the snowflake SQL edition in',
+            DETAIL = pg_catalog.format('No schema of the search_path, %s, exists that this role may use.', saved),
             HINT = 'Set search_path to the schema first, such as: SET search_path = app.';
     END IF;
     IF pg_catalog.to_regnamespace('_snowflake') IS NOT NULL OR target = '_snowflake' THEN
