@@ -31,7 +31,8 @@ use Test::More;
 
 our @EXPORT = qw(edition_build edition_installation start_edition_node
   report_in outcome_in run_script assert_library_absent edition_root
-  install_fake_pgtle materialize_pgtle plain_from_extension_script);
+  install_fake_pgtle materialize_pgtle plain_from_extension_script
+  page_recipes download_dir run_recipe);
 
 # The top of the source tree.
 sub edition_root
@@ -357,6 +358,72 @@ sub quote_ident_perl
 {
 	my ($name) = @_;
 	return '"' . ($name =~ s/"/""/gr) . '"';
+}
+
+# --- the page's recipes ---
+
+# The recipes of docs/deployment/sql-edition.md (<!-- recipe: PATH -->).
+sub page_recipes
+{
+	return doc_recipes(edition_root() . '/docs/deployment/sql-edition.md');
+}
+
+# A new directory holding the committed files of sql-edition/dist, as a
+# user downloads them, where the recipes run.
+sub download_dir
+{
+	my $dir = PostgreSQL::Test::Utils::tempdir();
+	copy($_, $dir) or die "copy $_: $!" foreach glob(edition_root() . '/sql-edition/dist/*.sql');
+	return $dir;
+}
+
+# Run the recipe $text (its label $name): each command (a line, or a line
+# with its here-document) with bash, in the directory $dir, with $node's
+# host and port in the environment (and %$env), ok() for each; after a
+# command that hands pg_tle an extension or takes one from it, what pg_tle
+# does (materialize_pgtle, in the database the command names with -d).
+# Returns the commands' standard output.
+sub run_recipe
+{
+	my ($node, $dir, $text, $name, $env) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+	die "the page has no recipe $name" unless defined $text;
+	my @commands;
+	my @lines = grep { /\S/ } split /\n/, $text;
+	while (@lines)
+	{
+		my $cmd = shift @lines;
+		if ($cmd =~ /<<'(\w+)'\s*$/)
+		{
+			my $end = $1;
+			while (@lines)
+			{
+				my $l = shift @lines;
+				$cmd .= "\n$l";
+				last if $l eq $end;
+			}
+		}
+		push @commands, $cmd;
+	}
+	my $all = '';
+	foreach my $cmd (@commands)
+	{
+		my ($out, $err) = ('', '');
+		local $ENV{PGHOST} = $node->host;
+		local $ENV{PGPORT} = $node->port;
+		local @ENV{ keys %{ $env // {} } } = values %{ $env // {} };
+		my $ok = IPC::Run::run([ 'bash', '-e', '-o', 'pipefail', '-c', $cmd ],
+			init => sub { chdir $dir or die $! }, '<', \undef, '>', \$out, '2>', \$err,
+			IPC::Run::timeout(180));
+		ok($ok, "$name: $cmd") or diag("stdout:\n$out\nstderr:\n$err");
+		$all .= $out;
+		if ($cmd =~ /pgtle/)
+		{
+			my ($db) = $cmd =~ /-d (\S+)/;
+			materialize_pgtle($node, $db);
+		}
+	}
+	return $all;
 }
 
 1;
