@@ -217,7 +217,7 @@ my $load = IPC::Run::start(
 		'pgbench', '-n', '-c', 8, '-j', 2, '-T', 12, @files, '-h', $node->host, '-p', $node->port,
 		'appdb'
 	],
-	'>', \$load_out, '2>&1', \$load_out, IPC::Run::timeout(300));
+	'>', \$load_out, '2>&1', IPC::Run::timeout(300));
 # The switch once the clients insert.
 $node->poll_query_until('appdb', q{SELECT count(*) > 200 FROM app.orders WHERE n < 0})
   or die 'the load does not insert';

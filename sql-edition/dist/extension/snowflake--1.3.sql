@@ -2127,9 +2127,12 @@ COMMENT ON FUNCTION @extschema@._snowflake_switched() IS
 -- no earlier than now_ms (in a new server life, 1000 ms later),
 -- with room for count keys in all, the sequence set to the last of them.
 -- Returns the first key, or NULL once the database has switched to the C
--- extension.  Waits for the lock at most 5000 ms.  Runs as the
--- edition's owner (snowflake_nextval()'s slow path, and
--- snowflake_nextval_batch()).
+-- extension.  While another call holds the lock (it is moving the
+-- sequence, and the keys after its move will fit), a call of one key does
+-- not queue for it: it takes the next value without the lock again, as
+-- snowflake_nextval() does, for up to a millisecond; then it waits for the
+-- lock, at most 5000 ms.  Runs as the edition's owner
+-- (snowflake_nextval()'s slow path, and snowflake_nextval_batch()).
 CREATE FUNCTION @extschema@._snowflake_move(node pg_catalog.int8, now_ms pg_catalog.int8,
                                             count pg_catalog.int4)
 RETURNS pg_catalog.int8
@@ -2139,6 +2142,7 @@ SET lock_timeout = 5000
 AS $$
 DECLARE
     marker int8 := @extschema@._snowflake_life_marker();
+    queue bool := count > 1;
     switched bool := false;
     new_life bool;
     moving int8;
@@ -2148,54 +2152,82 @@ DECLARE
     last int8;
     done int8;
 BEGIN
-    -- The lock, held until this block is rolled back (SFREL), by its end
-    -- or by an error.
-    BEGIN
-        LOCK TABLE _snowflake._snowflake_lock IN SHARE UPDATE EXCLUSIVE MODE;
-        moving := coalesce(pg_sequence_last_value('_snowflake._snowflake_move_seq'::regclass), 0);
-        IF moving < 0 AND @extschema@._snowflake_switched() THEN
-            switched := true;
+    LOOP
+        -- The lock, held until this block is rolled back (SFREL), by its
+        -- end or by an error.
+        BEGIN
+            IF queue THEN
+                LOCK TABLE _snowflake._snowflake_lock IN SHARE UPDATE EXCLUSIVE MODE;
+            ELSE
+                LOCK TABLE _snowflake._snowflake_lock IN SHARE UPDATE EXCLUSIVE MODE NOWAIT;
+            END IF;
+            moving := coalesce(pg_sequence_last_value('_snowflake._snowflake_move_seq'::regclass), 0);
+            IF moving < 0 AND @extschema@._snowflake_switched() THEN
+                switched := true;
+                RAISE SQLSTATE 'SFREL';
+            END IF;
+            IF moving % 2 <> 0 THEN
+                -- Odd with the lock held: a move that failed half-way, a
+                -- crash, or a switch that was rolled back.
+                moving := moving + 1;
+                done := setval('_snowflake._snowflake_move_seq'::regclass, moving);
+            END IF;
+            new_life := pg_sequence_last_value('_snowflake._snowflake_life_seq'::regclass) IS DISTINCT FROM marker;
+            taken := nextval('_snowflake._snowflake_id_seq'::regclass);
+            IF count = 1 AND NOT new_life
+               AND @extschema@._snowflake_fits(taken, node, @extschema@._snowflake_clock_ms()) THEN
+                first := taken;
+                last := taken;
+                RAISE SQLSTATE 'SFREL';
+            END IF;
+            -- A move: odd while the sequence is read and set.
+            done := setval('_snowflake._snowflake_move_seq'::regclass, moving + 1);
+            last := pg_sequence_last_value('_snowflake._snowflake_id_seq'::regclass);
+            floor_ms := now_ms + CASE WHEN new_life THEN 1000 ELSE 0 END;
+            -- Variables as the arguments: the planner inlines the arithmetic
+            -- only where they are simple.
+            first := @extschema@._snowflake_first(last, node, floor_ms);
+            last := @extschema@._snowflake_after(first, node, count - 1);
+            IF last >> 22 <= 2199023255551 AND (last >> 22) - now_ms <= 1000 + 1000 THEN
+                done := setval('_snowflake._snowflake_id_seq'::regclass, last);
+                IF new_life THEN
+                    done := setval('_snowflake._snowflake_life_seq'::regclass, marker);
+                END IF;
+            END IF;
+            done := setval('_snowflake._snowflake_move_seq'::regclass, moving + 2);
             RAISE SQLSTATE 'SFREL';
-        END IF;
-        IF moving % 2 <> 0 THEN
-            -- Odd with the lock held: a move that failed half-way, a
-            -- crash, or a switch that was rolled back.
-            moving := moving + 1;
-            done := setval('_snowflake._snowflake_move_seq'::regclass, moving);
-        END IF;
-        new_life := pg_sequence_last_value('_snowflake._snowflake_life_seq'::regclass) IS DISTINCT FROM marker;
-        taken := nextval('_snowflake._snowflake_id_seq'::regclass);
-        IF count = 1 AND NOT new_life
-           AND @extschema@._snowflake_fits(taken, node, @extschema@._snowflake_clock_ms()) THEN
-            first := taken;
-            last := taken;
-            RAISE SQLSTATE 'SFREL';
-        END IF;
-        -- A move: odd while the sequence is read and set.
-        done := setval('_snowflake._snowflake_move_seq'::regclass, moving + 1);
-        last := pg_sequence_last_value('_snowflake._snowflake_id_seq'::regclass);
-        floor_ms := now_ms + CASE WHEN new_life THEN 1000 ELSE 0 END;
-        -- Variables as the arguments: the planner inlines the arithmetic
-        -- only where they are simple.
-        first := @extschema@._snowflake_first(last, node, floor_ms);
-        last := @extschema@._snowflake_after(first, node, count - 1);
-        IF last >> 22 <= 2199023255551 AND (last >> 22) - now_ms <= 1000 + 1000 THEN
-            done := setval('_snowflake._snowflake_id_seq'::regclass, last);
-            IF new_life THEN
-                done := setval('_snowflake._snowflake_life_seq'::regclass, marker);
+        EXCEPTION
+            WHEN SQLSTATE 'SFREL' THEN
+                EXIT;
+            WHEN lock_not_available THEN
+                IF queue THEN
+                    RAISE EXCEPTION USING ERRCODE = 'lock_not_available',
+                        MESSAGE = 'could not move the snowflake key sequence',
+                        DETAIL = 'Another call held the snowflake generator''s lock for 5000 ms; no ID was issued.',
+                        HINT = 'Only a move of the key sequence, or the switch to the C extension, holds it, each for a few statements: look in pg_stat_activity for a session that stopped inside one.';
+                END IF;
+        END;
+
+        -- Another call holds the lock: once its move is made (the second
+        -- sequence even again), the next value fits.
+        moving := pg_sequence_last_value('_snowflake._snowflake_move_seq'::regclass);
+        IF coalesce(moving, 0) % 2 = 0
+           AND pg_sequence_last_value('_snowflake._snowflake_life_seq'::regclass) = marker THEN
+            taken := nextval('_snowflake._snowflake_id_seq'::regclass);
+            IF @extschema@._snowflake_same(moving, pg_sequence_last_value('_snowflake._snowflake_move_seq'::regclass))
+               AND @extschema@._snowflake_fits(taken, node, @extschema@._snowflake_clock_ms()) THEN
+                IF current_setting('snowflake_edition.life', true) IS DISTINCT FROM marker::text THEN
+                    PERFORM set_config('snowflake_edition.life', marker::text, false);
+                END IF;
+                RETURN taken;
             END IF;
         END IF;
-        done := setval('_snowflake._snowflake_move_seq'::regclass, moving + 2);
-        RAISE SQLSTATE 'SFREL';
-    EXCEPTION
-        WHEN SQLSTATE 'SFREL' THEN
-            NULL;
-        WHEN lock_not_available THEN
-            RAISE EXCEPTION USING ERRCODE = 'lock_not_available',
-                MESSAGE = 'could not move the snowflake key sequence',
-                DETAIL = 'Another call held the snowflake generator''s lock for 5000 ms; no ID was issued.',
-                HINT = 'Only a move of the key sequence, or the switch to the C extension, holds it, each for a few statements: look in pg_stat_activity for a session that stopped inside one.';
-    END;
+        IF @extschema@._snowflake_clock_ms() > now_ms + 1 THEN
+            queue := true;
+        ELSE
+            PERFORM pg_sleep(0.00005);
+        END IF;
+    END LOOP;
     IF switched THEN
         RETURN NULL;
     END IF;
