@@ -145,6 +145,9 @@ BEGIN
         EXECUTE pg_catalog.format('ALTER FUNCTION %s SET SCHEMA _snowflake_switch', f.sig);
     END LOOP;
     EXECUTE pg_catalog.format('CREATE EXTENSION snowflake SCHEMA %I', target);
+    -- The C extension can mint (preloaded, a node id set): its errors
+    -- stop the switch here, the edition untouched.
+    EXECUTE pg_catalog.format('SELECT %I.snowflake_nextval()', target);
 
     -- The same epoch and layout (the C extension's settings), and the node
     -- id it mints with.
@@ -235,10 +238,12 @@ BEGIN
     -- Every transaction older than this one has ended: none can still be
     -- running a statement planned with the edition's functions.
     LOOP
+        -- (pg_stat_activity is read once per transaction unless told.)
+        PERFORM pg_catalog.pg_stat_clear_snapshot();
         SELECT pg_catalog.string_agg(a.pid::text, ', ') INTO older
           FROM pg_catalog.pg_stat_activity a
          WHERE a.datname = pg_catalog.current_database() AND a.pid <> pg_catalog.pg_backend_pid()
-           AND a.xact_start < since;
+           AND a.backend_type = 'client backend' AND a.xact_start < since;
         EXIT WHEN older IS NULL;
         IF waited >= 10000 THEN
             RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
@@ -255,6 +260,7 @@ BEGIN
     -- (a writer waits at most a moment: the lock is tried for 100 ms at a
     -- time, so that no deadlock with a transaction that writes to two of
     -- them can form).
+    waited := 0;
     SELECT pg_catalog.string_agg(DISTINCT r.oid::pg_catalog.regclass::text, ', ') INTO tables
       FROM pg_catalog.pg_depend d
       JOIN pg_catalog.pg_proc p ON d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND p.oid = d.refobjid
@@ -269,7 +275,7 @@ BEGIN
             EXECUTE 'LOCK TABLE ' || tables || ' IN SHARE MODE';
             locked := true;
         EXCEPTION WHEN lock_not_available THEN
-            IF waited >= 20000 THEN
+            IF waited >= 10000 THEN
                 RAISE EXCEPTION USING ERRCODE = 'lock_not_available',
                     MESSAGE = 'the switch to the snowflake C extension is done, but not finished',
                     DETAIL = pg_catalog.format('Writes to %s went on for 10 s without a pause of 100 ms.', tables),
@@ -280,6 +286,23 @@ BEGIN
         END;
     END LOOP;
     PERFORM pg_catalog.set_config('lock_timeout', '5s', true);
+
+    -- Indexes keep their expressions and predicates in every session's
+    -- cache with the SQL functions they call inlined (the edition's
+    -- decoders, hence its internal functions, which go below): renamed
+    -- and named back, each index is read anew by every session.
+    FOR f IN
+        SELECT DISTINCT c.oid, n.nspname, c.relname
+          FROM pg_catalog.pg_depend d
+          JOIN pg_catalog.pg_class c ON d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND c.oid = d.objid
+          JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+         WHERE c.relkind IN ('i', 'I') AND d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass
+           AND d.refobjid IN (SELECT p.oid FROM pg_catalog.pg_proc p
+                               WHERE p.pronamespace = '_snowflake_switch'::pg_catalog.regnamespace)
+    LOOP
+        EXECUTE pg_catalog.format('ALTER INDEX %I.%I RENAME TO %I', f.nspname, f.relname, '_snowflake_switch_' || f.oid);
+        EXECUTE pg_catalog.format('ALTER INDEX %I.%I RENAME TO %I', f.nspname, '_snowflake_switch_' || f.oid, f.relname);
+    END LOOP;
 
     -- Each of them becomes the C extension's function of its signature.
     FOR f IN
