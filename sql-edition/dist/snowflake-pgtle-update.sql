@@ -1899,9 +1899,12 @@ COMMENT ON FUNCTION @extschema@.snowflake_from_hex(pg_catalog.text, pg_catalog.t
 -- it, or take any lock a call waits for.  A move takes it inside a
 -- subtransaction and rolls the subtransaction back at its end, so that it
 -- is held for the move's few statements, never to the end of the caller's
--- transaction, and released by any error or cancel; a call waits for it at
--- most 5000 ms (lock_timeout), then fails with 55P03 and
--- issues nothing.  It needs no transaction id.
+-- transaction, and released by any error or cancel; it needs no
+-- transaction id.  A call that finds it taken (NOWAIT) does not queue: the
+-- move under way makes the next value fit, and the call takes it without
+-- the lock again, for up to a millisecond; then it waits for the lock, at
+-- most 5000 ms (lock_timeout), and fails with 55P03, having
+-- issued nothing (a batch waits at once).
 --
 -- PostgreSQL's lastval() returns the key a call handed out: the last
 -- nextval() of the session is on the key sequence, and a move's setval()
@@ -1920,11 +1923,11 @@ COMMENT ON FUNCTION @extschema@.snowflake_from_hex(pg_catalog.text, pg_catalog.t
 -- restored backup) places the next key that far past the clock, above all
 -- of them.
 --
--- The switch to the C extension (switch-to-c.sql) takes the lock, sets
--- _snowflake_move_seq to -1 and moves these functions aside; a call that
--- waited for the lock then finds snowflake_nextval() to be the C
--- extension's, and hands out the key the C extension gives it
--- (_snowflake_switched).
+-- The switch to the C extension (switch-to-c.sql) moves these functions
+-- aside, creates the C extension's in their place, then takes the lock and
+-- sets _snowflake_move_seq to -1 until it commits; a call that waited for
+-- the lock then finds snowflake_nextval() to be the C extension's
+-- (_snowflake_switched), and hands out the key the C extension gives it.
 
 -- Milliseconds since the epoch, now.
 CREATE FUNCTION @extschema@._snowflake_clock_ms()
@@ -4258,9 +4261,12 @@ COMMENT ON FUNCTION @extschema@.snowflake_from_hex(pg_catalog.text, pg_catalog.t
 -- it, or take any lock a call waits for.  A move takes it inside a
 -- subtransaction and rolls the subtransaction back at its end, so that it
 -- is held for the move's few statements, never to the end of the caller's
--- transaction, and released by any error or cancel; a call waits for it at
--- most 5000 ms (lock_timeout), then fails with 55P03 and
--- issues nothing.  It needs no transaction id.
+-- transaction, and released by any error or cancel; it needs no
+-- transaction id.  A call that finds it taken (NOWAIT) does not queue: the
+-- move under way makes the next value fit, and the call takes it without
+-- the lock again, for up to a millisecond; then it waits for the lock, at
+-- most 5000 ms (lock_timeout), and fails with 55P03, having
+-- issued nothing (a batch waits at once).
 --
 -- PostgreSQL's lastval() returns the key a call handed out: the last
 -- nextval() of the session is on the key sequence, and a move's setval()
@@ -4279,11 +4285,11 @@ COMMENT ON FUNCTION @extschema@.snowflake_from_hex(pg_catalog.text, pg_catalog.t
 -- restored backup) places the next key that far past the clock, above all
 -- of them.
 --
--- The switch to the C extension (switch-to-c.sql) takes the lock, sets
--- _snowflake_move_seq to -1 and moves these functions aside; a call that
--- waited for the lock then finds snowflake_nextval() to be the C
--- extension's, and hands out the key the C extension gives it
--- (_snowflake_switched).
+-- The switch to the C extension (switch-to-c.sql) moves these functions
+-- aside, creates the C extension's in their place, then takes the lock and
+-- sets _snowflake_move_seq to -1 until it commits; a call that waited for
+-- the lock then finds snowflake_nextval() to be the C extension's
+-- (_snowflake_switched), and hands out the key the C extension gives it.
 
 -- Milliseconds since the epoch, now.
 CREATE OR REPLACE FUNCTION @extschema@._snowflake_clock_ms()
