@@ -114,14 +114,19 @@ BEGIN
        AND d.objid = '_snowflake._snowflake_id_seq'::pg_catalog.regclass
        AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND d.deptype = 'e';
     IF ext IS NOT NULL THEN
-        -- (An array type goes with its element type, member or not.)
+        -- (An array type goes with its element type, a table's row type
+        -- with its table, members or not.)
         FOR obj IN
             SELECT i.type, i.identity
               FROM pg_catalog.pg_depend d, pg_catalog.pg_identify_object(d.classid, d.objid, d.objsubid) i
              WHERE d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass
                AND d.refobjid = (SELECT oid FROM pg_catalog.pg_extension WHERE extname = ext) AND d.deptype = 'e'
                AND NOT (d.classid = 'pg_catalog.pg_type'::pg_catalog.regclass
-                        AND EXISTS (SELECT FROM pg_catalog.pg_type t WHERE t.oid = d.objid AND t.typcategory = 'A'))
+                        AND EXISTS (SELECT FROM pg_catalog.pg_type t
+                                     WHERE t.oid = d.objid
+                                       AND (t.typcategory = 'A'
+                                            OR t.typrelid IN (SELECT c.oid FROM pg_catalog.pg_class c
+                                                               WHERE c.relkind <> 'c'))))
         LOOP
             EXECUTE pg_catalog.format('ALTER EXTENSION %I DROP %s %s', ext,
                                       CASE obj.type WHEN 'composite type' THEN 'TYPE' ELSE pg_catalog.upper(obj.type) END,
