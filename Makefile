@@ -36,6 +36,10 @@ PROVE_TESTS ?= test/t/*.pl
 EXTRA_CLEAN = .build-flags tmp_check tmp_check_regress tmp_check_isolation results output_iso regression.diffs regression.out \
 	sql-edition/build
 
+# The directory of this Makefile, known without PGXS (which sets srcdir):
+# `make sql-edition` needs only Perl.
+SNOWFLAKE_SRCDIR := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
+
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -60,10 +64,12 @@ $(OBJS) $(OBJS:.o=.bc): $(wildcard $(srcdir)/src/*.h)
 image:
 	PG_CONFIG=$(PG_CONFIG) bash $(srcdir)/image/build.sh
 
-# The SQL edition (sql-edition/): its scripts for pg_tle, database.dev and a
-# plain psql run, generated from its one source into sql-edition/build
-# (docs/deployment/sql-edition.md).  SQL_EDITION_FLAGS: build.pl's options,
-# such as --schema myschema.
+# The SQL edition (sql-edition/): its files for a plain psql run, pg_tle
+# and database.dev, generated from its one source into sql-edition/dist,
+# where they are committed (docs/deployment/sql-edition.md); test/check.sh
+# fails when they differ from what the sources build.  SQL_EDITION_FLAGS:
+# build.pl's options, such as --layout 41/7/5 --epoch '2020-01-01 00:00:00'
+# (an edition for another layout, into sql-edition/build).
 .PHONY: sql-edition
 sql-edition:
-	perl $(srcdir)/sql-edition/build.pl --out sql-edition/build $(SQL_EDITION_FLAGS)
+	perl $(SNOWFLAKE_SRCDIR)/sql-edition/build.pl $(SQL_EDITION_FLAGS)

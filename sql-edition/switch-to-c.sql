@@ -1,174 +1,351 @@
--- Switch one database from the SQL edition of snowflake to the C extension,
--- in one transaction, as a superuser, on a server where the C extension is
--- installed, its library preloaded (or PostgreSQL 17 and later) and
--- snowflake.node_id set:
---
---   psql -v ON_ERROR_STOP=1 -d DATABASE -f switch-to-c.sql
---
--- Tables keep their defaults, indexes, views and generated columns their
--- expressions: those refer to the edition's functions by OID, so each of
--- them is not dropped but turned into the C extension's function of the
--- same signature, in place (CREATE OR REPLACE keeps the OID), and added to
--- the extension.  Every key the C extension issues afterwards is above every
--- key the edition issued: the switch stops the edition, waits until the
--- clock has passed the time of its last key, and checks the first key of
--- the C extension before it commits.  Anything that fails rolls it all
--- back, the edition intact.  Calls of the edition that were waiting for it
--- fail once it commits (its key sequence is gone).
 
-BEGIN;
-SET LOCAL lock_timeout = '10s';
-SET LOCAL search_path = pg_catalog, pg_temp;
+-- Switch one database from the SQL edition of snowflake to the C
+-- extension, as a superuser, on a server where the C extension is
+-- installed, its library preloaded (or PostgreSQL 17 and later) and
+-- snowflake.node_id set to the edition's node id:
+--
+--   psql -v ON_ERROR_STOP=1 -d DATABASE -f snowflake-switch-to-c.sql
+--
+-- (not with psql -1: its two parts must commit one after the other).  The
+-- edition may be a plain install or an extension (pg_tle, database.dev:
+-- "HANDLE@snowflake"); it must be at this script's version (update it
+-- first).  If the server mints with another node id than the edition, the
+-- switch refuses; to mint with the server's from now on, say so first:
+--
+--   PGOPTIONS='-c snowflake_switch.node_id=17' psql -v ON_ERROR_STOP=1 -d DATABASE -f snowflake-switch-to-c.sql
+--
+-- Calls of the edition that run meanwhile wait for the switch, then hand
+-- out the C extension's keys: none fails.  Every key the C extension
+-- issues is above every key the edition issued.
+--
+-- Part 1, one transaction: the edition's functions move aside, into the
+-- schema _snowflake_switch (in-flight statements keep calling them by
+-- OID), and the C extension is created in the edition's schema; the
+-- edition's generators become functions that call the C extension's.  At
+-- its end it takes the edition's lock (a call that must move the key
+-- sequence waits for it), marks the edition switched (every call then
+-- goes for the lock), reads the edition's last key, waits until the clock
+-- has passed its time (at most a second or two), and checks that the C
+-- extension's first key is above it.  Anything that fails rolls it all
+-- back, the edition intact.  After the commit, a call that waited finds
+-- snowflake_nextval() to be the C extension's and hands out its key.
+--
+-- Part 2, one transaction, once every transaction older than it has
+-- ended (it waits up to 10 s, else it stops and says which): tables whose
+-- defaults, generated columns or indexes use the edition's functions are
+-- locked (SHARE, a writer waits at most a moment), and each of the
+-- edition's functions becomes the C extension's function of the same
+-- signature, in place (CREATE OR REPLACE keeps the OID, which those
+-- defaults, indexes, generated columns, views and SQL-standard function
+-- bodies refer to), and joins the extension, whose objects are then those
+-- of a fresh install; the edition's other objects are dropped.  If it
+-- stops, everything works (through the functions aside) and running this
+-- script again finishes it.
+
+SET lock_timeout = '5s';
 
 DO $switch$
 DECLARE
-    schema_name CONSTANT name := '@extschema@';
-    aside CONSTANT name := '_snowflake_switch';
-    ext record;
+    found name[];
+    target name;
+    ext name;
+    version text;
     obj record;
     f record;
-    c_oid regprocedure;
-    c_def text;
-    c_comment text;
-    c_owner name;
+    node int8;
+    c_node int4;
+    accepted text := current_setting('snowflake_switch.node_id', true);
+    same_layout bool;
     last_key int8;
     first_key int8;
     waited int := 0;
-    edition_only text[] := '{}';
-    same_layout bool;
 BEGIN
-    IF NOT (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
+    IF NOT (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user) THEN
         RAISE EXCEPTION USING ERRCODE = 'insufficient_privilege',
             MESSAGE = 'permission denied to switch to the snowflake C extension',
             DETAIL = 'The C extension''s functions take the place of the SQL edition''s, which only a superuser may do.';
     END IF;
-    IF to_regclass(format('%I._snowflake_id_seq', schema_name)) IS NULL THEN
-        RAISE EXCEPTION USING ERRCODE = 'undefined_object',
-            MESSAGE = format('no SQL edition of snowflake in schema "%s"', schema_name),
-            HINT = 'Generate this script for the schema the edition is in: sql-edition/build.pl --schema NAME.';
+    IF pg_catalog.to_regnamespace('_snowflake_switch') IS NOT NULL THEN
+        RAISE NOTICE 'the switch to the snowflake C extension is done; finishing it';
+        RETURN;
     END IF;
 
-    -- Stop the edition: its calls wait for this lock, until the commit.
-    PERFORM pg_advisory_xact_lock(1936617335, 1718378859);
-    last_key := coalesce(pg_sequence_last_value(format('%I._snowflake_id_seq', schema_name)::regclass), 0);
+    -- The edition: where its snowflake_set_node_id(integer) is.
+    SELECT pg_catalog.array_agg(n.nspname ORDER BY n.nspname) INTO found
+      FROM pg_catalog.pg_proc p
+      JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+      JOIN pg_catalog.pg_language l ON l.oid = p.prolang
+     WHERE p.proname = 'snowflake_set_node_id' AND p.proargtypes = '23'::pg_catalog.oidvector
+       AND l.lanname = 'plpgsql';
+    IF found IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'undefined_object',
+            MESSAGE = 'no SQL edition of snowflake in this database',
+            HINT = 'Connect to the database the edition is installed in.';
+    END IF;
+    IF pg_catalog.cardinality(found) > 1 THEN
+        RAISE EXCEPTION USING ERRCODE = 'duplicate_object',
+            MESSAGE = pg_catalog.format('the SQL edition of snowflake is installed in more than one schema: %s',
+                                        pg_catalog.array_to_string(found, ', '));
+    END IF;
+    target := found[1];
+    version := '1.2';
+    IF pg_catalog.to_regprocedure(pg_catalog.format('%I._snowflake_edition_version()', target)) IS NOT NULL THEN
+        EXECUTE pg_catalog.format('SELECT %I._snowflake_edition_version()', target) INTO version;
+    END IF;
+    IF version <> '@VERSION@' THEN
+        RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
+            MESSAGE = pg_catalog.format('the snowflake SQL edition in schema "%s" is at version %s, this switch at @VERSION@', target, version),
+            HINT = 'Update the edition to @VERSION@ first (docs/deployment/sql-edition.md, "Updating the edition").';
+    END IF;
+    node := pg_catalog.pg_sequence_last_value('_snowflake._snowflake_node_seq'::pg_catalog.regclass);
 
-    -- Installed as an extension (pg_tle, database.dev): take its objects out
-    -- of it, then drop the empty extension.
-    SELECT e.oid, e.extname INTO ext
-      FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid
-     WHERE d.classid = 'pg_class'::regclass
-       AND d.objid = format('%I._snowflake_id_seq', schema_name)::regclass
-       AND d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e';
-    IF FOUND THEN
-        IF to_regprocedure(format('pgtle.%I()', ext.extname || '.control')) IS NOT NULL THEN
-            RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
-                MESSAGE = format('extension "%s" is installed through pg_tle', ext.extname),
-                HINT = 'Take it out of pg_tle first, then run this script again; see docs/deployment/sql-edition.md.';
-        END IF;
-        -- (An array type goes with its element type, member or not.)
+    -- Installed as an extension (pg_tle, database.dev): its objects out of
+    -- it, the empty extension dropped, and pg_tle's copy of it removed, so
+    -- that CREATE EXTENSION snowflake finds the C extension.
+    SELECT e.extname INTO ext
+      FROM pg_catalog.pg_depend d JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid
+     WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
+       AND d.objid = '_snowflake._snowflake_id_seq'::pg_catalog.regclass
+       AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND d.deptype = 'e';
+    IF ext IS NOT NULL THEN
+        -- (An array type goes with its element type, a table's row type
+        -- with its table, members or not.)
         FOR obj IN
             SELECT i.type, i.identity
-              FROM pg_depend d, pg_identify_object(d.classid, d.objid, d.objsubid) i
-             WHERE d.refclassid = 'pg_extension'::regclass AND d.refobjid = ext.oid AND d.deptype = 'e'
-               AND NOT (d.classid = 'pg_type'::regclass
-                        AND EXISTS (SELECT FROM pg_type t WHERE t.oid = d.objid AND t.typcategory = 'A'))
+              FROM pg_catalog.pg_depend d, pg_catalog.pg_identify_object(d.classid, d.objid, d.objsubid) i
+             WHERE d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass
+               AND d.refobjid = (SELECT oid FROM pg_catalog.pg_extension WHERE extname = ext) AND d.deptype = 'e'
+               AND NOT (d.classid = 'pg_catalog.pg_type'::pg_catalog.regclass
+                        AND EXISTS (SELECT FROM pg_catalog.pg_type t
+                                     WHERE t.oid = d.objid
+                                       AND (t.typcategory = 'A'
+                                            OR t.typrelid IN (SELECT c.oid FROM pg_catalog.pg_class c
+                                                               WHERE c.relkind <> 'c'))))
         LOOP
-            EXECUTE format('ALTER EXTENSION %I DROP %s %s', ext.extname,
-                           CASE obj.type WHEN 'composite type' THEN 'TYPE' ELSE upper(obj.type) END,
-                           obj.identity);
+            EXECUTE pg_catalog.format('ALTER EXTENSION %I DROP %s %s', ext,
+                                      CASE obj.type WHEN 'composite type' THEN 'TYPE' ELSE pg_catalog.upper(obj.type) END,
+                                      obj.identity);
         END LOOP;
-        EXECUTE format('DROP EXTENSION %I', ext.extname);
+        EXECUTE pg_catalog.format('DROP EXTENSION %I', ext);
+        IF pg_catalog.to_regprocedure(pg_catalog.format('pgtle.%I()', ext || '.control')) IS NOT NULL THEN
+            EXECUTE 'SELECT pgtle.uninstall_extension($1)' USING ext;
+        END IF;
     END IF;
 
-    -- The edition's functions of the C extension's names, aside.
-    EXECUTE format('CREATE SCHEMA %I', aside);
+    -- The edition's functions of the C extension's names, aside; the C
+    -- extension in their place.
+    CREATE SCHEMA _snowflake_switch;
     FOR f IN
-        SELECT p.oid::regprocedure AS sig
-          FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
-         WHERE p.pronamespace = schema_name::regnamespace AND p.proname LIKE 'snowflake\_%'
+        SELECT p.oid::pg_catalog.regprocedure AS sig
+          FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_language l ON l.oid = p.prolang
+         WHERE p.pronamespace = target::pg_catalog.regnamespace AND p.proname LIKE 'snowflake\_%'
            AND l.lanname IN ('sql', 'plpgsql')
     LOOP
-        EXECUTE format('ALTER FUNCTION %s SET SCHEMA %I', f.sig, aside);
+        EXECUTE pg_catalog.format('ALTER FUNCTION %s SET SCHEMA _snowflake_switch', f.sig);
     END LOOP;
+    EXECUTE pg_catalog.format('CREATE EXTENSION snowflake SCHEMA %I', target);
+    -- The C extension can mint (preloaded, a node id set): its errors
+    -- stop the switch here, the edition untouched.
+    EXECUTE pg_catalog.format('SELECT %I.snowflake_nextval()', target);
 
-    EXECUTE format('CREATE EXTENSION snowflake SCHEMA %I', schema_name);
-
-    -- Each of them becomes the C extension's function of its signature.
-    FOR f IN
-        SELECT p.oid, p.proname, oidvectortypes(p.proargtypes) AS args
-          FROM pg_proc p
-         WHERE p.pronamespace = aside::regnamespace
-         ORDER BY p.proname, p.oid
-    LOOP
-        c_oid := to_regprocedure(format('%I.%I(%s)', schema_name, f.proname, f.args));
-        IF c_oid IS NULL THEN
-            edition_only := edition_only || f.oid::regprocedure::text;
-            CONTINUE;
-        END IF;
-        c_def := pg_get_functiondef(c_oid);
-        c_comment := obj_description(c_oid, 'pg_proc');
-        SELECT r.rolname INTO c_owner FROM pg_proc p JOIN pg_roles r ON r.oid = p.proowner WHERE p.oid = c_oid;
-        EXECUTE format('ALTER EXTENSION snowflake DROP FUNCTION %s', c_oid);
-        EXECUTE format('DROP FUNCTION %s', c_oid);
-        EXECUTE format('ALTER FUNCTION %s SET SCHEMA %I', f.oid::regprocedure, schema_name);
-        EXECUTE c_def;
-        EXECUTE format('ALTER FUNCTION %s OWNER TO %I', f.oid::regprocedure, c_owner);
-        EXECUTE format('COMMENT ON FUNCTION %s IS %L', f.oid::regprocedure, c_comment);
-        EXECUTE format('ALTER EXTENSION snowflake ADD FUNCTION %s', f.oid::regprocedure);
-    END LOOP;
-
-    -- What remains of the edition: its functions of its own (a user's
-    -- object that still depends on one stops the switch here), its type and
-    -- its sequences.
-    IF cardinality(edition_only) > 0 THEN
-        EXECUTE 'DROP FUNCTION ' || array_to_string(edition_only, ', ');
-    END IF;
-    EXECUTE format('DROP SCHEMA %I', aside);
-    SELECT string_agg(p.oid::regprocedure::text, ', ') INTO c_def
-      FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
-     WHERE p.pronamespace = schema_name::regnamespace AND p.proname LIKE '\_snowflake\_%'
-       AND l.lanname IN ('sql', 'plpgsql');
-    IF c_def IS NOT NULL THEN
-        EXECUTE 'DROP FUNCTION ' || c_def;
-    END IF;
-    EXECUTE format('DROP TYPE %I._snowflake_layout', schema_name);
-    EXECUTE format('DROP SEQUENCE %I._snowflake_id_seq, %I._snowflake_node_seq, %I._snowflake_life_seq',
-                   schema_name, schema_name, schema_name);
-
-    -- The same epoch and layout (the C extension's settings).
-    EXECUTE format('SELECT (extract(epoch FROM epoch) * 1000)::int8 = @EPOCH_MS@
-                           AND timestamp_bits = @TIMESTAMP_BITS@ AND node_bits = @NODE_BITS@
-                           AND sequence_bits = @SEQUENCE_BITS@
-                      FROM %I.snowflake_stats', schema_name) INTO same_layout;
+    -- The same epoch and layout (the C extension's settings), and the node
+    -- id it mints with.
+    EXECUTE pg_catalog.format('SELECT (extract(epoch FROM epoch) * 1000)::int8 = @EPOCH_MS@
+                                      AND timestamp_bits = @TIMESTAMP_BITS@ AND node_bits = @NODE_BITS@
+                                      AND sequence_bits = @SEQUENCE_BITS@, node_id
+                                 FROM %I.snowflake_stats', target) INTO same_layout, c_node;
     IF NOT same_layout THEN
         RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
             MESSAGE = 'the snowflake C extension mints with another epoch or layout than the SQL edition',
             HINT = 'Set snowflake.epoch, snowflake.timestamp_bits, snowflake.node_bits and snowflake.sequence_bits to the edition''s (its script''s header names them) and restart the server.';
     END IF;
+    IF c_node IS DISTINCT FROM node AND accepted IS DISTINCT FROM c_node::text THEN
+        RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
+            MESSAGE = pg_catalog.format('the snowflake C extension mints with node id %s, the SQL edition with %s', c_node, node),
+            DETAIL = 'The keys minted after the switch would carry another node id than this database''s keys so far.',
+            HINT = pg_catalog.format('To keep node id %s, set snowflake.node_id = %s in the server''s configuration and restart it. To mint with %s from now on, run the switch with snowflake_switch.node_id = %s (PGOPTIONS=''-c snowflake_switch.node_id=%s'').',
+                                     node, node, c_node, c_node, c_node);
+    END IF;
+
+    -- The edition's generators, aside, call the C extension's: defaults
+    -- and statements that refer to them by OID get its keys.
+    EXECUTE pg_catalog.format('CREATE OR REPLACE FUNCTION _snowflake_switch.snowflake_nextval() RETURNS int8
+        LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY INVOKER
+        AS $f$ BEGIN RETURN %I.snowflake_nextval(); END $f$', target);
+    EXECUTE pg_catalog.format('CREATE OR REPLACE FUNCTION _snowflake_switch.snowflake_nextval_batch(count int4) RETURNS SETOF int8
+        LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SECURITY INVOKER ROWS 1000
+        AS $f$ BEGIN RETURN QUERY SELECT * FROM %I.snowflake_nextval_batch(count); END $f$', target);
+    EXECUTE pg_catalog.format('CREATE OR REPLACE FUNCTION _snowflake_switch.snowflake_lastval() RETURNS int8
+        LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY INVOKER
+        AS $f$ BEGIN RETURN %I.snowflake_lastval(); END $f$', target);
+
+    -- Stop the edition: a move waits for the lock, every call goes for it.
+    LOCK TABLE _snowflake._snowflake_lock IN SHARE UPDATE EXCLUSIVE MODE;
+    PERFORM pg_catalog.setval('_snowflake._snowflake_move_seq'::pg_catalog.regclass, -1);
+    last_key := coalesce(pg_catalog.pg_sequence_last_value('_snowflake._snowflake_id_seq'::pg_catalog.regclass), 0);
 
     -- The C extension's keys start above the edition's last: once the clock
-    -- has passed its millisecond (it may have led the clock by a second).
-    WHILE floor(date_part('epoch', clock_timestamp()) * 1000)::int8 - @EPOCH_MS@ <= last_key >> @SHIFT@ LOOP
-        IF waited >= 5000 THEN
+    -- has passed its millisecond (it may have led the clock by a second or
+    -- two, after a batch).
+    WHILE pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::int8 - @EPOCH_MS@
+          <= last_key >> @SHIFT@ LOOP
+        IF waited >= 2500 THEN
             RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
                 MESSAGE = 'the clock is behind the last snowflake key of the SQL edition',
-                DETAIL = format('The last key, %s, carries a time %s ms after the epoch.', last_key,
-                                last_key >> @SHIFT@),
+                DETAIL = pg_catalog.format('The last key, %s, carries a time %s ms after the epoch.', last_key,
+                                           last_key >> @SHIFT@),
                 HINT = 'Check the server''s time synchronisation, and run the switch again.';
         END IF;
-        PERFORM pg_sleep(0.01);
-        waited := waited + 10;
+        PERFORM pg_catalog.pg_sleep(0.005);
+        waited := waited + 5;
     END LOOP;
-    EXECUTE format('SELECT %I.snowflake_nextval()', schema_name) INTO first_key;
+    EXECUTE pg_catalog.format('SELECT %I.snowflake_nextval()', target) INTO first_key;
     IF first_key <= last_key THEN
         RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
             MESSAGE = 'the snowflake C extension issued a key below the SQL edition''s last',
-            DETAIL = format('Its first key is %s, the edition''s last %s.', first_key, last_key),
+            DETAIL = pg_catalog.format('Its first key is %s, the edition''s last %s.', first_key, last_key),
             HINT = 'Use the epoch and layout the edition was generated with, and check the server''s clock.';
     END IF;
-    RAISE NOTICE 'switched to the snowflake C extension: the SQL edition''s last key was %, the first of the C extension is %',
-        last_key, first_key;
+    RAISE NOTICE 'switched to the snowflake C extension: the SQL edition''s last key was %, the first of the C extension is %, node id %',
+        last_key, first_key, c_node;
 END
 $switch$;
 
-COMMIT;
+DO $finish$
+DECLARE
+    target name;
+    since timestamptz := pg_catalog.now();
+    older text;
+    tables text;
+    locked bool := false;
+    f record;
+    c_oid regprocedure;
+    c_def text;
+    c_comment text;
+    c_owner name;
+    edition_only text[] := '{}';
+    internal text;
+    waited int := 0;
+BEGIN
+    IF pg_catalog.to_regnamespace('_snowflake_switch') IS NULL THEN
+        RETURN;
+    END IF;
+    SELECT n.nspname INTO target
+      FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
+     WHERE e.extname = 'snowflake';
+
+    -- Every transaction older than this one has ended: none can still be
+    -- running a statement planned with the edition's functions.
+    LOOP
+        -- (pg_stat_activity is read once per transaction unless told.)
+        PERFORM pg_catalog.pg_stat_clear_snapshot();
+        SELECT pg_catalog.string_agg(a.pid::text, ', ') INTO older
+          FROM pg_catalog.pg_stat_activity a
+         WHERE a.datname = pg_catalog.current_database() AND a.pid <> pg_catalog.pg_backend_pid()
+           AND a.backend_type = 'client backend' AND a.xact_start < since;
+        EXIT WHEN older IS NULL;
+        IF waited >= 10000 THEN
+            RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
+                MESSAGE = 'the switch to the snowflake C extension is done, but not finished',
+                DETAIL = pg_catalog.format('The sessions of process ids %s have been in a transaction since before it.', older),
+                HINT = 'Keys come from the C extension already. Run the script again once those transactions have ended, to finish.';
+        END IF;
+        PERFORM pg_catalog.pg_sleep(0.01);
+        waited := waited + 10;
+    END LOOP;
+
+    -- The tables whose defaults, generated columns, indexes or constraints
+    -- use the functions aside: no write to them while the functions change
+    -- (a writer waits at most a moment: the lock is tried for 100 ms at a
+    -- time, so that no deadlock with a transaction that writes to two of
+    -- them can form).
+    waited := 0;
+    SELECT pg_catalog.string_agg(DISTINCT r.oid::pg_catalog.regclass::text, ', ') INTO tables
+      FROM pg_catalog.pg_depend d
+      JOIN pg_catalog.pg_proc p ON d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND p.oid = d.refobjid
+      LEFT JOIN pg_catalog.pg_attrdef ad ON d.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass AND ad.oid = d.objid
+      LEFT JOIN pg_catalog.pg_index ix ON d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND ix.indexrelid = d.objid
+      LEFT JOIN pg_catalog.pg_constraint co ON d.classid = 'pg_catalog.pg_constraint'::pg_catalog.regclass AND co.oid = d.objid
+      JOIN pg_catalog.pg_class r ON r.oid = coalesce(ad.adrelid, ix.indrelid, co.conrelid)
+     WHERE p.pronamespace = '_snowflake_switch'::pg_catalog.regnamespace;
+    WHILE tables IS NOT NULL AND NOT locked LOOP
+        BEGIN
+            PERFORM pg_catalog.set_config('lock_timeout', '100ms', true);
+            EXECUTE 'LOCK TABLE ' || tables || ' IN SHARE MODE';
+            locked := true;
+        EXCEPTION WHEN lock_not_available THEN
+            IF waited >= 10000 THEN
+                RAISE EXCEPTION USING ERRCODE = 'lock_not_available',
+                    MESSAGE = 'the switch to the snowflake C extension is done, but not finished',
+                    DETAIL = pg_catalog.format('Writes to %s went on for 10 s without a pause of 100 ms.', tables),
+                    HINT = 'Keys come from the C extension already. Run the script again at a quieter moment, to finish.';
+            END IF;
+            PERFORM pg_catalog.pg_sleep(0.02);
+            waited := waited + 120;
+        END;
+    END LOOP;
+    PERFORM pg_catalog.set_config('lock_timeout', '5s', true);
+
+    -- Indexes keep their expressions and predicates in every session's
+    -- cache with the SQL functions they call inlined (the edition's
+    -- decoders, hence its internal functions, which go below): renamed
+    -- and named back, each index is read anew by every session.
+    FOR f IN
+        SELECT DISTINCT c.oid, n.nspname, c.relname
+          FROM pg_catalog.pg_depend d
+          JOIN pg_catalog.pg_class c ON d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND c.oid = d.objid
+          JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+         WHERE c.relkind IN ('i', 'I') AND d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass
+           AND d.refobjid IN (SELECT p.oid FROM pg_catalog.pg_proc p
+                               WHERE p.pronamespace = '_snowflake_switch'::pg_catalog.regnamespace)
+    LOOP
+        EXECUTE pg_catalog.format('ALTER INDEX %I.%I RENAME TO %I', f.nspname, f.relname, '_snowflake_switch_' || f.oid);
+        EXECUTE pg_catalog.format('ALTER INDEX %I.%I RENAME TO %I', f.nspname, '_snowflake_switch_' || f.oid, f.relname);
+    END LOOP;
+
+    -- Each of them becomes the C extension's function of its signature.
+    FOR f IN
+        SELECT p.oid, p.proname, pg_catalog.oidvectortypes(p.proargtypes) AS args
+          FROM pg_catalog.pg_proc p
+         WHERE p.pronamespace = '_snowflake_switch'::pg_catalog.regnamespace
+         ORDER BY p.proname, p.oid
+    LOOP
+        c_oid := pg_catalog.to_regprocedure(pg_catalog.format('%I.%I(%s)', target, f.proname, f.args));
+        IF c_oid IS NULL THEN
+            edition_only := edition_only || f.oid::pg_catalog.regprocedure::text;
+            CONTINUE;
+        END IF;
+        c_def := pg_catalog.pg_get_functiondef(c_oid);
+        c_comment := pg_catalog.obj_description(c_oid, 'pg_proc');
+        SELECT r.rolname INTO c_owner
+          FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_roles r ON r.oid = p.proowner WHERE p.oid = c_oid;
+        EXECUTE pg_catalog.format('ALTER EXTENSION snowflake DROP FUNCTION %s', c_oid);
+        EXECUTE pg_catalog.format('DROP FUNCTION %s', c_oid);
+        EXECUTE pg_catalog.format('ALTER FUNCTION %s SET SCHEMA %I', f.oid::pg_catalog.regprocedure, target);
+        EXECUTE c_def;
+        EXECUTE pg_catalog.format('ALTER FUNCTION %s OWNER TO %I', f.oid::pg_catalog.regprocedure, c_owner);
+        EXECUTE pg_catalog.format('COMMENT ON FUNCTION %s IS %L', f.oid::pg_catalog.regprocedure, c_comment);
+        EXECUTE pg_catalog.format('ALTER EXTENSION snowflake ADD FUNCTION %s', f.oid::pg_catalog.regprocedure);
+    END LOOP;
+
+    -- What remains of the edition: its functions of its own (a user's
+    -- object that still depends on one stops the switch here), its type,
+    -- its state.
+    IF pg_catalog.cardinality(edition_only) > 0 THEN
+        EXECUTE 'DROP FUNCTION ' || pg_catalog.array_to_string(edition_only, ', ');
+    END IF;
+    DROP SCHEMA _snowflake_switch;
+    SELECT pg_catalog.string_agg(p.oid::pg_catalog.regprocedure::text, ', ') INTO internal
+      FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_language l ON l.oid = p.prolang
+     WHERE p.pronamespace = target::pg_catalog.regnamespace AND p.proname LIKE '\_snowflake\_%'
+       AND l.lanname IN ('sql', 'plpgsql');
+    IF internal IS NOT NULL THEN
+        EXECUTE 'DROP FUNCTION ' || internal;
+    END IF;
+    EXECUTE pg_catalog.format('DROP TYPE %I._snowflake_layout', target);
+    DROP SCHEMA _snowflake CASCADE;
+    RAISE NOTICE 'the switch to the snowflake C extension is finished: the SQL edition is gone';
+END
+$finish$;
+
+RESET lock_timeout;

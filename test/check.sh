@@ -65,6 +65,12 @@ if ! perl "$RUN_DIR/test/function-length.pl" "$RUN_DIR"/src/*.c; then
     echo "FAILED: a function in src/ is over 80 lines (test/function-length.pl)" >&2
     exit 1
 fi
+# The SQL edition's committed files (sql-edition/dist, what users
+# download) are what its sources build: checked before any suite too.
+if ! perl "$RUN_DIR/sql-edition/build.pl" --check; then
+    echo "FAILED: sql-edition/dist differs from what sql-edition/src builds (make sql-edition)" >&2
+    exit 1
+fi
 
 # The framework recipes' file runs only where their packages are installed.
 FRAMEWORK_TESTS="test/t/046_frameworks.pl"

@@ -1,30 +1,49 @@
--- The SQL edition's state: three sequences, no table.
+-- The SQL edition's state, in a schema of its own, _snowflake, that only
+-- the edition's owner may use: four sequences and the generator's lock.
 --
+-- No role but the owner (the role that installed the edition) and
+-- superusers has USAGE on _snowflake, so no other role can name what is in
+-- it, and so cannot lock it: a role that can name a table or a sequence can
+-- queue a lock on it that every later caller waits behind (an ALTER TABLE
+-- ... ATTACH PARTITION of it takes ACCESS EXCLUSIVE before it checks
+-- ownership, and waits for any lock the role holds itself), and an advisory
+-- lock needs no privilege at all.  The generator (30-generator.sql) takes no
+-- lock that another role can take or queue for.  One edition per database:
+-- its state is this schema.
+CREATE SCHEMA _snowflake;
+
+COMMENT ON SCHEMA _snowflake IS
+'the internal state of the snowflake SQL edition (only its owner may use it)';
+
 -- _snowflake_id_seq holds the last key taken, whole (time, node and
 -- sequence fields as the key carries them).  snowflake_nextval() takes the
--- next key with nextval() while holding a shared advisory lock; a call that
--- finds the key behind the clock, in another node field (4096 keys taken in
--- one millisecond carry into the node field) or absent moves the sequence
--- forward with setval() under the exclusive lock (30-generator.sql).  A
--- sequence is never set back by a crash: nextval() logs ahead of the value it
--- returns, and setval() logs at once, both before the transaction that took
--- the key commits.  CACHE 1: a cache would hand each session a range of its
--- own, out of the order of the calls, and setval() could not move it.
-CREATE SEQUENCE @extschema@._snowflake_id_seq
+-- next key with nextval(); a call that finds the key behind the clock, in
+-- another node field (4096 keys taken in one millisecond carry into the
+-- node field) or absent moves the sequence forward with setval() under the
+-- generator's lock (30-generator.sql).  A sequence is never set back by a
+-- crash: nextval() logs ahead of the value it returns, and setval() logs at
+-- once, both before the transaction that took the key commits.  CACHE 1: a
+-- cache would hand each session a range of its own, out of the order of the
+-- calls, and setval() could not move it.  Every role may read it (SELECT),
+-- so that PostgreSQL's lastval() returns the key a session was handed;
+-- none but the owner may advance or set it.
+CREATE SEQUENCE _snowflake._snowflake_id_seq
     AS pg_catalog.int8 MINVALUE 0 NO MAXVALUE START 0 CACHE 1 NO CYCLE;
 
-COMMENT ON SEQUENCE @extschema@._snowflake_id_seq IS
+COMMENT ON SEQUENCE _snowflake._snowflake_id_seq IS
 'the last snowflake key taken (internal: only the snowflake functions may change it)';
+
+GRANT SELECT ON SEQUENCE _snowflake._snowflake_id_seq TO PUBLIC;
 
 -- The node id, set by an administrator with snowflake_set_node_id(): a
 -- sequence's value, which only its owner (the role that installed the
 -- edition) and superusers can change, read in every call without a query.
 -- Not yet called (is_called false, pg_sequence_last_value() NULL) means not
 -- set: generation refuses.  Dumped, so a restore keeps it.
-CREATE SEQUENCE @extschema@._snowflake_node_seq
+CREATE SEQUENCE _snowflake._snowflake_node_seq
     AS pg_catalog.int8 MINVALUE 0 MAXVALUE @MAX_NODE@ START 0 CACHE 1 NO CYCLE;
 
-COMMENT ON SEQUENCE @extschema@._snowflake_node_seq IS
+COMMENT ON SEQUENCE _snowflake._snowflake_node_seq IS
 'the snowflake node id of this database (internal: set it with snowflake_set_node_id())';
 
 -- The server life that last moved the keys: a hash of the postmaster's start
@@ -34,13 +53,48 @@ COMMENT ON SEQUENCE @extschema@._snowflake_node_seq IS
 -- clock, above any key the previous life can have handed out and then lost
 -- with WAL that never reached the disk.  Not dumped: a restored database is
 -- a new life.
-CREATE SEQUENCE @extschema@._snowflake_life_seq
+CREATE SEQUENCE _snowflake._snowflake_life_seq
     AS pg_catalog.int8 MINVALUE -9223372036854775808 NO MAXVALUE START 0 CACHE 1 NO CYCLE;
 
-COMMENT ON SEQUENCE @extschema@._snowflake_life_seq IS
+COMMENT ON SEQUENCE _snowflake._snowflake_life_seq IS
 'the server life that last moved the snowflake keys (internal)';
 
+-- Whether a move of the key sequence is under way: even (or never set)
+-- when none is, odd while one is, -1 while the database switches to the C
+-- extension (switch-to-c.sql).  A call that takes a key without the lock
+-- reads it before and after its nextval(), and hands the key out only if it
+-- was even and unchanged (30-generator.sql).  Only ever changed with
+-- setval() under the generator's lock.  An odd value that no move holds (a
+-- move cancelled half-way, a crash) is made even by the next move.  Not
+-- dumped.
+CREATE SEQUENCE _snowflake._snowflake_move_seq
+    AS pg_catalog.int8 MINVALUE -1 NO MAXVALUE START 0 CACHE 1 NO CYCLE;
+
+COMMENT ON SEQUENCE _snowflake._snowflake_move_seq IS
+'even, or odd while the snowflake key sequence is being moved (internal)';
+
+-- The generator's lock: a move locks this table (SHARE UPDATE EXCLUSIVE,
+-- which conflicts with itself and with no lock that reading or writing a
+-- table takes) inside a subtransaction, and rolls the subtransaction back
+-- to release it, so that it is held for the few statements of the move,
+-- never to the end of the caller's transaction, and released by any error
+-- or cancel.  No rows.
+CREATE TABLE _snowflake._snowflake_lock ();
+
+COMMENT ON TABLE _snowflake._snowflake_lock IS
+'the snowflake generator''s lock, taken by a move of the key sequence (internal, no rows)';
+
 -- @extension-only-begin
-SELECT pg_catalog.pg_extension_config_dump('@extschema@._snowflake_id_seq', '');
-SELECT pg_catalog.pg_extension_config_dump('@extschema@._snowflake_node_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('_snowflake._snowflake_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('_snowflake._snowflake_node_seq', '');
 -- @extension-only-end
+
+-- The version of the edition installed (the update scripts and the switch
+-- to the C extension read it).
+CREATE FUNCTION @extschema@._snowflake_edition_version()
+RETURNS pg_catalog.text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN '@VERSION@';
+
+COMMENT ON FUNCTION @extschema@._snowflake_edition_version() IS
+'the version of the snowflake SQL edition installed (internal)';

@@ -61,6 +61,29 @@ END;
 COMMENT ON FUNCTION @extschema@._snowflake_preset(pg_catalog.text) IS
 'a preset layout by name (internal)';
 
+-- The error of an invalid layout argument (22023), with the sentence that
+-- says what is wrong as its detail (layout.c, snowflake_parse_format), as
+-- the parsers below raise it, the layout text in hand: raised where it is
+-- found, with no subtransaction to catch and reword it (a PARALLEL SAFE
+-- function may start none).
+CREATE FUNCTION @extschema@._snowflake_layout_error(layout pg_catalog.text, detail pg_catalog.text)
+RETURNS pg_catalog.void
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+        -- The layout quoted up to 100 characters, as the C extension quotes it.
+        MESSAGE = format('invalid snowflake layout "%s"',
+                         CASE WHEN length(layout) > 100 THEN left(layout, 100) || '...' ELSE layout END),
+        DETAIL = detail,
+        HINT = 'Name a preset (twitter, discord, instagram, sonyflake, mastodon, pgedge), or spell a layout out, such as ''epoch=2015-01-01; fields=timestamp:42,worker:5,process:5,sequence:12''.';
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@._snowflake_layout_error(pg_catalog.text, pg_catalog.text) IS
+'raise the error of an invalid layout argument (internal)';
+
 -- A plain decimal integer, optionally signed and surrounded by white
 -- space, with no leading zero: NULL for anything else, or outside int4
 -- (layout.c, snowflake_parse_int).
@@ -93,9 +116,10 @@ COMMENT ON FUNCTION @extschema@._snowflake_parse_int(pg_catalog.text) IS
 
 -- epoch=: Unix milliseconds, or a time as PostgreSQL's timestamptz input
 -- reads it, in UTC unless it names a zone (layout.c, sf_parse_epoch_value;
--- config.c, snowflake_parse_epoch).  Raises SQLSTATE SFL01 with the detail
--- sentence, which _snowflake_layout() turns into the layout error.
-CREATE FUNCTION @extschema@._snowflake_parse_epoch(value pg_catalog.text)
+-- config.c, snowflake_parse_epoch), or the error of the layout spec.  The
+-- time input's own error is found by _snowflake_time_error()
+-- (22-layout-errors.sql).
+CREATE FUNCTION @extschema@._snowflake_parse_epoch(value pg_catalog.text, spec pg_catalog.text)
 RETURNS pg_catalog.int8
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
@@ -118,8 +142,7 @@ BEGIN
     IF digits ~ '^[0-9]+$' THEN
         v := digits::numeric;
         IF v > 253402300799999 OR (negative AND -v < -62167219200000) THEN
-            RAISE EXCEPTION USING ERRCODE = 'SFL01',
-                MESSAGE = 'The epoch in Unix milliseconds must lie between -62167219200000 and 253402300799999.';
+            PERFORM @extschema@._snowflake_layout_error(spec, 'The epoch in Unix milliseconds must lie between -62167219200000 and 253402300799999.');
         END IF;
         RETURN CASE WHEN negative THEN -v ELSE v END;
     END IF;
@@ -131,32 +154,29 @@ BEGIN
         pos := strpos(lowered, word);
         IF pos > 0 AND (pos = 1 OR substr(lowered, pos - 1, 1) !~ '[A-Za-z]')
            AND substr(lowered, pos + length(word), 1) !~ '[A-Za-z]' THEN
-            RAISE EXCEPTION USING ERRCODE = 'SFL01',
-                MESSAGE = format('The epoch must be a fixed time, not "%s".', word);
+            PERFORM @extschema@._snowflake_layout_error(spec, format('The epoch must be a fixed time, not "%s".', word));
         END IF;
     END LOOP;
 
-    BEGIN
-        ts := value::timestamptz;
-    EXCEPTION WHEN OTHERS THEN
-        RAISE EXCEPTION USING ERRCODE = 'SFL01', MESSAGE = SQLERRM || '.';
-    END;
+    word := @extschema@._snowflake_time_error(value);
+    IF word IS NOT NULL THEN
+        PERFORM @extschema@._snowflake_layout_error(spec, word || '.');
+    END IF;
+    ts := value::timestamptz;
     IF NOT isfinite(ts) THEN
-        RAISE EXCEPTION USING ERRCODE = 'SFL01',
-            MESSAGE = 'The epoch must be a finite time.';
+        PERFORM @extschema@._snowflake_layout_error(spec, 'The epoch must be a finite time.');
     END IF;
     -- extract(epoch FROM ts) rounds near the end of timestamptz; an
     -- interval's is exact.
     us := extract(epoch FROM ts - timestamptz '2000-01-01 00:00:00+00') * 1000000 + 946684800000000;
     IF us % 1000 <> 0 THEN
-        RAISE EXCEPTION USING ERRCODE = 'SFL01',
-            MESSAGE = 'The epoch must be a whole number of milliseconds.';
+        PERFORM @extschema@._snowflake_layout_error(spec, 'The epoch must be a whole number of milliseconds.');
     END IF;
     RETURN us / 1000;
 END
 $$;
 
-COMMENT ON FUNCTION @extschema@._snowflake_parse_epoch(pg_catalog.text) IS
+COMMENT ON FUNCTION @extschema@._snowflake_parse_epoch(pg_catalog.text, pg_catalog.text) IS
 'a layout''s epoch= in Unix milliseconds (internal)';
 
 -- fields=: name:bits, most significant first: the timestamp, then the node
@@ -164,7 +184,8 @@ COMMENT ON FUNCTION @extschema@._snowflake_parse_epoch(pg_catalog.text) IS
 -- sf_parse_fields and the functions it calls).  Sets f's widths, order
 -- and node parts.
 CREATE FUNCTION @extschema@._snowflake_parse_fields(value pg_catalog.text,
-                                                    f @extschema@._snowflake_layout)
+                                                    f @extschema@._snowflake_layout,
+                                                    spec pg_catalog.text)
 RETURNS @extschema@._snowflake_layout
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
@@ -190,31 +211,26 @@ BEGIN
         item := btrim(item, ws);
         colon := strpos(item, ':');
         IF colon = 0 THEN
-            RAISE EXCEPTION USING ERRCODE = 'SFL01',
-                MESSAGE = format('The field "%s" is not of the form name:bits.', left(item, 40));
+            PERFORM @extschema@._snowflake_layout_error(spec, format('The field "%s" is not of the form name:bits.', left(item, 40)));
         END IF;
         name := btrim(left(item, colon - 1), ws);
         IF name !~ '^[a-z_][a-z0-9_]*$' OR octet_length(name) > 31 THEN
-            RAISE EXCEPTION USING ERRCODE = 'SFL01',
-                MESSAGE = format('The field name "%s" is not valid: names are lower-case letters, digits and underscores, at most 31 characters.',
-                                 left(name, 40));
+            PERFORM @extschema@._snowflake_layout_error(spec, format('The field name "%s" is not valid: names are lower-case letters, digits and underscores, at most 31 characters.',
+                                 left(name, 40)));
         END IF;
         max_bits := CASE WHEN nfields = 0 THEN 64 ELSE 31 END;
         bits := @extschema@._snowflake_parse_int(substr(item, colon + 1));
         IF bits IS NULL OR bits < 1 OR bits > max_bits THEN
-            RAISE EXCEPTION USING ERRCODE = 'SFL01',
-                MESSAGE = format('The field "%s" must have between 1 and %s bits.', name, max_bits);
+            PERFORM @extschema@._snowflake_layout_error(spec, format('The field "%s" must have between 1 and %s bits.', name, max_bits));
         END IF;
 
         IF nfields = 0 THEN
             IF name <> 'timestamp' THEN
-                RAISE EXCEPTION USING ERRCODE = 'SFL01',
-                    MESSAGE = format('The first (most significant) field must be "timestamp", not "%s".', name);
+                PERFORM @extschema@._snowflake_layout_error(spec, format('The first (most significant) field must be "timestamp", not "%s".', name));
             END IF;
             ts_bits := bits;
         ELSIF name = 'timestamp' OR (name = 'sequence' AND have_sequence) THEN
-            RAISE EXCEPTION USING ERRCODE = 'SFL01',
-                MESSAGE = format('The field "%s" appears twice.', name);
+            PERFORM @extschema@._snowflake_layout_error(spec, format('The field "%s" appears twice.', name));
         ELSIF name = 'sequence' THEN
             have_sequence := true;
             seq_bits := bits;
@@ -222,8 +238,7 @@ BEGIN
             -- A named part of the node field: once, next to the other
             -- parts, at most four of them, a node id's bits in all.
             IF name = ANY (f.part_names) THEN
-                RAISE EXCEPTION USING ERRCODE = 'SFL01',
-                    MESSAGE = format('The field "%s" appears twice.', name);
+                PERFORM @extschema@._snowflake_layout_error(spec, format('The field "%s" appears twice.', name));
             END IF;
             IF have_sequence THEN
                 parts_after := true;
@@ -231,27 +246,23 @@ BEGIN
                 parts_before := true;
             END IF;
             IF parts_before AND parts_after THEN
-                RAISE EXCEPTION USING ERRCODE = 'SFL01',
-                    MESSAGE = 'The node fields must be next to each other, not on both sides of "sequence".';
+                PERFORM @extschema@._snowflake_layout_error(spec, 'The node fields must be next to each other, not on both sides of "sequence".');
             END IF;
             IF cardinality(f.part_names) = 4 THEN
-                RAISE EXCEPTION USING ERRCODE = 'SFL01',
-                    MESSAGE = 'A layout may split the node field into at most 4 parts.';
+                PERFORM @extschema@._snowflake_layout_error(spec, 'A layout may split the node field into at most 4 parts.');
             END IF;
             f.part_names := f.part_names || name;
             f.part_bits := f.part_bits || bits;
             node_bits := node_bits + bits;
             IF node_bits > 31 THEN
-                RAISE EXCEPTION USING ERRCODE = 'SFL01',
-                    MESSAGE = 'The node fields add up to more than 31 bits, the most a node id holds.';
+                PERFORM @extschema@._snowflake_layout_error(spec, 'The node fields add up to more than 31 bits, the most a node id holds.');
             END IF;
         END IF;
         nfields := nfields + 1;
     END LOOP;
 
     IF ts_bits + node_bits + seq_bits > 64 THEN
-        RAISE EXCEPTION USING ERRCODE = 'SFL01',
-            MESSAGE = format('The fields add up to %s bits, but an ID has 64.', ts_bits + node_bits + seq_bits);
+        PERFORM @extschema@._snowflake_layout_error(spec, format('The fields add up to %s bits, but an ID has 64.', ts_bits + node_bits + seq_bits));
     END IF;
     f.timestamp_bits := least(ts_bits, 63 - node_bits - seq_bits);
     f.node_bits := node_bits;
@@ -261,12 +272,11 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION @extschema@._snowflake_parse_fields(pg_catalog.text, @extschema@._snowflake_layout) IS
+COMMENT ON FUNCTION @extschema@._snowflake_parse_fields(pg_catalog.text, @extschema@._snowflake_layout, pg_catalog.text) IS
 'a layout''s fields= (internal)';
 
--- A layout argument, or SQLSTATE SFL01 with the detail sentence that says
--- what is wrong (layout.c, snowflake_parse_format and the functions it
--- calls).  server: the argument starts from the server's own layout
+-- A layout argument, or the error that says what is wrong with it
+-- (layout.c, snowflake_parse_format and the functions it calls).  server: the argument starts from the server's own layout
 -- ("server; fields=..."), which takes only fields= that split its node
 -- field.
 CREATE FUNCTION @extschema@._snowflake_parse_layout(spec pg_catalog.text, server pg_catalog.bool)
@@ -293,8 +303,7 @@ DECLARE
     have_fields bool := false;
 BEGIN
     IF octet_length(spec) > 400 THEN
-        RAISE EXCEPTION USING ERRCODE = 'SFL01',
-            MESSAGE = 'A layout is at most 400 characters long.';
+        PERFORM @extschema@._snowflake_layout_error(spec, 'A layout is at most 400 characters long.');
     END IF;
     FOREACH item IN ARRAY string_to_array(spec, ';') LOOP
         item := btrim(item, ws);
@@ -304,8 +313,7 @@ BEGIN
             -- A preset's name (or "server"), allowed first only, which the
             -- items after it amend.
             IF NOT first THEN
-                RAISE EXCEPTION USING ERRCODE = 'SFL01',
-                    MESSAGE = format('"%s" is not of the form key=value.', left(item, 40));
+                PERFORM @extschema@._snowflake_layout_error(spec, format('"%s" is not of the form key=value.', left(item, 40)));
             END IF;
             folded := translate(item, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz');
             IF folded <> 'server' OR server THEN
@@ -314,9 +322,8 @@ BEGIN
                 from_server := folded = 'server';
             END IF;
             IF NOT from_preset THEN
-                RAISE EXCEPTION USING ERRCODE = 'SFL01',
-                    MESSAGE = format('"%s" is not a preset (%s) and not of the form key=value.',
-                                     left(item, 40), preset_names);
+                PERFORM @extschema@._snowflake_layout_error(spec, format('"%s" is not a preset (%s) and not of the form key=value.',
+                                     left(item, 40), preset_names));
             END IF;
             first := false;
             CONTINUE;
@@ -327,54 +334,48 @@ BEGIN
         val := btrim(substr(item, eq + 1), ws);
         folded := translate(key, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz');
         IF folded NOT IN ('epoch', 'unit', 'fields') THEN
-            RAISE EXCEPTION USING ERRCODE = 'SFL01',
-                MESSAGE = format('"%s" is not a layout key: the keys are epoch, unit and fields.', left(key, 40));
+            PERFORM @extschema@._snowflake_layout_error(spec, format('"%s" is not a layout key: the keys are epoch, unit and fields.', left(key, 40)));
         END IF;
         IF (folded = 'epoch' AND have_epoch) OR (folded = 'unit' AND have_unit)
            OR (folded = 'fields' AND have_fields) THEN
-            RAISE EXCEPTION USING ERRCODE = 'SFL01',
-                MESSAGE = format('The key "%s" appears twice.', key);
+            PERFORM @extschema@._snowflake_layout_error(spec, format('The key "%s" appears twice.', key));
         END IF;
         IF folded = 'epoch' THEN
             have_epoch := true;
-            f.epoch_ms := @extschema@._snowflake_parse_epoch(val);
+            f.epoch_ms := @extschema@._snowflake_parse_epoch(val, spec);
         ELSIF folded = 'unit' THEN
             have_unit := true;
             -- Whole milliseconds, optionally followed by "ms".
             m := regexp_match(val, '^([0-9]+)[ \t\n\v\f\r]*(ms)?$');
             IF m IS NULL OR m[1]::numeric NOT BETWEEN 1 AND 86400000 THEN
-                RAISE EXCEPTION USING ERRCODE = 'SFL01',
-                    MESSAGE = 'The unit must be a whole number of milliseconds between 1 and 86400000, such as 10ms.';
+                PERFORM @extschema@._snowflake_layout_error(spec, 'The unit must be a whole number of milliseconds between 1 and 86400000, such as 10ms.');
             END IF;
             f.unit_ms := m[1]::int8;
         ELSE
             have_fields := true;
-            f := @extschema@._snowflake_parse_fields(val, f);
+            f := @extschema@._snowflake_parse_fields(val, f, spec);
         END IF;
     END LOOP;
 
     IF first THEN
-        RAISE EXCEPTION USING ERRCODE = 'SFL01',
-            MESSAGE = format('The layout is empty: name a preset (%s) or spell one out.', preset_names);
+        PERFORM @extschema@._snowflake_layout_error(spec, format('The layout is empty: name a preset (%s) or spell one out.', preset_names));
     END IF;
     IF NOT from_preset AND (NOT have_epoch OR NOT have_fields) THEN
-        RAISE EXCEPTION USING ERRCODE = 'SFL01',
-            MESSAGE = 'A layout that names no preset needs both epoch= and fields=.';
+        PERFORM @extschema@._snowflake_layout_error(spec, 'A layout that names no preset needs both epoch= and fields=.');
     END IF;
     IF from_server AND (have_epoch OR have_unit
                         OR f.timestamp_bits <> s.timestamp_bits OR f.node_bits <> s.node_bits
                         OR f.sequence_bits <> s.sequence_bits
                         OR (f.sequence_above_node AND cardinality(f.part_names) > 0)) THEN
-        RAISE EXCEPTION USING ERRCODE = 'SFL01',
-            MESSAGE = format('The server''s layout only takes fields= that split its node field: timestamp:%s, node fields adding up to %s bits, then sequence:%s.',
-                             s.timestamp_bits, s.node_bits, s.sequence_bits);
+        PERFORM @extschema@._snowflake_layout_error(spec, format('The server''s layout only takes fields= that split its node field: timestamp:%s, node fields adding up to %s bits, then sequence:%s.',
+                             s.timestamp_bits, s.node_bits, s.sequence_bits));
     END IF;
     RETURN f;
 END
 $$;
 
 COMMENT ON FUNCTION @extschema@._snowflake_parse_layout(pg_catalog.text, pg_catalog.bool) IS
-'a layout argument, or SQLSTATE SFL01 saying what is wrong with it (internal)';
+'a layout argument parsed, or the error saying what is wrong with it (internal)';
 
 -- A layout argument parsed, or the error of an invalid layout (22023).
 CREATE FUNCTION @extschema@._snowflake_layout_parse(layout pg_catalog.text)
@@ -386,13 +387,6 @@ BEGIN
     -- "server", in any case, then the end or a semicolon, after white space.
     RETURN @extschema@._snowflake_parse_layout(
         layout, layout ~ '^[ \t\n\v\f\r]*[Ss][Ee][Rr][Vv][Ee][Rr][ \t\n\v\f\r]*(;|$)');
-EXCEPTION WHEN SQLSTATE 'SFL01' THEN
-    RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
-        -- The layout quoted up to 100 characters, as the C extension quotes it.
-        MESSAGE = format('invalid snowflake layout "%s"',
-                         CASE WHEN length(layout) > 100 THEN left(layout, 100) || '...' ELSE layout END),
-        DETAIL = SQLERRM,
-        HINT = 'Name a preset (twitter, discord, instagram, sonyflake, mastodon, pgedge), or spell a layout out, such as ''epoch=2015-01-01; fields=timestamp:42,worker:5,process:5,sequence:12''.';
 END
 $$;
 

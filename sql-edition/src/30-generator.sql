@@ -1,35 +1,43 @@
 -- Generation: snowflake_nextval(), snowflake_nextval_batch(),
 -- snowflake_lastval(), and the administrator's snowflake_set_node_id().
 --
--- The last key taken is the value of _snowflake_id_seq (00-state.sql).  A
--- call takes the next one with nextval() while it holds an advisory lock in
--- shared mode (_snowflake_take), and returns it when it carries this
--- database's node id and a time no earlier than the clock's and at most
--- @MAX_LEAD_MS@ ms later.  Otherwise the sequence must move: a call that finds
--- it behind the clock, in another node field (4096 keys taken in one
--- millisecond carried into the node field) or in a new server life takes
--- the lock in exclusive mode, which no nextval() holds, reads the last value
--- and sets the sequence to the first key above it that carries the node id
--- and a time no earlier than the clock's (_snowflake_move).  So every key is
--- above every key taken before it, whichever session took it, and no
--- interleaving of calls can set the sequence back.
+-- The last key taken is the value of _snowflake._snowflake_id_seq
+-- (00-state.sql).  A call takes the next one with nextval(), and returns it
+-- when it carries this database's node id and a time no earlier than the
+-- clock's and at most @MAX_LEAD_MS@ ms later.  Otherwise the sequence must
+-- move: a call that finds it behind the clock, in another node field (4096
+-- keys taken in one millisecond carried into the node field) or in a new
+-- server life takes the generator's lock (_snowflake_move), takes the next
+-- value under it, and if that does not fit either, sets the sequence to the
+-- first key above it that carries the node id and a time no earlier than
+-- the clock's.  So every key is above every key taken before it, whichever
+-- session took it, and no interleaving of calls can set the sequence back:
+--  * moves are made one at a time, under the lock;
+--  * a call that takes a key without the lock reads _snowflake_move_seq
+--    before and after its nextval(), and hands the key out only if no move
+--    was under way before and none began meanwhile (the value even and
+--    unchanged); a move makes it odd before it reads the sequence and even
+--    again after its setval().  A key handed out without the lock was
+--    therefore taken entirely before a move read the sequence (the move
+--    sets it above that key) or entirely after its setval (the key is above
+--    what the move set).
 --
--- The locks are session locks, so that a long transaction never holds one:
---  * the shared lock is taken and released within one expression, with no
---    statement boundary (where PL/pgSQL checks for a cancel) in between, and
---    only after the checks that can fail (a read-only transaction cannot
---    advance a sequence); nothing but running out of memory can leave it
---    held;
---  * the exclusive lock is only ever tried, never waited for
---    (pg_try_advisory_lock), so a session holding the shared lock can never
---    stop the others, and no shared request queues behind a waiting
---    exclusive one; it is held for a handful of statements inside a block
---    that releases it on any error, a cancel included.
--- While the exclusive lock cannot be had, a call that needs to move the
--- sequence takes the next value again: another session's move gives it a
--- key that fits; failing that, after @MAX_WAIT_MS@ ms it returns a key that is
--- right but behind the clock (or, for a batch or a key in another node
--- field, fails with 55P03).
+-- The lock is a table lock on _snowflake._snowflake_lock, in a schema no
+-- other role may use (00-state.sql): no other role can take it, queue for
+-- it, or take any lock a call waits for.  A move takes it inside a
+-- subtransaction and rolls the subtransaction back at its end, so that it
+-- is held for the move's few statements, never to the end of the caller's
+-- transaction, and released by any error or cancel; it needs no
+-- transaction id.  A call that finds it taken (NOWAIT) does not queue: the
+-- move under way makes the next value fit, and the call takes it without
+-- the lock again, for up to a millisecond; then it waits for the lock, at
+-- most @MAX_LOCK_WAIT_MS@ ms (lock_timeout), and fails with 55P03, having
+-- issued nothing (a batch waits at once).
+--
+-- PostgreSQL's lastval() returns the key a call handed out: the last
+-- nextval() of the session is on the key sequence, and a move's setval()
+-- on it (which lastval() then returns) comes after one; every other
+-- sequence is only read, or set with setval(), which lastval() ignores.
 --
 -- Durability: nextval() writes a WAL record covering the next 32 values
 -- before it returns the first, setval() one at once; the record precedes
@@ -43,8 +51,11 @@
 -- restored backup) places the next key that far past the clock, above all
 -- of them.
 --
--- The advisory lock of the generator, in each database: the keys
--- 1936617335 and 1718378859 ('snow' and 'flak').
+-- The switch to the C extension (switch-to-c.sql) moves these functions
+-- aside, creates the C extension's in their place, then takes the lock and
+-- sets _snowflake_move_seq to -1 until it commits; a call that waited for
+-- the lock then finds snowflake_nextval() to be the C extension's
+-- (_snowflake_switched), and hands out the key the C extension gives it.
 
 -- Milliseconds since the epoch, now.
 CREATE FUNCTION @extschema@._snowflake_clock_ms()
@@ -56,35 +67,25 @@ RETURN pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp
 COMMENT ON FUNCTION @extschema@._snowflake_clock_ms() IS
 'milliseconds since the snowflake epoch, now (internal)';
 
--- Whether a call can take the fast path: the node id is set, the
--- transaction can advance a sequence, this session has seen the server life
--- the sequence was last moved in (the flag is set only by _snowflake_move
--- and only ever skips this check: the move checks the life again itself),
--- and the last key taken is not behind the clock (else the call moves the
--- sequence at once: at everyday rates, every call).
-CREATE FUNCTION @extschema@._snowflake_ready(node pg_catalog.int8, now_ms pg_catalog.int8)
+-- Whether a call can take a key without the lock: the node id is set, the
+-- transaction can advance a sequence, this session has seen the server
+-- life the sequence was last moved in (the flag is set only by
+-- _snowflake_move and only ever skips this check: the move checks the life
+-- again itself), no move is under way (moving even), and the last key
+-- taken is not behind the clock (else the call moves the sequence at once:
+-- at everyday rates, every call).
+CREATE FUNCTION @extschema@._snowflake_ready(node pg_catalog.int8, moving pg_catalog.int8,
+                                             now_ms pg_catalog.int8)
 RETURNS pg_catalog.bool
 LANGUAGE sql VOLATILE PARALLEL UNSAFE
 RETURN node IS NOT NULL
+   AND coalesce(moving, 0) % 2 = 0
    AND pg_catalog.current_setting('transaction_read_only') = 'off'
    AND pg_catalog.current_setting('snowflake_edition.life', true) <> ''
-   AND pg_catalog.pg_sequence_last_value('@extschema@._snowflake_id_seq'::pg_catalog.regclass) >> @SHIFT@ >= now_ms;
+   AND pg_catalog.pg_sequence_last_value('_snowflake._snowflake_id_seq'::pg_catalog.regclass) >> @SHIFT@ >= now_ms;
 
-COMMENT ON FUNCTION @extschema@._snowflake_ready(pg_catalog.int8, pg_catalog.int8) IS
+COMMENT ON FUNCTION @extschema@._snowflake_ready(pg_catalog.int8, pg_catalog.int8, pg_catalog.int8) IS
 'whether a call may take a key without moving the sequence (internal)';
-
--- The next value of the sequence, taken under the shared lock: lock,
--- nextval() and unlock in one expression, evaluated in order (an array's
--- elements are).  Waits only while a move holds the exclusive lock.
-CREATE FUNCTION @extschema@._snowflake_take()
-RETURNS pg_catalog.int8
-LANGUAGE sql VOLATILE PARALLEL UNSAFE
-RETURN (ARRAY[CASE WHEN pg_catalog.pg_advisory_lock_shared(1936617335, 1718378859) IS NULL THEN NULL
-                   ELSE pg_catalog.nextval('@extschema@._snowflake_id_seq'::pg_catalog.regclass) END,
-              pg_catalog.pg_advisory_unlock_shared(1936617335, 1718378859)::pg_catalog.int4])[1];
-
-COMMENT ON FUNCTION @extschema@._snowflake_take() IS
-'the next value of the key sequence, under the generator''s shared lock (internal)';
 
 -- Whether a key taken can be handed out: it carries the node id, and a time
 -- no earlier than the clock's and at most @MAX_LEAD_MS@ ms ahead of it.
@@ -233,80 +234,141 @@ RETURN ((((((first >> @SHIFT@) << @SEQUENCE_BITS@) | (first & @MAX_SEQUENCE@)) +
 COMMENT ON FUNCTION @extschema@._snowflake_after(pg_catalog.int8, pg_catalog.int8, pg_catalog.int8) IS
 'the key some places after another, of one node id (internal)';
 
--- Move the sequence: under the exclusive lock, the first key above the
--- last value taken that carries the node id and a time no earlier than
--- now_ms (in a new server life, @MAX_LEAD_MS@ ms later), and room for count
--- keys in all; the sequence set to the last of them.  Returns the first.
--- Runs as the edition's owner, with the search_path of its caller
--- (snowflake_nextval's slow path or snowflake_nextval_batch()).
+-- Whether two values are the same, NULL being the same as NULL (a SQL
+-- body, bound when it is created: the functions that call it use no
+-- operator of their caller's search_path).
+CREATE FUNCTION @extschema@._snowflake_same(a pg_catalog.int8, b pg_catalog.int8)
+RETURNS pg_catalog.bool
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN a IS NOT DISTINCT FROM b;
+
+COMMENT ON FUNCTION @extschema@._snowflake_same(pg_catalog.int8, pg_catalog.int8) IS
+'whether two values are the same, NULL included (internal)';
+
+-- Whether the database has switched to the C extension: snowflake_nextval()
+-- of this schema is no longer this edition's PL/pgSQL function
+-- (switch-to-c.sql moves the edition's functions aside and creates the C
+-- extension's in their place).  Read under the lock, which the switch held.
+CREATE FUNCTION @extschema@._snowflake_switched()
+RETURNS pg_catalog.bool
+LANGUAGE sql STABLE PARALLEL SAFE
+RETURN coalesce((SELECT l.lanname <> 'plpgsql'
+                   FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_language l ON l.oid = p.prolang
+                  WHERE p.oid = pg_catalog.to_regprocedure('@extschema@.snowflake_nextval()')), true);
+
+COMMENT ON FUNCTION @extschema@._snowflake_switched() IS
+'whether snowflake_nextval() is the C extension''s now (internal)';
+
+-- The key sequence's next value or a move, under the generator's lock:
+-- the next value, if it fits (count 1, the same server life); else the
+-- first key above the sequence's value that carries the node id and a time
+-- no earlier than now_ms (in a new server life, @MAX_LEAD_MS@ ms later),
+-- with room for count keys in all, the sequence set to the last of them.
+-- Returns the first key, or NULL once the database has switched to the C
+-- extension.  While another call holds the lock (it is moving the
+-- sequence, and the keys after its move will fit), a call of one key does
+-- not queue for it: it takes the next value without the lock again, as
+-- snowflake_nextval() does, for up to a millisecond; then it waits for the
+-- lock, at most @MAX_LOCK_WAIT_MS@ ms.  Runs as the edition's owner
+-- (snowflake_nextval()'s slow path, and snowflake_nextval_batch()).
 CREATE FUNCTION @extschema@._snowflake_move(node pg_catalog.int8, now_ms pg_catalog.int8,
                                             count pg_catalog.int4)
 RETURNS pg_catalog.int8
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+SET lock_timeout = @MAX_LOCK_WAIT_MS@
 AS $$
 DECLARE
     marker int8 := @extschema@._snowflake_life_marker();
-    deadline int8 := now_ms + @MAX_WAIT_MS@;
-    locked bool := false;
+    queue bool := count > 1;
+    switched bool := false;
     new_life bool;
+    moving int8;
+    taken int8;
     floor_ms int8;
     first int8;
     last int8;
     done int8;
-    taken int8;
 BEGIN
     LOOP
+        -- The lock, held until this block is rolled back (SFREL), by its
+        -- end or by an error.
         BEGIN
-            locked := pg_try_advisory_lock(1936617335, 1718378859);
-            IF locked THEN
-                new_life := pg_sequence_last_value('@extschema@._snowflake_life_seq'::regclass)
-                            IS DISTINCT FROM marker;
-                -- Variables as the arguments: the planner inlines the
-                -- arithmetic only where they are simple.
-                last := coalesce(pg_sequence_last_value('@extschema@._snowflake_id_seq'::regclass), -1);
-                floor_ms := now_ms + CASE WHEN new_life THEN @MAX_LEAD_MS@ ELSE 0 END;
-                first := @extschema@._snowflake_first(last, node, floor_ms);
-                last := @extschema@._snowflake_after(first, node, count - 1);
-                IF last >> @SHIFT@ <= @MAX_MS@ AND (last >> @SHIFT@) - now_ms <= @MAX_LEAD_MS@ + @MAX_WAIT_MS@ THEN
-                    done := setval('@extschema@._snowflake_id_seq'::regclass, last);
-                    IF new_life THEN
-                        done := setval('@extschema@._snowflake_life_seq'::regclass, marker);
-                    END IF;
+            IF queue THEN
+                LOCK TABLE _snowflake._snowflake_lock IN SHARE UPDATE EXCLUSIVE MODE;
+            ELSE
+                LOCK TABLE _snowflake._snowflake_lock IN SHARE UPDATE EXCLUSIVE MODE NOWAIT;
+            END IF;
+            moving := coalesce(pg_sequence_last_value('_snowflake._snowflake_move_seq'::regclass), 0);
+            IF moving < 0 AND @extschema@._snowflake_switched() THEN
+                switched := true;
+                RAISE SQLSTATE 'SFREL';
+            END IF;
+            IF moving % 2 <> 0 THEN
+                -- Odd with the lock held: a move that failed half-way, a
+                -- crash, or a switch that was rolled back.
+                moving := moving + 1;
+                done := setval('_snowflake._snowflake_move_seq'::regclass, moving);
+            END IF;
+            new_life := pg_sequence_last_value('_snowflake._snowflake_life_seq'::regclass) IS DISTINCT FROM marker;
+            taken := nextval('_snowflake._snowflake_id_seq'::regclass);
+            IF count = 1 AND NOT new_life
+               AND @extschema@._snowflake_fits(taken, node, @extschema@._snowflake_clock_ms()) THEN
+                first := taken;
+                last := taken;
+                RAISE SQLSTATE 'SFREL';
+            END IF;
+            -- A move: odd while the sequence is read and set.
+            done := setval('_snowflake._snowflake_move_seq'::regclass, moving + 1);
+            last := pg_sequence_last_value('_snowflake._snowflake_id_seq'::regclass);
+            floor_ms := now_ms + CASE WHEN new_life THEN @MAX_LEAD_MS@ ELSE 0 END;
+            -- Variables as the arguments: the planner inlines the arithmetic
+            -- only where they are simple.
+            first := @extschema@._snowflake_first(last, node, floor_ms);
+            last := @extschema@._snowflake_after(first, node, count - 1);
+            IF last >> @SHIFT@ <= @MAX_MS@ AND (last >> @SHIFT@) - now_ms <= @MAX_LEAD_MS@ + @MAX_WAIT_MS@ THEN
+                done := setval('_snowflake._snowflake_id_seq'::regclass, last);
+                IF new_life THEN
+                    done := setval('_snowflake._snowflake_life_seq'::regclass, marker);
                 END IF;
-                locked := NOT pg_advisory_unlock(1936617335, 1718378859);
+            END IF;
+            done := setval('_snowflake._snowflake_move_seq'::regclass, moving + 2);
+            RAISE SQLSTATE 'SFREL';
+        EXCEPTION
+            WHEN SQLSTATE 'SFREL' THEN
                 EXIT;
-            END IF;
-        EXCEPTION WHEN OTHERS OR query_canceled THEN
-            IF locked THEN
-                PERFORM pg_advisory_unlock(1936617335, 1718378859);
-            END IF;
-            RAISE;
+            WHEN lock_not_available THEN
+                IF queue THEN
+                    RAISE EXCEPTION USING ERRCODE = 'lock_not_available',
+                        MESSAGE = 'could not move the snowflake key sequence',
+                        DETAIL = 'Another call held the snowflake generator''s lock for @MAX_LOCK_WAIT_MS@ ms; no ID was issued.',
+                        HINT = 'Only a move of the key sequence, or the switch to the C extension, holds it, each for a few statements: look in pg_stat_activity for a session that stopped inside one.';
+                END IF;
         END;
 
-        -- Another call holds the lock.  If it was a move, the next value
-        -- fits.
-        IF count = 1 THEN
-            taken := @extschema@._snowflake_take();
-            IF @extschema@._snowflake_fits(taken, node, @extschema@._snowflake_clock_ms())
-               AND pg_sequence_last_value('@extschema@._snowflake_life_seq'::regclass) = marker THEN
-                PERFORM set_config('snowflake_edition.life', marker::text, false);
+        -- Another call holds the lock: once its move is made (the second
+        -- sequence even again), the next value fits.
+        moving := pg_sequence_last_value('_snowflake._snowflake_move_seq'::regclass);
+        IF coalesce(moving, 0) % 2 = 0
+           AND pg_sequence_last_value('_snowflake._snowflake_life_seq'::regclass) = marker THEN
+            taken := nextval('_snowflake._snowflake_id_seq'::regclass);
+            IF @extschema@._snowflake_same(moving, pg_sequence_last_value('_snowflake._snowflake_move_seq'::regclass))
+               AND @extschema@._snowflake_fits(taken, node, @extschema@._snowflake_clock_ms()) THEN
+                IF current_setting('snowflake_edition.life', true) IS DISTINCT FROM marker::text THEN
+                    PERFORM set_config('snowflake_edition.life', marker::text, false);
+                END IF;
                 RETURN taken;
             END IF;
         END IF;
-        IF @extschema@._snowflake_clock_ms() > deadline THEN
-            IF count = 1 AND (taken >> @SEQUENCE_BITS@) & @MAX_NODE@ = node
-               AND (taken >> @SHIFT@) <= @extschema@._snowflake_clock_ms() + @MAX_LEAD_MS@
-               AND pg_sequence_last_value('@extschema@._snowflake_life_seq'::regclass) = marker THEN
-                -- Right, but behind the clock.
-                RETURN taken;
-            END IF;
-            RAISE EXCEPTION USING ERRCODE = 'lock_not_available',
-                MESSAGE = 'could not move the snowflake key sequence',
-                DETAIL = format('Other sessions held the snowflake generator''s lock (advisory lock 1936617335, 1718378859) for %s ms.', @MAX_WAIT_MS@),
-                HINT = 'A session that holds it for long can be found in pg_locks.';
+        IF @extschema@._snowflake_clock_ms() > now_ms + 1 THEN
+            queue := true;
+        ELSE
+            PERFORM pg_sleep(0.00005);
         END IF;
-        PERFORM pg_sleep(0.0001);
     END LOOP;
+    IF switched THEN
+        RETURN NULL;
+    END IF;
 
     -- Refused under the lock, raised without it; a key that leads the
     -- clock by more than it may waits for it.
@@ -324,11 +386,13 @@ END
 $$;
 
 COMMENT ON FUNCTION @extschema@._snowflake_move(pg_catalog.int8, pg_catalog.int8, pg_catalog.int4) IS
-'move the key sequence to the clock, past a full millisecond or into a new server life (internal)';
+'the next key under the generator''s lock, moving the key sequence to the clock, past a full millisecond or into a new server life where it must (internal)';
 
--- What snowflake_nextval() does when its fast path cannot serve: the
+-- What snowflake_nextval() does when it cannot hand out the key it took
+-- without the lock (taken, NULL when a move began meanwhile): the
 -- refusals, a key that only leads the clock too far (the clock stepped
--- back: wait for it), or a move.
+-- back: wait for it), or the lock; after the switch to the C extension,
+-- the C extension's key.
 CREATE FUNCTION @extschema@._snowflake_next(taken pg_catalog.int8, node pg_catalog.int8,
                                             now_ms pg_catalog.int8)
 RETURNS pg_catalog.int8
@@ -337,6 +401,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     refusal int4 := @extschema@._snowflake_refusal(node, now_ms);
+    id int8;
 BEGIN
     IF refusal <> 0 THEN
         PERFORM @extschema@._snowflake_refuse(refusal, now_ms);
@@ -346,29 +411,37 @@ BEGIN
         PERFORM @extschema@._snowflake_wait(taken >> @SHIFT@, now_ms, true);
         RETURN taken;
     END IF;
-    RETURN @extschema@._snowflake_move(node, now_ms, 1);
+    id := @extschema@._snowflake_move(node, now_ms, 1);
+    IF id IS NULL THEN
+        RETURN @extschema@.snowflake_nextval();
+    END IF;
+    RETURN id;
 END
 $$;
 
 COMMENT ON FUNCTION @extschema@._snowflake_next(pg_catalog.int8, pg_catalog.int8, pg_catalog.int8) IS
-'snowflake_nextval() where a key taken cannot be handed out as it is (internal)';
+'snowflake_nextval() where a key taken without the lock cannot be handed out as it is (internal)';
 
 CREATE FUNCTION @extschema@.snowflake_nextval()
 RETURNS pg_catalog.int8
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
 AS $$
 DECLARE
-    node pg_catalog.int8 := pg_catalog.pg_sequence_last_value('@extschema@._snowflake_node_seq'::pg_catalog.regclass);
+    node pg_catalog.int8 := pg_catalog.pg_sequence_last_value('_snowflake._snowflake_node_seq'::pg_catalog.regclass);
+    moving pg_catalog.int8 := pg_catalog.pg_sequence_last_value('_snowflake._snowflake_move_seq'::pg_catalog.regclass);
     now_ms pg_catalog.int8 := @extschema@._snowflake_clock_ms();
     id pg_catalog.int8;
 BEGIN
-    -- Every name is qualified (with no search_path of its own, which would
-    -- cost every call): this runs as the edition's owner.  The clock is
-    -- read before the key is taken, as the C extension reads it before its
-    -- spinlock.
-    IF @extschema@._snowflake_ready(node, now_ms) THEN
-        id := @extschema@._snowflake_take();
-        IF @extschema@._snowflake_fits(id, node, now_ms) THEN
+    -- Every name is qualified, and no operator is used (with no
+    -- search_path of its own, which would cost every call): this runs as
+    -- the edition's owner.  The clock is read before the key is taken, as
+    -- the C extension reads it before its spinlock.
+    IF @extschema@._snowflake_ready(node, moving, now_ms) THEN
+        id := pg_catalog.nextval('_snowflake._snowflake_id_seq'::pg_catalog.regclass);
+        IF NOT @extschema@._snowflake_same(moving, pg_catalog.pg_sequence_last_value('_snowflake._snowflake_move_seq'::pg_catalog.regclass)) THEN
+            -- A move began meanwhile: this key may lie on either side of it.
+            id := NULL;
+        ELSIF @extschema@._snowflake_fits(id, node, now_ms) THEN
             RETURN id;
         END IF;
     END IF;
@@ -386,7 +459,7 @@ SET search_path = pg_catalog, pg_temp
 ROWS 1000
 AS $$
 DECLARE
-    node int8 := pg_sequence_last_value('@extschema@._snowflake_node_seq'::regclass);
+    node int8 := pg_sequence_last_value('_snowflake._snowflake_node_seq'::regclass);
     now_ms int8 := @extschema@._snowflake_clock_ms();
     refusal int4;
     first int8;
@@ -402,6 +475,11 @@ BEGIN
         PERFORM @extschema@._snowflake_refuse(refusal, now_ms);
     END IF;
     first := @extschema@._snowflake_move(node, now_ms, count);
+    IF first IS NULL THEN
+        -- Switched to the C extension while this call waited.
+        RETURN QUERY SELECT * FROM @extschema@.snowflake_nextval_batch(count);
+        RETURN;
+    END IF;
     packed := ((first >> @SHIFT@) << @SEQUENCE_BITS@) | (first & @MAX_SEQUENCE@);
     RETURN QUERY
         SELECT ((p >> @SEQUENCE_BITS@) << @SHIFT@) | (node << @SEQUENCE_BITS@) | (p & @MAX_SEQUENCE@)
@@ -421,7 +499,7 @@ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    RETURN currval('@extschema@._snowflake_id_seq'::regclass);
+    RETURN currval('_snowflake._snowflake_id_seq'::regclass);
 EXCEPTION WHEN object_not_in_prerequisite_state THEN
     RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
         MESSAGE = 'snowflake_lastval is not yet defined in this session',
@@ -432,6 +510,18 @@ $$;
 COMMENT ON FUNCTION @extschema@.snowflake_lastval() IS
 'the last ID snowflake_nextval() or snowflake_nextval_batch() handed to this session (of a batch, its largest); an error before the first';
 
+-- The node id sequence, found by its OID: snowflake_set_node_id() runs as
+-- its caller, who may have no USAGE on _snowflake (a name would need it).
+CREATE FUNCTION @extschema@._snowflake_node_seq()
+RETURNS pg_catalog.regclass
+LANGUAGE sql STABLE PARALLEL SAFE
+RETURN (SELECT c.oid::pg_catalog.regclass
+          FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+         WHERE n.nspname = '_snowflake' AND c.relname = '_snowflake_node_seq');
+
+COMMENT ON FUNCTION @extschema@._snowflake_node_seq() IS
+'the sequence that holds the node id (internal)';
+
 -- The node id, set by an administrator: the owner of the edition's objects
 -- (the role that installed it) or a superuser, who alone may change the
 -- sequence that holds it.
@@ -441,6 +531,7 @@ LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
+    seq regclass := @extschema@._snowflake_node_seq();
     old int8;
 BEGIN
     IF node_id < 0 OR node_id > @MAX_NODE@ THEN
@@ -448,16 +539,16 @@ BEGIN
             MESSAGE = format('snowflake node id %s is out of range', node_id),
             DETAIL = 'A node id is between 0 and @MAX_NODE@.';
     END IF;
-    IF NOT has_sequence_privilege('@extschema@._snowflake_node_seq', 'UPDATE') THEN
+    IF NOT has_sequence_privilege(seq::oid, 'UPDATE') THEN
         RAISE EXCEPTION USING ERRCODE = 'insufficient_privilege',
             MESSAGE = 'permission denied to set the snowflake node id',
             DETAIL = 'Only the owner of the snowflake objects (the role that installed them) and superusers may set it.';
     END IF;
-    old := pg_sequence_last_value('@extschema@._snowflake_node_seq'::regclass);
+    old := pg_sequence_last_value(seq);
     IF old <> node_id THEN
         RAISE NOTICE 'snowflake node id changed from % to %', old, node_id;
     END IF;
-    PERFORM setval('@extschema@._snowflake_node_seq'::regclass, node_id);
+    PERFORM setval(seq, node_id);
     RETURN node_id;
 END
 $$;
@@ -470,7 +561,6 @@ REVOKE ALL ON FUNCTION @extschema@.snowflake_set_node_id(pg_catalog.int4) FROM P
 -- The generator's internals run as the edition's owner, called from the
 -- functions above with their search_path; no one else may call them (a
 -- move trusts the node id it is given).
-REVOKE ALL ON FUNCTION @extschema@._snowflake_take() FROM PUBLIC;
 REVOKE ALL ON FUNCTION @extschema@._snowflake_wait(pg_catalog.int8, pg_catalog.int8, pg_catalog.bool) FROM PUBLIC;
 REVOKE ALL ON FUNCTION @extschema@._snowflake_move(pg_catalog.int8, pg_catalog.int8, pg_catalog.int4) FROM PUBLIC;
 REVOKE ALL ON FUNCTION @extschema@._snowflake_next(pg_catalog.int8, pg_catalog.int8, pg_catalog.int8) FROM PUBLIC;

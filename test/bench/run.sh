@@ -445,13 +445,14 @@ start_server
     -c "CREATE DATABASE bench"
 q -f "$work/lib/snowflake.sql" >/dev/null
 q -f "$here/bench.sql" >/dev/null
-# The SQL edition (sql-edition/), generated from this tree into schema
-# sqled of the same database, beside the C extension in public: its
+# The SQL edition (sql-edition/), generated from this tree, installed into
+# schema sqled of the same database (its plain script installs into the
+# first schema of search_path), beside the C extension in public: its
 # functions are sqled.snowflake_nextval() and so on, node id 2.
-perl "$root/sql-edition/build.pl" --schema sqled --out "$work/sqled" >/dev/null
+perl "$root/sql-edition/build.pl" --out "$work/sqled" >/dev/null
 chmod -R a+rX "$work/sqled"
 q -c "CREATE SCHEMA sqled" >/dev/null
-q -f "$work/sqled/snowflake-plain.sql" >/dev/null
+q -c "SET search_path = sqled" -f "$work/sqled/snowflake-plain.sql" >/dev/null
 q -c "SELECT sqled.snowflake_set_node_id(2)" >/dev/null
 has_uuidv7=$(q -c "SELECT to_regprocedure('pg_catalog.uuidv7()') IS NOT NULL")
 

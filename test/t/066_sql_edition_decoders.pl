@@ -9,11 +9,22 @@
 #    a schema calls exists in the edition with the same name, arguments,
 #    result and volatility; what the edition leaves out is exactly the list
 #    of docs/deployment/sql-edition.md.
+#  - Every function's PARALLEL label is true of its body: a PARALLEL SAFE
+#    or RESTRICTED one starts no subtransaction (no EXCEPTION block) and
+#    calls no function less safe than itself (what a SQL-standard body was
+#    bound to, what a PL/pgSQL body names); the same check finds the
+#    mislabels of the released 1.2, and a query over the IDs that a
+#    parallel plan runs fails on 1.2 (on 15 and 16; 17 allows a
+#    subtransaction in parallel mode) and works now.
 #  - A million random 63-bit IDs decoded by the scalar decoders in the
 #    server's layout and in every preset and a set of spelled-out layouts
 #    (a digest of every row), and by snowflake_decode() (every row's text):
 #    equal in both databases; likewise random times through
-#    snowflake_min_id(), snowflake_max_id() and snowflake_compose().
+#    snowflake_min_id(), snowflake_max_id() and snowflake_compose().  The
+#    queries over the million IDs run twice, with the server's default
+#    parallel settings (the planner picks parallel scans of the table) and
+#    with parallel plans forced (debug_parallel_query, force_parallel_mode
+#    on 15, no cost for a worker): nothing turns parallelism off.
 #  - The edges, each call compared whole, result or error (SQLSTATE,
 #    message, detail and hint): IDs 0, the largest, NULL, negative, the
 #    last one a timestamptz can hold and the first past it; times at and
@@ -44,6 +55,12 @@ use Test::More;
 
 my $node = start_snowflake_node('edition_decoders', node_id => 1);
 my $build = edition_build();
+my $server_version = $node->safe_psql('postgres', 'SHOW server_version_num');
+# Parallel plans wherever a query allows one.
+my $forced = ($server_version >= 160000 ? 'SET debug_parallel_query = on;' : 'SET force_parallel_mode = on;')
+  . ' SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;'
+  . ' SET max_parallel_workers_per_gather = 4;';
+my @modes = ([ 'default settings', '' ], [ 'parallel plans forced', $forced ]);
 # UTF8, so that the text forms count characters of more than one byte.
 $node->safe_psql('postgres', "CREATE DATABASE c TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C'");
 $node->safe_psql('postgres', "CREATE DATABASE sqled TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C'");
@@ -75,6 +92,85 @@ is_deeply([ grep { !$c_functions{$_} } sort keys %sql_functions ],
 	['snowflake_set_node_id(node_id integer) integer v'],
 	'the edition adds only snowflake_set_node_id()');
 
+# --- parallel labels ---
+
+# Every function of the edition whose PARALLEL label its body belies: a
+# SAFE or RESTRICTED PL/pgSQL function with an EXCEPTION block (it starts a
+# subtransaction, which no query in parallel mode may), or one that calls
+# a function less safe than itself: what a SQL-standard body was bound to
+# (pg_depend), what a PL/pgSQL body names, with as many arguments (every
+# function of that name and number of arguments in pg_catalog or the
+# edition's schema counts, the least safe deciding; every function of the
+# name where none takes that many).
+sub mislabelled
+{
+	my ($node, $db) = @_;
+	my %rank = (s => 0, r => 1, u => 2);
+	my %by_name;
+	foreach my $row (split /\n/, $node->safe_psql(
+			$db, q{
+SELECT p.proname, p.pronargs, p.pronargdefaults, p.proparallel
+  FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+ WHERE n.nspname IN ('pg_catalog', 'public')}))
+	{
+		my ($name, $nargs, $defaults, $label) = split /\|/, $row;
+		push @{ $by_name{$name} }, [ $nargs - $defaults, $nargs, $label ];
+	}
+	my @problems = grep { length } split /\n/, $node->safe_psql(
+		$db, q{
+SELECT f.oid::regprocedure::text || ' (' || f.proparallel::text || ') calls ' || c.oid::regprocedure::text
+       || ' (' || c.proparallel::text || ')'
+  FROM pg_proc f JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = f.oid
+                                  AND d.refclassid = 'pg_proc'::regclass
+  JOIN pg_proc c ON c.oid = d.refobjid
+ WHERE f.pronamespace = 'public'::regnamespace AND f.proname ~ '^_?snowflake_'
+   AND (f.proparallel = 's' AND c.proparallel <> 's' OR f.proparallel = 'r' AND c.proparallel = 'u')});
+	foreach my $row (split /\n/, $node->safe_psql(
+			$db, q{
+SELECT p.oid::regprocedure::text || '|' || p.proparallel::text || '|' || encode(convert_to(p.prosrc, 'UTF8'), 'hex')
+  FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
+ WHERE p.pronamespace = 'public'::regnamespace AND p.proname ~ '^_?snowflake_'
+   AND l.lanname = 'plpgsql' AND p.proparallel <> 'u'}))
+	{
+		my ($sig, $label, $hex) = split /\|/, $row;
+		my $src = pack('H*', $hex);
+		push @problems, "$sig ($label) has an EXCEPTION block" if $src =~ /\bEXCEPTION\s+WHEN\b/i;
+		(my $code = $src) =~ s/--[^\n]*//g;
+		$code =~ s/'(?:[^']|'')*'/''/g;
+		while ($code =~ /\b([A-Za-z_][A-Za-z0-9_]*)\s*\(/g)
+		{
+			my ($name, $at) = ($1, pos($code));
+			next unless $by_name{$name};
+			my ($depth, $args, $i, $empty) = (1, 0, $at, 1);
+			for (; $i < length $code && $depth > 0; $i++)
+			{
+				my $c = substr($code, $i, 1);
+				$depth++ if $c eq '(';
+				$depth-- if $c eq ')';
+				$args++ if $c eq ',' && $depth == 1;
+				$empty = 0 if $depth > 0 && $c =~ /\S/;
+			}
+			my $n = $empty ? 0 : $args + 1;
+			my @fit = grep { $_->[0] <= $n && $n <= $_->[1] } @{ $by_name{$name} };
+			@fit = @{ $by_name{$name} } unless @fit;
+			my ($worst) = sort { $rank{$b} <=> $rank{$a} } map { $_->[2] } @fit;
+			push @problems, "$sig ($label) calls $name with $n arguments ($worst)" if $rank{$worst} > $rank{$label};
+		}
+	}
+	my %seen;
+	return join("\n", sort grep { !$seen{$_}++ } @problems);
+}
+is(mislabelled($node, 'sqled'), '', 'every function\'s PARALLEL label is true of its body');
+
+# The released 1.2 beside it.
+$node->safe_psql('postgres', 'CREATE DATABASE ed12');
+($ret, undef, $stderr) = run_script($node, 'ed12',
+	plain_from_extension_script(edition_root() . '/sql-edition/dist/extension/snowflake--1.2.sql', 'public'));
+is($ret, 0, 'the released 1.2 installs beside it') or diag($stderr);
+like(mislabelled($node, 'ed12'),
+	qr/^_snowflake_layout_parse\(text\) \(s\) has an EXCEPTION block$/m,
+	'the check finds what 1.2 labels wrong (a subtransaction in a PARALLEL SAFE function)');
+
 # --- a million random IDs ---
 
 my $ids = q{
@@ -86,6 +182,44 @@ SELECT i, floor(random() * 2147483648)::int8 << 32 | floor(random() * 4294967296
 SELECT count(DISTINCT id) FROM ids};
 is($node->safe_psql('c', $ids), $node->safe_psql('sqled', $ids),
 	'the same million random IDs in both databases');
+$node->safe_psql('ed12', $ids =~ s/1000000/2000/r);
+
+# Parallel plans: the planner picks one for a query over the million IDs
+# with its default settings, and everywhere it can when they are forced.
+foreach my $mode (@modes)
+{
+	my ($how, $set) = @$mode;
+	like( $node->safe_psql(
+			'sqled', "$set EXPLAIN (COSTS OFF)
+SELECT count(*) FROM ids
+ WHERE snowflake_sequence(id) > 100 AND snowflake_from_base32(snowflake_to_base32(id)) = id"),
+		qr/Gather/, "$how: the plan of a query over the million IDs is a parallel one");
+}
+# The query of issue 45: it fails in the released 1.2, whose layout
+# parser is PARALLEL SAFE and starts a subtransaction, when it runs in a
+# parallel plan (the costs of one set to nothing are enough); it works
+# now, with either settings.  (Over 2,000 of them: the edition parses a
+# spelled-out layout on every call of snowflake_decode(), and on 15 no
+# parallel plan shares the work.)
+my $costs = $forced =~ s/SET (?:debug_parallel_query|force_parallel_mode) = on;//r;
+my $issue = q{
+SELECT count(*) FROM ids, snowflake_decode(id, 'epoch=0; fields=timestamp:40,x:3,sequence:20') d
+ WHERE d.sequence >= 0 AND i <= 2000};
+if ($server_version < 170000)
+{
+	like(report_in($node, 'ed12', "$costs $issue"),
+		qr/^25000: cannot start subtransactions during a parallel operation/,
+		'1.2 fails over the IDs in a parallel plan');
+}
+else
+{
+	# 17 allows a subtransaction in parallel mode (0075d78): 1.2's
+	# mislabel fails no query there.
+	is(report_in($node, 'ed12', "$costs $issue"), 'none',
+		'1.2 does not fail over the IDs in a parallel plan on 17 and later, which allow subtransactions in parallel mode');
+}
+is($node->safe_psql('sqled', "$costs $issue") . ' ' . $node->safe_psql('sqled', $issue),
+	'2000 2000', 'the edition does not, parallel plans forced or not');
 
 # Each layout: every preset, the server's own split, spelled-out layouts
 # (units, the sequence above the node field, four parts, an epoch before
@@ -106,26 +240,41 @@ foreach my $layout (@layouts)
 {
 	my $arg = defined $layout ? ", '$layout'" : '';
 	my $name = $layout // 'the server layout';
-	# One process scans, so that a failing layout fails on the first such
-	# row in the table's order (a parallel scan's workers may meet others).
 	my $digest = qq{
-SET max_parallel_workers_per_gather = 0;
 SELECT bit_xor(hashint8extended(
 	timestamp_hash(snowflake_timestamp(id$arg) AT TIME ZONE 'UTC')::int8 * 1000003
 	+ snowflake_node_id(id$arg) * 4099 + snowflake_sequence(id$arg), i))
   FROM ids};
-	my $c_outcome = outcome_in($node, 'c', $digest);
-	is(outcome_in($node, 'sqled', $digest), $c_outcome,
-		"$name: the scalar decoders agree on a million IDs"
-		  . ($c_outcome =~ /^ERROR/ ? ' (the same error on the same ID)' : ''));
 	my $rows = defined $layout ? 5000 : 200000;
 	my $decoded = qq{
 SET TimeZone = 'UTC';
-SET max_parallel_workers_per_gather = 0;
 SELECT md5(string_agg(d::text, ',' ORDER BY i))
   FROM (SELECT * FROM ids WHERE i <= $rows) s, snowflake_decode(id$arg) d};
-	is(outcome_in($node, 'sqled', $decoded), outcome_in($node, 'c', $decoded),
-		"$name: snowflake_decode() agrees on $rows IDs");
+	foreach my $mode (@modes)
+	{
+		my ($how, $set) = @$mode;
+		# A layout whose times pass the end of timestamptz fails in both:
+		# with a parallel scan on whichever row a worker meets first, so
+		# the error is compared without its detail here (the edge calls
+		# below compare it whole, row by row).
+		my $c_outcome = outcome_in($node, 'c', $set . $digest);
+		my $sql_outcome = outcome_in($node, 'sqled', $set . $digest);
+		s/\n.*//s foreach grep { /^ERROR/ } ($c_outcome, $sql_outcome);
+		is($sql_outcome, $c_outcome,
+			"$name, $how: the scalar decoders agree on a million IDs"
+			  . ($c_outcome =~ /^ERROR/ ? ' (the same error)' : ''));
+		# snowflake_decode() with a spelled-out layout parses it on every
+		# call, in PL/pgSQL: debug_parallel_query (force_parallel_mode on
+		# 15) would plan each statement of the parser as a parallel query
+		# too, starting a worker for each (hours on 15, where PERFORM of the
+		# time input's check is one); the costs of a parallel plan set to
+		# nothing are enough to make the outer query a parallel one.
+		my $set_decoded = defined $layout ? $set =~ s/SET (?:debug_parallel_query|force_parallel_mode) = on;//r : $set;
+		$c_outcome = outcome_in($node, 'c', $set_decoded . $decoded);
+		$sql_outcome = outcome_in($node, 'sqled', $set_decoded . $decoded);
+		s/\n.*//s foreach grep { /^ERROR/ } ($c_outcome, $sql_outcome);
+		is($sql_outcome, $c_outcome, "$name, $how: snowflake_decode() agrees on $rows IDs");
+	}
 }
 
 # A layout that is not a constant (a column): parsed per row.
@@ -301,7 +450,6 @@ foreach my $form (@forms)
 {
 	my $other_case = { base32 => 'lower(e)', base36 => 'upper(e)', hex => 'upper(e)' }->{$form} // 'e';
 	my $round_trips = qq{
-SET max_parallel_workers_per_gather = 0;
 SELECT count(*) FILTER (WHERE d <> x) || ' ' || count(*) FILTER (WHERE dp <> x) || ' '
        || count(*) FILTER (WHERE dc <> x) || ' ' || count(p) || ' ' || count(dc) || ' '
        || bit_xor(hashtextextended(e, i) # coalesce(hashtextextended(p, i), 0)
@@ -312,10 +460,14 @@ SELECT count(*) FILTER (WHERE d <> x) || ' ' || count(*) FILTER (WHERE dp <> x) 
           FROM (SELECT i, x, snowflake_to_$form(x) AS e,
                        CASE WHEN i % 4 = 0 THEN snowflake_to_$form(x, 'ord_') END AS p
                   FROM (SELECT i, id >> (i % 64)::int AS x FROM ids) s OFFSET 0) t OFFSET 0) u};
-	my $c_outcome = $node->safe_psql('c', $round_trips);
-	like($c_outcome, qr/^0 0 0 250000 250000 -?\d+$/, "$form: a million IDs round trip in the C extension");
-	is($node->safe_psql('sqled', $round_trips), $c_outcome,
-		"$form: the same texts and IDs in the edition, a million round trips");
+	foreach my $mode (@modes)
+	{
+		my ($how, $set) = @$mode;
+		my $c_outcome = $node->safe_psql('c', $set . $round_trips);
+		like($c_outcome, qr/^0 0 0 250000 250000 -?\d+$/, "$form, $how: a million IDs round trip in the C extension");
+		is($node->safe_psql('sqled', $set . $round_trips), $c_outcome,
+			"$form, $how: the same texts and IDs in the edition, a million round trips");
+	}
 }
 
 # Every error path and the texts around them, each call compared whole

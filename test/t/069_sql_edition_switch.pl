@@ -1,27 +1,44 @@
 # Copyright: see LICENSE
 #
 # 069_sql_edition_switch.pl
-#	Moving a database from the SQL edition to the C extension in place,
-#	with sql-edition/build's switch-to-c.sql.
+#	Moving a database from the SQL edition to the C extension, in place
+#	with snowflake-switch-to-c.sql and by dump and restore, as
+#	docs/deployment/sql-edition.md says (its recipes, read from the page).
 #
-# First, on a server without the C library, two databases use the edition,
-# one through the plain script and one as the extension snowflake (as
-# pg_tle installs it), each with a table keyed by DEFAULT
+# First, on a server without the C library, five databases use the
+# edition: appdb through the plain script, extform as the extension
+# snowflake from files, tledb through pg_tle and dbdevdb through pg_tle as
+# database.dev names it ("test@snowflake"; the stand-in for pg_tle of
+# EditionTest.pm keeps pg_tle's catalog entries), all with node id 17, and
+# node18 (plain) with node id 18.  Each has a table keyed by DEFAULT
 # snowflake_nextval(), an index and a generated column that decode the
-# keys, a view over snowflake_decode(), and a function of the user's that
-# calls the edition (its body a SQL-standard one, which depends on it), and
-# a generated column and an index of text forms of the keys.
+# keys, a view over snowflake_decode(), a function of the user's that calls
+# the edition (its body a SQL-standard one, which depends on it), and a
+# generated column and an index of text forms of the keys.  tledb and
+# dbdevdb are dumped: the dumps hold pg_tle's entries (the extension
+# pg_tle, the schema pgtle and its functions that hold the edition) and
+# CREATE EXTENSION of the edition's name.
 # Then the same data directory runs on the full installation, the library
-# preloaded:
+# preloaded, snowflake.node_id = 17:
 #  - a switch that cannot complete (the C extension's node id not yet set,
 #    a role that is not a superuser) changes nothing: the edition goes on;
-#  - the switch itself: the defaults, index, generated column, view and
+#  - appdb switches while eight pgbench clients insert through it (single
+#    and multi-row inserts through the default, direct calls, a statement
+#    of twenty calls, batches): no call fails, no key repeats, every key
+#    the C extension issued lies above every key of the edition, also when
+#    its last keys led the clock;
+#  - every database: the defaults, index, generated column, view and
 #    function still refer to the same functions (same OIDs), now the C
 #    extension's, whose objects equal those of a fresh CREATE EXTENSION
-#    snowflake; the edition's own objects are gone; the index answers as
-#    before; the text forms the edition stored are the C extension's (amcheck
-#    finds every row's entry in the index); and every new key lies above
-#    every key the edition issued, also when its last keys led the clock.
+#    snowflake; the edition's own objects are gone, and pg_tle holds
+#    nothing of it any more; the index answers as before; the text forms
+#    the edition stored are the C extension's (amcheck finds every row's
+#    entry in the index); new keys lie above the edition's;
+#  - node18: the switch refuses (the server mints with 17) and names both;
+#    with snowflake_switch.node_id = 17 it switches, and keys carry 17;
+#  - the dumps of tledb and dbdevdb restore onto the C extension with the
+#    page's lists, without an error; the C extension keeps its comment,
+#    defaults are its functions, new keys lie above the restored ones.
 
 use strict;
 use warnings;
@@ -34,35 +51,60 @@ use SnowflakeTest;
 use EditionTest;
 use Test::More;
 
-my $build = edition_build();
-my $app_build = edition_build('--schema', 'app');
-my $install = edition_installation($build);
+my $dist = edition_root() . '/sql-edition/dist';
+my %recipes = page_recipes();
+my $download = download_dir();
+my $install = edition_installation(edition_build());
+install_fake_pgtle($install);
 my $edition = start_edition_node('edition_switch', $install);
 
-# The user's objects over the edition in schema $s of database $db.
+# The user's objects over the edition in schema app.
 my $users_objects = q{
-CREATE TABLE %1$s.orders (
-	id bigint PRIMARY KEY DEFAULT %1$s.snowflake_nextval(),
-	node int GENERATED ALWAYS AS (%1$s.snowflake_node_id(id)) STORED,
-	public_id text GENERATED ALWAYS AS (%1$s.snowflake_to_base32(id, 'ord_')) STORED,
+CREATE TABLE app.orders (
+	id bigint PRIMARY KEY DEFAULT app.snowflake_nextval(),
+	node int GENERATED ALWAYS AS (app.snowflake_node_id(id)) STORED,
+	public_id text GENERATED ALWAYS AS (app.snowflake_to_base32(id, 'ord_')) STORED,
 	n int);
-CREATE INDEX orders_day ON %1$s.orders (%1$s.snowflake_timestamp(id));
-CREATE INDEX orders_code ON %1$s.orders (%1$s.snowflake_to_base62(id));
-CREATE VIEW %1$s.orders_decoded AS
-	SELECT o.n, d.* FROM %1$s.orders o, %1$s.snowflake_decode(o.id) d;
-CREATE FUNCTION %1$s.next_order() RETURNS bigint LANGUAGE sql
-	RETURN %1$s.snowflake_nextval();
-INSERT INTO %1$s.orders (n) SELECT g FROM generate_series(1, 1000) g;
+CREATE INDEX orders_day ON app.orders (app.snowflake_timestamp(id));
+CREATE INDEX orders_code ON app.orders (app.snowflake_to_base62(id));
+CREATE VIEW app.orders_decoded AS
+	SELECT o.n, d.* FROM app.orders o, app.snowflake_decode(o.id) d;
+CREATE FUNCTION app.next_order() RETURNS bigint LANGUAGE sql
+	RETURN app.snowflake_nextval();
+CREATE TABLE app.direct (id bigint PRIMARY KEY);
+INSERT INTO app.orders (n) SELECT g FROM generate_series(1, 1000) g;
 };
-$edition->safe_psql('postgres', 'CREATE DATABASE plainform');
-$edition->safe_psql('postgres', 'CREATE DATABASE extform');
-my ($ret, undef, $stderr) = run_script($edition, 'plainform', "$build/snowflake-plain.sql");
-is($ret, 0, 'the plain script installs the edition') or diag($stderr);
-$edition->safe_psql('extform', 'CREATE SCHEMA app; CREATE EXTENSION snowflake SCHEMA app');
-$edition->safe_psql('plainform', 'SELECT snowflake_set_node_id(5)');
-$edition->safe_psql('extform', 'SELECT app.snowflake_set_node_id(5)');
-$edition->safe_psql('plainform', sprintf($users_objects, 'public'));
-$edition->safe_psql('extform', sprintf($users_objects, 'app'));
+my %node_of = (appdb => 17, extform => 17, tledb => 17, dbdevdb => 17, node18 => 18);
+foreach my $db (sort keys %node_of)
+{
+	$edition->safe_psql('postgres', "CREATE DATABASE $db");
+	$edition->safe_psql($db, 'CREATE SCHEMA app');
+}
+foreach my $db ('appdb', 'node18')
+{
+	my ($ret, undef, $stderr) = run_script($edition, $db, "$dist/snowflake-plain.sql", undef, ['SET search_path = app']);
+	is($ret, 0, "$db: the plain script installs the edition") or diag($stderr);
+}
+$edition->safe_psql('extform', 'CREATE EXTENSION snowflake SCHEMA app');
+foreach my $case ([ 'tledb', 'snowflake' ], [ 'dbdevdb', 'test@snowflake' ])
+{
+	my ($db, $name) = @$case;
+	$edition->safe_psql($db, 'CREATE EXTENSION pg_tle');
+	(my $script = slurp_file("$dist/snowflake-pgtle-install.sql")) =~ s/pgtle\.install_extension\('snowflake'/pgtle.install_extension('$name'/;
+	my $file = PostgreSQL::Test::Utils::tempdir() . '/install.sql';
+	open my $fh, '>', $file or die $!;
+	print $fh $script;
+	close $fh;
+	my ($ret, undef, $stderr) = run_script($edition, $db, $file);
+	is($ret, 0, "$db: pg_tle takes the edition as $name") or diag($stderr);
+	materialize_pgtle($edition, $db);
+	$edition->safe_psql($db, qq{CREATE EXTENSION "$name" SCHEMA app});
+}
+foreach my $db (sort keys %node_of)
+{
+	$edition->safe_psql($db, "SELECT app.snowflake_set_node_id($node_of{$db})");
+	$edition->safe_psql($db, $users_objects);
+}
 
 # The OIDs the user's objects refer to.
 my $refs = q{
@@ -73,13 +115,27 @@ SELECT string_agg(p.oid::regprocedure::text || '=' || p.oid, ' ' ORDER BY p.oid:
                      'snowflake_to_base32', 'snowflake_to_base62')
    AND d.classid IN ('pg_attrdef'::regclass, 'pg_class'::regclass, 'pg_rewrite'::regclass, 'pg_proc'::regclass)
    AND NOT (d.classid = 'pg_proc'::regclass AND d.objid IN (SELECT oid FROM pg_proc WHERE proname LIKE '%snowflake%'))};
-my %before = map { $_ => $edition->safe_psql($_, $refs) } ('plainform', 'extform');
-like($before{plainform}, qr/snowflake_nextval\(\)=\d+ .*snowflake_timestamp\(bigint\)=\d+/,
-	"the user's objects refer to the edition's functions: $before{plainform}");
-my $dump = PostgreSQL::Test::Utils::tempdir() . '/extform.dump';
-$edition->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $edition->connstr('extform') ],
-	'pg_dump of the database with the edition as an extension');
-my $dumped_max = $edition->safe_psql('extform', 'SELECT max(id) FROM app.orders');
+my %before = map { $_ => $edition->safe_psql($_, $refs) } keys %node_of;
+like($before{appdb}, qr/snowflake_nextval\(\)=\d+ .*snowflake_timestamp\(bigint\)=\d+/,
+	"the user's objects refer to the edition's functions: $before{appdb}");
+
+# The dumps of the extensions of pg_tle: pg_tle's entries, and the
+# edition's CREATE EXTENSION.
+my %dump;
+foreach my $db ('tledb', 'dbdevdb')
+{
+	$dump{$db} = "$download/$db.dump";
+	$edition->command_ok([ 'pg_dump', '-Fc', '-f', $dump{$db}, '-d', $edition->connstr($db) ], "pg_dump of $db");
+	my $list = join('', `pg_restore -l $dump{$db}`);
+	my $name = $db eq 'tledb' ? 'snowflake' : 'test@snowflake';
+	my @entries = map { $list =~ $_ ? 1 : 0 } (
+		qr/ SCHEMA - pgtle /, qr/ EXTENSION - pg_tle /, qr/ COMMENT - EXTENSION pg_tle /,
+		qr/ FUNCTION pgtle "?\Q$name\E--[0-9.]+\.sql"?\(\) /, qr/ FUNCTION pgtle "?\Q$name\E\.control"?\(\) /,
+		qr/ EXTENSION - "?\Q$name\E"? /, qr/ SEQUENCE SET _snowflake _snowflake_id_seq /);
+	is("@entries", '1 1 1 1 1 1 1',
+		"$db: the dump holds pg_tle's schema, extension and its comment, the functions that hold $name, its CREATE EXTENSION and the key sequence's value");
+}
+my %dumped_max = map { $_ => $edition->safe_psql($_, 'SELECT max(id) FROM app.orders') } ('tledb', 'dbdevdb');
 $edition->stop;
 
 # The same data directory on the full installation.
@@ -88,88 +144,147 @@ $node->init;
 remove_tree($node->data_dir);
 system('cp', '-a', $edition->data_dir, $node->data_dir) == 0 or die 'could not copy the data directory';
 $node->append_conf('postgresql.conf',
-	"port = " . $node->port . "\nshared_preload_libraries = 'snowflake'\n");
+	"port = " . $node->port . "\nshared_preload_libraries = 'snowflake'\nmax_connections = 40\n");
 $node->start;
-is($node->safe_psql('extform', 'SELECT app.snowflake_node_id(app.next_order())'), '5',
+is($node->safe_psql('extform', 'SELECT app.snowflake_node_id(app.next_order())'), '17',
 	'the edition runs on the full installation');
+
+# Run a recipe of the page in database $db (the page's appdb), and file
+# names of its own.
+sub switch_recipe
+{
+	my ($name, $db, %more) = @_;
+	my $text = $recipes{"sql-edition/$name.sh"} or die "no recipe $name";
+	$text =~ s/-d appdb /-d $db /g;
+	$text =~ s/\Q$_\E/$more{$_}/g foreach keys %more;
+	my ($out, $err) = ('', '');
+	local $ENV{PGHOST} = $node->host;
+	local $ENV{PGPORT} = $node->port;
+	local $ENV{PGOPTIONS};
+	IPC::Run::run([ 'bash', '-e', '-o', 'pipefail', '-c', $text ], init => sub { chdir $download or die $! },
+		'<', \undef, '>', \$out, '2>', \$err, IPC::Run::timeout(180));
+	return ($? == 0, $out, $err);
+}
 
 # --- switches that cannot complete change nothing ---
 
-my $switch = "$build/switch-to-c.sql";
-my $app_switch = "$app_build/switch-to-c.sql";
-($ret, undef, $stderr) = run_script($node, 'plainform', $switch);
-isnt($ret, 0, 'the switch fails while the C extension has no node id');
-like($stderr, qr/parameter "snowflake\.node_id" is not set/, 'saying so');
+my ($ok, $out, $err) = switch_recipe('switch', 'appdb');
+ok(!$ok, 'the switch fails while the C extension has no node id');
+like($err, qr/parameter "snowflake\.node_id" is not set/, 'saying so');
 $node->safe_psql('postgres', 'CREATE ROLE dbowner LOGIN; ALTER DATABASE extform OWNER TO dbowner');
-($ret, undef, $stderr) = run_script($node, 'extform', $app_switch, 'dbowner');
-like($stderr, qr/permission denied to switch to the snowflake C extension/,
-	'the switch needs a superuser');
+($ok, $out, $err) = switch_recipe('switch', 'extform', '-U postgres' => '-U dbowner');
+like($err, qr/permission denied to switch to the snowflake C extension/, 'the switch needs a superuser');
 is( $node->safe_psql(
-		'plainform', q{
+		'appdb', q{
 SELECT (SELECT count(*) FROM pg_extension WHERE extname = 'snowflake'),
        (SELECT l.lanname FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
-         WHERE p.oid = 'snowflake_nextval()'::regprocedure),
-       to_regclass('_snowflake_id_seq') IS NOT NULL}),
-	'0|plpgsql|t', 'the failed switch left the edition as it was');
-is($node->safe_psql('plainform', 'SELECT snowflake_node_id(next_order())'), '5',
+         WHERE p.oid = 'app.snowflake_nextval()'::regprocedure),
+       to_regnamespace('_snowflake_switch') IS NULL,
+       coalesce(pg_sequence_last_value('_snowflake._snowflake_move_seq'), 0) % 2 = 0}),
+	'0|plpgsql|t|t', 'the failed switch left the edition as it was');
+is($node->safe_psql('appdb', 'SELECT app.snowflake_node_id(app.next_order())'), '17',
 	'and it goes on issuing keys');
 
-# --- the switch ---
+# --- the switch under load ---
 
-$node->append_conf('postgresql.conf', "snowflake.node_id = 5\n");
+$node->append_conf('postgresql.conf', "snowflake.node_id = 17\n");
 $node->restart;
 # The edition's last keys lead the clock (batches), as far as they may.
-my %last;
-foreach my $case ([ 'plainform', 'public', $switch ], [ 'extform', 'app', $app_switch ])
+my %last = map {
+	$_ => $node->safe_psql($_,
+		"SELECT max(x) FROM (SELECT app.snowflake_nextval_batch(1000000) FROM generate_series(1, 3)) b(x)")
+} ('appdb', 'extform');
+my $scripts = PostgreSQL::Test::Utils::tempdir();
+my %script = (
+	'default' => 'INSERT INTO app.orders (n) VALUES (-1);',
+	'default_rows' => 'INSERT INTO app.orders (n) SELECT -2 FROM generate_series(1, 10);',
+	'direct' => 'INSERT INTO app.direct SELECT app.snowflake_nextval();',
+	'direct_rows' => 'INSERT INTO app.direct SELECT app.snowflake_nextval() FROM generate_series(1, 20);',
+	'batch' => 'INSERT INTO app.direct SELECT app.snowflake_nextval_batch(5);',
+	'function' => 'INSERT INTO app.direct SELECT app.next_order();');
+my %weight = (default => 5, default_rows => 2, direct => 2, direct_rows => 1, batch => 1, function => 1);
+my @files;
+foreach my $s (sort keys %script)
 {
-	my ($db, $s, $script) = @$case;
-	$last{$db} = $node->safe_psql($db,
-		"SELECT max(x) FROM (SELECT $s.snowflake_nextval_batch(1000000) FROM generate_series(1, 3)) b(x)");
-	my $stdout;
-	($ret, $stdout, $stderr) = run_script($node, $db, $script);
-	is($ret, 0, "$db: the switch completes") or diag($stderr);
-	like($stderr, qr/NOTICE:  switched to the snowflake C extension/, "$db: and says so");
-	is($node->safe_psql($db, $refs), $before{$db},
-		"$db: the user's objects refer to the same functions (same OIDs)");
-	is( $node->safe_psql(
-			$db, qq{
-SELECT e.extversion, count(*) FILTER (WHERE l.lanname = 'c'),
-       (SELECT count(*) FROM pg_class WHERE relname LIKE '\\_snowflake\\_%'),
-       (SELECT count(*) FROM pg_proc WHERE proname LIKE '\\_snowflake\\_%')
-  FROM pg_extension e JOIN pg_depend d ON d.refobjid = e.oid AND d.deptype = 'e'
-  JOIN pg_proc p ON d.classid = 'pg_proc'::regclass AND p.oid = d.objid
-  JOIN pg_language l ON l.oid = p.prolang
- WHERE e.extname = 'snowflake' GROUP BY 1}) =~ s/^([^|]+)\|\d+\|/$1|N|/r,
-		$node->safe_psql('postgres', "SELECT default_version FROM pg_available_extensions WHERE name = 'snowflake'") . '|N|0|0',
-		"$db: the C extension at its default version, the edition's objects gone");
-	is( $node->safe_psql(
-			$db, qq{
-SET enable_seqscan = off;
-SELECT count(*) FROM $s.orders WHERE $s.snowflake_timestamp(id) > '2000-01-01';
-SET enable_seqscan = on; SET enable_indexscan = off; SET enable_bitmapscan = off;
-SELECT count(*) FROM $s.orders WHERE $s.snowflake_timestamp(id) > '2000-01-01'}),
-		"1000\n1000", "$db: the index on snowflake_timestamp(id) answers as before");
-	# The text forms the edition stored are the C extension's: amcheck
-	# recomputes the index's expression for every row and finds each entry.
-	is( $node->safe_psql(
-			$db, qq{
-CREATE EXTENSION IF NOT EXISTS amcheck;
-SELECT bt_index_check('$s.orders_code', true);
-SELECT count(*) FILTER (WHERE public_id = $s.snowflake_to_base32(id, 'ord_')
-                          AND $s.snowflake_from_base32(public_id, 'ord_') = id)
-  FROM $s.orders}),
-		"\n1000", "$db: the generated text column and the index on snowflake_to_base62(id) hold the C extension's texts");
-	is( $node->safe_psql(
-			$db, qq{
-INSERT INTO $s.orders (n) SELECT 1000 + g FROM generate_series(1, 1000) g;
-SELECT count(*) FILTER (WHERE id > $last{$db}), bool_and(node = 5),
-       (SELECT count(*) FROM $s.orders_decoded WHERE node_id = 5), $s.next_order() > $last{$db}
-  FROM $s.orders WHERE n > 1000}),
-		'1000|t|2000|t',
-		"$db: every new key, from the default and the user's function, is above the edition's last; generated column and view work");
+	open my $fh, '>', "$scripts/$s.sql" or die $!;
+	print $fh "$script{$s}\n";
+	close $fh;
+	push @files, '-f', "$scripts/$s.sql\@$weight{$s}";
 }
+my $load_out = '';
+my $load = IPC::Run::start(
+	[
+		'pgbench', '-n', '-c', 8, '-j', 2, '-T', 12, @files, '-h', $node->host, '-p', $node->port,
+		'appdb'
+	],
+	'>', \$load_out, '2>&1', IPC::Run::timeout(300));
+# The switch once the clients insert.
+$node->poll_query_until('appdb', q{SELECT count(*) > 200 FROM app.orders WHERE n < 0})
+  or die 'the load does not insert';
+my $t0 = time();
+($ok, $out, $err) = switch_recipe('switch', 'appdb');
+my $took = time() - $t0;
+ok($ok, 'appdb: the switch completes while eight clients insert') or diag($err);
+my ($edition_last, $c_first) =
+  $err =~ /NOTICE:  switched to the snowflake C extension: the SQL edition's last key was (\d+), the first of the C extension is (\d+), node id 17/;
+like($err, qr/NOTICE:  the switch to the snowflake C extension is finished/, 'and finishes');
+$load->finish;
+like($load_out, qr/number of failed transactions: 0 /, 'pgbench: no call failed through the switch')
+  or diag($load_out);
+unlike($load_out, qr/aborted|ERROR/, 'no client aborted, no error');
+is( $node->safe_psql(
+		'appdb', qq{
+WITH k AS (SELECT id FROM app.orders WHERE n < 0 UNION ALL SELECT id FROM app.direct)
+SELECT count(*) = count(DISTINCT id), count(*) FILTER (WHERE id > $edition_last AND id < $c_first),
+       count(*) FILTER (WHERE id >= $c_first) > 0, count(*) FILTER (WHERE id <= $edition_last) > 0,
+       $c_first > $last{appdb}
+  FROM k}),
+	't|0|t|t|t',
+	'every key unique; the edition\'s keys, then the C extension\'s, above every one of them (also the leading batch)');
+my ($transactions) = $load_out =~ /number of transactions actually processed: (\d+)/;
+note(sprintf('the switch took %d s (psql); pgbench: %s transactions, %s keys, none failed',
+		$took, $transactions // '?',
+		$node->safe_psql('appdb', 'SELECT (SELECT count(*) FROM app.orders WHERE n < 0) + (SELECT count(*) FROM app.direct)')));
 
-# The switched extension equals a fresh one.
+# --- the other databases ---
+
+foreach my $db ('extform', 'tledb', 'dbdevdb')
+{
+	($ok, $out, $err) = switch_recipe('switch', $db);
+	ok($ok, "$db: the switch completes") or diag($err);
+}
+is( $node->safe_psql(
+		'tledb', q{
+SELECT (SELECT count(*) FROM pg_proc WHERE pronamespace = 'pgtle'::regnamespace AND proname LIKE '%snowflake%'),
+       (SELECT count(*) FROM pg_extension WHERE extname = 'pg_tle')})
+	  . ' '
+	  . $node->safe_psql(
+		'dbdevdb', q{
+SELECT (SELECT count(*) FROM pg_proc WHERE pronamespace = 'pgtle'::regnamespace AND proname LIKE '%snowflake%'),
+       (SELECT count(*) FROM pg_extension WHERE extname IN ('test@snowflake', 'snowflake'))}),
+	'0|1 0|1',
+	'pg_tle holds nothing of the edition any more (it stays); test@snowflake is gone, snowflake is the C extension');
+
+# --- node ids ---
+
+($ok, $out, $err) = switch_recipe('switch', 'node18');
+ok(!$ok, 'node18: the switch refuses');
+like($err,
+	qr/ERROR:  the snowflake C extension mints with node id 17, the SQL edition with 18\n.*HINT:  To keep node id 18, set snowflake.node_id = 18 in the server's configuration and restart it. To mint with 17 from now on, run the switch with snowflake_switch.node_id = 17/s,
+	'naming both node ids, and how to keep either');
+is($node->safe_psql('node18', 'SELECT app.snowflake_node_id(app.next_order())'), '18',
+	'the edition goes on with node id 18');
+my $max18 = $node->safe_psql('node18', 'SELECT max(id) FROM app.orders');
+($ok, $out, $err) = switch_recipe('switch-server-node-id', 'node18');
+ok($ok, 'told to mint with the server\'s node id 17, it switches') or diag($err);
+is( $node->safe_psql(
+		'node18', qq{
+INSERT INTO app.orders (n) SELECT 5000 + g FROM generate_series(1, 100) g;
+SELECT count(*) FILTER (WHERE id > $max18), bool_and(node = 17) FROM app.orders WHERE n > 5000}),
+	'100|t', 'node18: new keys above, with node id 17');
+
+# --- every switched database ---
+
 $node->safe_psql('postgres', 'CREATE DATABASE fresh');
 $node->safe_psql('fresh', 'CREATE EXTENSION snowflake');
 my $objects = q{
@@ -180,47 +295,82 @@ SELECT replace(coalesce(pg_get_functiondef(p.oid), i.identity), e.extnamespace::
   FROM pg_extension e JOIN pg_depend d ON d.refobjid = e.oid AND d.deptype = 'e'
   CROSS JOIN LATERAL pg_identify_object(d.classid, d.objid, d.objsubid) i
   LEFT JOIN pg_proc p ON d.classid = 'pg_proc'::regclass AND p.oid = d.objid
- WHERE e.extname = 'snowflake') s ORDER BY x};
+ WHERE e.extname = 'snowflake'
+UNION ALL
+SELECT 'extension ' || extversion || ' ' || coalesce(obj_description(oid, 'pg_extension'), '') FROM pg_extension WHERE extname = 'snowflake'
+) s ORDER BY x};
 # With the extension's schema in the search_path, its types and support
 # function are named unqualified in either.
 my $fresh = $node->safe_psql('fresh', "SET search_path = public; $objects");
-foreach my $case ([ 'plainform', 'public' ], [ 'extform', 'app' ])
+foreach my $db (sort keys %node_of)
 {
-	my ($db, $schema) = @$case;
-	my $switched = $node->safe_psql($db, "SET search_path = $schema; $objects");
+	my $switched = $node->safe_psql($db, "SET search_path = app; $objects");
 	my %in_fresh = map { $_ => 1 } split /\n/, $fresh;
 	my %in_switched = map { $_ => 1 } split /\n/, $switched;
 	is($switched, $fresh, "$db: the switched extension's objects are those of a fresh install")
 	  or diag(join("\n", (map { "only switched: $_" } grep { !$in_fresh{$_} } split /\n/, $switched),
 			(map { "only fresh: $_" } grep { !$in_switched{$_} } split /\n/, $fresh)));
+	is($node->safe_psql($db, $refs), $before{$db}, "$db: the user's objects refer to the same functions (same OIDs)");
+	is( $node->safe_psql(
+			$db, q{
+SELECT (SELECT count(*) FROM pg_proc WHERE proname LIKE '\_snowflake\_%'),
+       (SELECT count(*) FROM pg_namespace WHERE nspname IN ('_snowflake', '_snowflake_switch')),
+       (SELECT count(*) FROM pg_type WHERE typname = '_snowflake_layout')}),
+		'0|0|0', "$db: the edition's own objects are gone");
+	is( $node->safe_psql(
+			$db, q{
+SET enable_seqscan = off;
+SELECT count(*) FROM app.orders WHERE app.snowflake_timestamp(id) > '2000-01-01' AND n BETWEEN 1 AND 1000;
+SET enable_seqscan = on; SET enable_indexscan = off; SET enable_bitmapscan = off;
+SELECT count(*) FROM app.orders WHERE app.snowflake_timestamp(id) > '2000-01-01' AND n BETWEEN 1 AND 1000}),
+		"1000\n1000", "$db: the index on snowflake_timestamp(id) answers as before");
+	# The text forms the edition stored are the C extension's: amcheck
+	# recomputes the index's expression for every row and finds each entry.
+	is( $node->safe_psql(
+			$db, q{
+CREATE EXTENSION IF NOT EXISTS amcheck;
+SELECT bt_index_check('app.orders_code', true);
+SELECT count(*) = count(*) FILTER (WHERE public_id = app.snowflake_to_base32(id, 'ord_')
+                                     AND app.snowflake_from_base32(public_id, 'ord_') = id)
+  FROM app.orders}),
+		"\nt", "$db: the generated text column and the index on snowflake_to_base62(id) hold the C extension's texts");
+	my $max = $node->safe_psql($db, 'SELECT max(id) FROM app.orders WHERE n BETWEEN 1 AND 1000');
+	$max = $last{$db} if $last{$db} && $last{$db} > $max;
+	is( $node->safe_psql(
+			$db, qq{
+INSERT INTO app.orders (n) SELECT 10000 + g FROM generate_series(1, 1000) g;
+SELECT count(*) FILTER (WHERE id > $max), bool_and(node = 17),
+       (SELECT count(*) FROM app.orders_decoded WHERE n > 10000 AND node_id = 17), app.next_order() > $max
+  FROM app.orders WHERE n > 10000}),
+		'1000|t|1000|t',
+		"$db: new keys, from the default and the user's function, above the edition's; generated column and view work");
 }
 
-# --- the other way: pg_dump and pg_restore onto the C extension ---
+# --- by dump and restore ---
 
-# The dump says CREATE EXTENSION snowflake, which the C extension answers
-# here; the edition's sequences it then sets do not exist: the two errors
-# pg_restore reports and goes on past.  The defaults and other expressions
-# name the functions, which resolve to the C extension's.
-$node->safe_psql('postgres', 'CREATE DATABASE moved');
-my ($stdout, $restore_err);
-($ret, $stdout, $restore_err) = (0, '', '');
-IPC::Run::run([ 'pg_restore', '-d', $node->connstr('moved'), $dump ], '>', \$stdout, '2>', \$restore_err);
-my @errors = $restore_err =~ /ERROR:  (.*)/g;
-is_deeply(\@errors,
-	[ 'relation "app._snowflake_id_seq" does not exist', 'relation "app._snowflake_node_seq" does not exist' ],
-	'pg_restore onto the C extension: the only errors are the edition\'s two sequences');
-is( $node->safe_psql(
-		'moved', qq{
-INSERT INTO app.orders (n) SELECT 1000 + g FROM generate_series(1, 100) g;
-SELECT count(*) FILTER (WHERE n > 1000 AND id > $dumped_max), bool_and(node = 5),
+foreach my $db ('tledb', 'dbdevdb')
+{
+	my $new = "moved_$db";
+	$node->safe_psql('postgres', "CREATE DATABASE $new");
+	($ok, $out, $err) = switch_recipe('move-by-dump', $new, 'appdb.dump' => $dump{$db}, ' newdb ' => " $new ",
+		'-d newdb' => "-d $new");
+	ok($ok, "$db: its dump restores onto the C extension with the page's lists, without an error") or diag($err);
+	is( $node->safe_psql(
+			$new, qq{
+INSERT INTO app.orders (n) SELECT 20000 + g FROM generate_series(1, 100) g;
+SELECT count(*) FILTER (WHERE n > 20000 AND id > $dumped_max{$db}), bool_and(node = 17),
        (SELECT count(*) FROM app.orders_decoded),
        (SELECT l.lanname FROM pg_attrdef a JOIN pg_depend d ON d.classid = 'pg_attrdef'::regclass AND d.objid = a.oid
           JOIN pg_proc p ON d.refclassid = 'pg_proc'::regclass AND p.oid = d.refobjid
           JOIN pg_language l ON l.oid = p.prolang
          WHERE a.adrelid = 'app.orders'::regclass AND p.proname = 'snowflake_nextval')
   FROM app.orders}),
-	'100|t|1100|c',
-	'restored onto the C extension: the default is the C function, new keys above the dumped ones');
+		'100|t|1100|c',
+		"$db: restored onto the C extension: the default is the C function, new keys above the dumped ones");
+	is($node->safe_psql($new, "SELECT obj_description(oid, 'pg_extension') FROM pg_extension WHERE extname = 'snowflake'"),
+		$node->safe_psql('fresh', "SELECT obj_description(oid, 'pg_extension') FROM pg_extension WHERE extname = 'snowflake'"),
+		"$db: the C extension keeps its own comment");
+}
 
 $node->stop;
 done_testing();
