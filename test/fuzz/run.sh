@@ -108,13 +108,21 @@ for t in "${targets[@]}"; do
     else
         limit=(-runs=0)
     fi
+    # A dictionary of the input's words, if the target has one: NAME.dict,
+    # or that of its family (layout.dict for layout_parse).
+    dict=()
+    for d in "$here/$t.dict" "$here/${t%%_*}.dict"; do
+        [ -f "$d" ] && { dict=(-dict="$d"); break; }
+    done
     t0=$(date +%s)
     status=0
-    "$build/$t" "${limit[@]}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    "$build/$t" "${limit[@]}" "${dict[@]}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
         -artifact_prefix="$work/artifacts/$t/" "$corpus/$t" "$here/corpus/$t" \
         >"$work/$t.log" 2>&1 || status=$?
-    n=$(sed -nE 's/^stat::number_of_executed_units: ([0-9]+)$/\1/p' "$work/$t.log" | tail -n 1)
-    cov=$(grep -aoE '(INITED|DONE|pulse|NEW|REDUCE) +cov: [0-9]+ ft: [0-9]+' "$work/$t.log" | tail -n 1 | sed -E 's/.*(cov: [0-9]+ ft: [0-9]+)/\1/')
+    # (Either may be missing from the log of a target that failed.)
+    n=$(sed -nE 's/^stat::number_of_executed_units: ([0-9]+)$/\1/p' "$work/$t.log" | tail -n 1 || true)
+    cov=$(grep -aoE '(INITED|DONE|pulse|NEW|REDUCE) +cov: [0-9]+ ft: [0-9]+' "$work/$t.log" |
+        tail -n 1 | sed -E 's/.*(cov: [0-9]+ ft: [0-9]+)/\1/' || true)
     found=$(ls "$work/artifacts/$t")
     if [ "$status" -ne 0 ] || [ -n "$found" ] || [ -z "$n" ]; then
         tail -n 60 "$work/$t.log"
