@@ -31,6 +31,7 @@
 # or PG_MAJOR's), then runs the TAP file in a copy of the tree, as the
 # "postgres" user when run as root.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+cmdline="test/soak.sh${*:+ $*}"
 minutes=10 clients=64 no_preload=0 leak=0 major= output=
 usage="usage: test/soak.sh [--minutes M] [--clients N] [--no-preload] [--plant-leak] [--major N] [--output FILE]"
 while [ $# -gt 0 ]; do
@@ -108,7 +109,17 @@ if [ "$status" -ne 0 ]; then
     done
 fi
 if [ -f "$report" ]; then
-    [ -z "$output" ] || { cp "$report" "$output"; echo "==> report written to $output"; }
+    if [ -n "$output" ]; then
+        {
+            echo "# Soak: PostgreSQL ${major:-$PG_MAJOR}$([ "$no_preload" -eq 1 ] && echo ' without the preload')$([ "$leak" -eq 1 ] && echo ', a leak planted')"
+            echo
+            echo "\`$cmdline\` on $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$here/.." rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$here/.." status --porcelain -- src test 2>/dev/null | grep -q . && echo ' (with uncommitted changes)'):"
+            echo "$(nproc) CPUs ($(sed -nE 's/^model name\s*: //p' /proc/cpuinfo | head -n 1)), $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo), $(. /etc/os-release && echo "$PRETTY_NAME")$([ -n "$major" ] && echo ", PostgreSQL $major in the Debian chroot of test/chroot-check.sh"), shared with other work (load average $(cut -d' ' -f1-3 /proc/loadavg) at the end); the extension built with WERROR=1${ASSERTS:+ ASSERTS=1}."
+            echo
+            cat "$report"
+        } >"$output"
+        echo "==> report written to $output"
+    fi
 else
     echo "no report was written" >&2
     status=1

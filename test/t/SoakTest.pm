@@ -218,7 +218,10 @@ sub percentiles
 # $prefix.*): [ [ minute, transactions, p50, p99, p99.9 (microseconds) ] ].
 sub latency_per_minute
 {
-	my ($prefix, $start) = @_;
+	my ($prefix, $start, $seconds) = @_;
+	# pgbench starts its clock after the connections: the last
+	# transactions end a little past the run's last minute, and count in it.
+	my $last = int(($seconds - 1) / 60);
 	my %hist;
 	foreach my $file (glob("$prefix.*"))
 	{
@@ -228,6 +231,7 @@ sub latency_per_minute
 			my ($client, $tx, $us, $script, $epoch, $epoch_us) = split;
 			next unless defined $epoch_us;
 			my $minute = int(($epoch + $epoch_us / 1e6 - $start) / 60);
+			$minute = $last if $minute > $last;
 			$hist{$minute}{$us}++;
 		}
 		close $fh;
@@ -361,7 +365,7 @@ sub run_soak
 	my ($counts, $order) = split /\n/, $check;
 	@r{qw(rows ids duplicates sessions batched other_node)} = split /\|/, $counts;
 	$r{order_violations} = $order;
-	$r{latency} = latency_per_minute("$dir/tx", $start);
+	$r{latency} = latency_per_minute("$dir/tx", $start, $seconds);
 	growth(\%r);
 	return \%r;
 }
