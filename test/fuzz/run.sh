@@ -91,6 +91,22 @@ if [ "$coverage" -eq 1 ]; then
             grep -E "(^|/)src/${f//./\\.} " "$work/$t.cov"
         done
     done
+    # A file of src/ that several targets test (textform.c: one per form),
+    # by all of them together.
+    if [ "${#targets[@]}" -gt 1 ]; then
+        "$profdata" merge -sparse -o "$work/all.profdata" "${prof[@]}"
+        objects=()
+        for t in "${targets[@]:1}"; do
+            objects+=(-object "$build/$t")
+        done
+        echo "==> coverage of ${targets[*]} together"
+        "$llvmcov" report "$build/${targets[0]}" "${objects[@]}" \
+            -instr-profile="$work/all.profdata" >"$work/all.cov"
+        grep -E '^Filename' "$work/all.cov"
+        for f in $(for t in "${targets[@]}"; do make -s -C "$here" sources-"$t"; done | tr ' ' '\n' | sort -u); do
+            grep -E "(^|/)src/${f//./\\.} " "$work/all.cov"
+        done
+    fi
     exit 0
 fi
 
