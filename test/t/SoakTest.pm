@@ -105,14 +105,16 @@ sub measure
 	# The mappings first: dynamic shared memory as the processes see it
 	# (64-bit addresses).
 	no warnings 'portable';
+	my $segment = dsm_pattern($node);
 	my %segments;
 	foreach my $pid (@$pids)
 	{
 		open my $maps, '<', "/proc/$pid/maps" or next;
 		while (my $line = <$maps>)
 		{
-			next unless $line =~ m{^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \S+\s+(/dev/shm/PostgreSQL\.\d+)};
-			$segments{$3} = hex($2) - hex($1);
+			next unless $line =~ m{^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \S+\s+(\S+)};
+			my ($from, $to, $path) = ($1, $2, $3);
+			$segments{$path} = hex($to) - hex($from) if $path =~ $segment;
 		}
 		close $maps;
 		if (open my $status, '<', "/proc/$pid/status")
@@ -152,6 +154,24 @@ sub measure
 		Time::HiRes::sleep(0.2);
 	}
 	return \%m;
+}
+
+# How the mappings of $node's dynamic shared memory segments are named in
+# /proc/PID/maps, by dynamic_shared_memory_type: files in /dev/shm (posix),
+# in the data directory's pg_dynshmem (mmap), or System V segments other
+# than the main one, whose key postmaster.pid gives (sysv: where /dev/shm
+# is not writable, as in a chroot).
+sub dsm_pattern
+{
+	my ($node) = @_;
+	my $type = $node->safe_psql('postgres', 'SHOW dynamic_shared_memory_type');
+	return qr{^/dev/shm/PostgreSQL\.\d+$} if $type eq 'posix';
+	return qr{/pg_dynshmem/mmap\.\d+$} if $type eq 'mmap';
+	die "dynamic_shared_memory_type $type is not measured" unless $type eq 'sysv';
+	my @pidfile = split /\n/, PostgreSQL::Test::Utils::slurp_file($node->data_dir . '/postmaster.pid');
+	my ($key) = $pidfile[6] =~ /^\s*(\d+)/;
+	my $main = sprintf('%08x', $key);
+	return qr{^/SYSV(?!$main$)[0-9a-f]{8}$};
 }
 
 # The memory context dumps in a piece of the server log, per PID: the
@@ -279,7 +299,7 @@ sub run_soak
 	my $warmup = $opts{warmup} // ($seconds >= 300 ? 60 : int($seconds / 5) || 1);
 	# The end's measurement takes seconds on a busy machine: every process
 	# must still run when it is asked.
-	my $end_at = $seconds - ($seconds >= 300 ? 15 : 6);
+	my $end_at = $seconds >= 300 ? $seconds - 15 : int($seconds * 0.7);
 	my $dir = PostgreSQL::Test::Utils::tempdir();
 
 	$node->safe_psql(
