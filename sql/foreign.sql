@@ -208,6 +208,9 @@ SELECT (snowflake_decode(i.id, ' SERVER ; fields=timestamp:41,region:3,host:7,se
        snowflake_node_id(i.id, 'server') = snowflake_node_id(i.id) AS same_node,
        snowflake_compose('2024-06-01', 1023, 4095, 'server') = snowflake_compose('2024-06-01', 1023, 4095) AS same_compose
   FROM (SELECT snowflake_nextval() AS id) i;
+-- Empty items before "server" are skipped, as before any other item
+-- (the fuzz target test/fuzz/layout_parse.c found it refused).
+SELECT snowflake_node_id(snowflake_compose('2024-06-01', 5, 9), ' ; ;server') = 5 AS server_after_empty_items;
 
 --
 -- IMMUTABLE with a layout: index expressions and partition bounds.  The

@@ -639,12 +639,16 @@ snowflake_parse_epoch(const char *text, int64 *epoch_ms, char *detail)
 	PG_CATCH();
 	{
 		ErrorData  *edata;
+		int			clip;
 
 		session_timezone = save_tz;
 		MemoryContextSwitchTo(oldcxt);
 		edata = CopyErrorData();
 		FlushErrorState();
-		snprintf(detail, SNOWFLAKE_DETAIL_LEN, "%s.", edata->message);
+		/* The message quotes the text: cut whole characters, keep the period. */
+		clip = pg_mbcliplen(edata->message, strlen(edata->message),
+							SNOWFLAKE_DETAIL_LEN - 2);
+		snprintf(detail, SNOWFLAKE_DETAIL_LEN, "%.*s.", clip, edata->message);
 		FreeErrorData(edata);
 	}
 	PG_END_TRY();

@@ -272,6 +272,27 @@ snowflake_format_from_layout(const SnowflakeLayout *layout,
 	fmt->sequence_bits = layout->sequence_bits;
 }
 
+/*
+ * sf_clip
+ *		How many bytes of s a message quotes, at most max, never part of a
+ *		character.  This file knows no encoding, but in every server
+ *		encoding a byte below 0x80 is a character of its own and the bytes
+ *		of a multibyte character are all 0x80 or above: a cut that would
+ *		split a run of such bytes is moved to the run's start.  Cut inside
+ *		a character, a message is not text of the encoding, and a client
+ *		of another encoding gets a conversion error instead of it.
+ */
+static int
+sf_clip(const char *s, int max)
+{
+	int			n = (int) strnlen(s, max);
+
+	if (IS_HIGHBIT_SET(s[n]))
+		while (n > 0 && IS_HIGHBIT_SET(s[n - 1]))
+			n--;
+	return n;
+}
+
 /* Strip leading and trailing white space in place. */
 static char *
 sf_trim(char *s)
@@ -397,7 +418,8 @@ sf_parse_field_item(char *item, int nfields, char **name, int *bits,
 	if (colon == NULL)
 	{
 		snprintf(detail, SNOWFLAKE_DETAIL_LEN,
-				 "The field \"%.40s\" is not of the form name:bits.", item);
+				 "The field \"%.*s\" is not of the form name:bits.",
+				 sf_clip(item, 40), item);
 		return false;
 	}
 	*colon = '\0';
@@ -405,8 +427,8 @@ sf_parse_field_item(char *item, int nfields, char **name, int *bits,
 	if (!sf_valid_field_name(*name))
 	{
 		snprintf(detail, SNOWFLAKE_DETAIL_LEN,
-				 "The field name \"%.40s\" is not valid: names are lower-case letters, digits and underscores, at most %d characters.",
-				 *name, SNOWFLAKE_FIELD_NAME_LEN - 1);
+				 "The field name \"%.*s\" is not valid: names are lower-case letters, digits and underscores, at most %d characters.",
+				 sf_clip(*name, 40), *name, SNOWFLAKE_FIELD_NAME_LEN - 1);
 		return false;
 	}
 	if (!snowflake_parse_int(colon + 1, bits) || *bits < 1 || *bits > max_bits)
@@ -577,7 +599,8 @@ sf_parse_preset(const char *item, const SnowflakeFormat *server,
 	if (!st->first)
 	{
 		snprintf(detail, SNOWFLAKE_DETAIL_LEN,
-				 "\"%.40s\" is not of the form key=value.", item);
+				 "\"%.*s\" is not of the form key=value.", sf_clip(item, 40),
+				 item);
 		return false;
 	}
 	if (server != NULL && pg_strcasecmp(item, "server") == 0)
@@ -598,8 +621,8 @@ sf_parse_preset(const char *item, const SnowflakeFormat *server,
 	if (!st->from_preset)
 	{
 		snprintf(detail, SNOWFLAKE_DETAIL_LEN,
-				 "\"%.40s\" is not a preset (%s) and not of the form key=value.",
-				 item, snowflake_preset_names());
+				 "\"%.*s\" is not a preset (%s) and not of the form key=value.",
+				 sf_clip(item, 40), item, snowflake_preset_names());
 		return false;
 	}
 	st->first = false;
@@ -622,8 +645,8 @@ sf_parse_key(const char *key, char *value, SnowflakeEpochParser parse_epoch,
 	else
 	{
 		snprintf(detail, SNOWFLAKE_DETAIL_LEN,
-				 "\"%.40s\" is not a layout key: the keys are epoch, unit and fields.",
-				 key);
+				 "\"%.*s\" is not a layout key: the keys are epoch, unit and fields.",
+				 sf_clip(key, 40), key);
 		return false;
 	}
 	if (*have)
@@ -741,7 +764,8 @@ snowflake_parse_format(const char *text, const SnowflakeFormat *server,
 /*
  * snowflake_format_names_server
  *		Whether a layout argument starts from the server's own layout
- *		("server; fields=..."), which the caller must then supply.
+ *		("server; fields=..."), which the caller must then supply.  Empty
+ *		items before it are skipped, as snowflake_parse_format skips them.
  */
 bool
 snowflake_format_names_server(const char *text)
@@ -749,7 +773,7 @@ snowflake_format_names_server(const char *text)
 	const char *p = text;
 	size_t		n;
 
-	while (isspace((unsigned char) *p))
+	while (isspace((unsigned char) *p) || *p == ';')
 		p++;
 	if (pg_strncasecmp(p, "server", 6) != 0)
 		return false;

@@ -25,6 +25,8 @@
  *	                epoch, the layout read from the server configuration
  *	nodesource.c    the node id derived from the host name or the
  *	                environment (snowflake.node_id_from)
+ *	fileformat.c    pure serializing and checking of the settings file's
+ *	                bytes (statefile.c does its I/O)
  *	layout.c        pure arithmetic on the ID layout
  *	textform.c      pure encoding and decoding of the text forms
  *

@@ -3,9 +3,9 @@
  * statefile.c
  *	  The state file "snowflake.state": its format, reading it, and
  *	  replacing it durably; the file of the server's life without the
- *	  preload, "snowflake.settings" (statefile.h); and reading what the
- *	  start logic needs of pg_control and of timeline history files
- *	  (shared.c).
+ *	  preload, "snowflake.settings" (statefile.h; its bytes are
+ *	  fileformat.c's); and reading what the start logic needs of
+ *	  pg_control and of timeline history files (shared.c).
  *
  * The file records the layout, epoch and node id the IDs were minted with,
  * a reservation (a millisecond that no issued ID has passed), the exact
@@ -40,6 +40,7 @@
 #include "storage/fd.h"
 
 #include "compat.h"
+#include "fileformat.h"
 #include "statefile.h"
 
 /*
@@ -563,85 +564,6 @@ snowflake_state_write(const SnowflakeStateFile *f, SfWriteFailure *failure)
 						   f, sizeof(*f), true, failure);
 }
 
-/* Fixed-width fields of the settings file, in the machine's byte order. */
-static inline void
-sf_put32(char *buf, int offset, uint32 v)
-{
-	memcpy(buf + offset, &v, sizeof(v));
-}
-
-static inline void
-sf_put64(char *buf, int offset, uint64 v)
-{
-	memcpy(buf + offset, &v, sizeof(v));
-}
-
-static inline uint32
-sf_get32(const char *buf, int offset)
-{
-	uint32		v;
-
-	memcpy(&v, buf + offset, sizeof(v));
-	return v;
-}
-
-static inline uint64
-sf_get64(const char *buf, int offset)
-{
-	uint64		v;
-
-	memcpy(&v, buf + offset, sizeof(v));
-	return v;
-}
-
-/*
- * sf_life_check
- *		Why the n bytes read from the settings file are not a file of the
- *		current format, as a sentence for a log message, or NULL if they
- *		are one.
- */
-static const char *
-sf_life_check(const char *buf, ssize_t n, char *detail, size_t len)
-{
-	uint32		magic = n >= 4 ? sf_get32(buf, 0) : 0;
-	uint32		version = n >= 8 ? sf_get32(buf, 4) : 0;
-
-	if (magic == SNOWFLAKE_LIFE_OLD_MAGIC)
-		return "It has the unversioned format of builds of snowflake 1.2 made before its release.";
-	if (magic != SNOWFLAKE_LIFE_MAGIC)
-		return "It does not start with the magic number of a snowflake settings file.";
-	if (n < 8)
-		version = SNOWFLAKE_LIFE_VERSION;	/* truncated: said below */
-	if (version > SNOWFLAKE_LIFE_VERSION)
-	{
-		snprintf(detail, len,
-				 "It has format version %u, written by a newer version of snowflake; this one reads format version %d.",
-				 version, SNOWFLAKE_LIFE_VERSION);
-		return detail;
-	}
-	if (version != SNOWFLAKE_LIFE_VERSION)
-	{
-		snprintf(detail, len, "It has format version %u, which no version of snowflake wrote.",
-				 version);
-		return detail;
-	}
-	if (n < SNOWFLAKE_LIFE_SIZE)
-	{
-		snprintf(detail, len, "It is truncated: %d bytes long instead of %d.",
-				 (int) n, SNOWFLAKE_LIFE_SIZE);
-		return detail;
-	}
-	if (n > SNOWFLAKE_LIFE_SIZE)
-	{
-		snprintf(detail, len, "It is longer than the %d bytes of its format.",
-				 SNOWFLAKE_LIFE_SIZE);
-		return detail;
-	}
-	if (sf_get32(buf, SNOWFLAKE_LIFE_SIZE - 4) != sf_crc(buf, SNOWFLAKE_LIFE_SIZE - 4))
-		return "Its checksum does not match its contents.";
-	return NULL;
-}
-
 /*
  * snowflake_life_read
  *		Read the values of the server's life (statefile.h) into *f.  Returns
@@ -672,21 +594,13 @@ snowflake_life_read(SnowflakeLifeFile *f, char *detail, size_t len)
 	if (n < 0)
 		return -1;
 
-	why = sf_life_check(buf, n, detail, len);
+	why = snowflake_life_parse(buf, n, f, detail, len);
 	if (why != NULL)
 	{
 		if (why != detail)
 			strlcpy(detail, why, len);
 		return -1;
 	}
-	f->postmaster_pid = (int32) sf_get32(buf, 8);
-	f->start_time = (int64) sf_get64(buf, 12);
-	f->layout.epoch_ms = (int64) sf_get64(buf, 20);
-	f->layout.timestamp_bits = (int32) sf_get32(buf, 28);
-	f->layout.node_bits = (int32) sf_get32(buf, 32);
-	f->layout.sequence_bits = (int32) sf_get32(buf, 36);
-	f->node_id = (int32) sf_get32(buf, 40);
-	f->node_id_span = (int32) sf_get32(buf, 44);
 	return 1;
 }
 
@@ -702,17 +616,7 @@ snowflake_life_write(const SnowflakeLifeFile *f, SfWriteFailure *failure)
 {
 	char		buf[SNOWFLAKE_LIFE_SIZE];
 
-	sf_put32(buf, 0, SNOWFLAKE_LIFE_MAGIC);
-	sf_put32(buf, 4, SNOWFLAKE_LIFE_VERSION);
-	sf_put32(buf, 8, (uint32) f->postmaster_pid);
-	sf_put64(buf, 12, (uint64) f->start_time);
-	sf_put64(buf, 20, (uint64) f->layout.epoch_ms);
-	sf_put32(buf, 28, (uint32) f->layout.timestamp_bits);
-	sf_put32(buf, 32, (uint32) f->layout.node_bits);
-	sf_put32(buf, 36, (uint32) f->layout.sequence_bits);
-	sf_put32(buf, 40, (uint32) f->node_id);
-	sf_put32(buf, 44, (uint32) f->node_id_span);
-	sf_put32(buf, SNOWFLAKE_LIFE_SIZE - 4, sf_crc(buf, SNOWFLAKE_LIFE_SIZE - 4));
+	snowflake_life_serialize(f, buf);
 	return sf_replace_file(SNOWFLAKE_LIFE_FILE, SNOWFLAKE_LIFE_TMP_FILE, buf,
 						   sizeof(buf), false, failure);
 }

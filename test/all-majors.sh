@@ -132,7 +132,7 @@ order=(native patroni)
 # two: SF_BACKUP_TOOLS=0).  The seeded fault
 # campaign (test/t/051_chaos.pl) runs its two minutes here, seed 1; the
 # chroot stages run its 20-second smoke.
-run_step native '^==> PostgreSQL [0-9]+: every suite passed \(pg_regress, isolation, [1-9][0-9]* TAP files(, [1-9][0-9]* TAP files without the preload)?(; skipped, not installed here: .+)?\)$' \
+run_step native '^==> PostgreSQL [0-9]+: every suite passed \(pg_regress, isolation, fuzzing \([1-9][0-9]* targets, [1-9][0-9]* s\), [1-9][0-9]* TAP files(, [1-9][0-9]* TAP files without the preload)?(; skipped, not installed here: .+)?\)$' \
     env SF_FRAMEWORKS=1 SF_BACKUP_TOOLS=1 SNOWFLAKE_CHAOS_SECONDS=120 bash "$here/check.sh"
 run_step patroni '^==> patroni: every check passed' bash "$here/patroni-check.sh"
 
@@ -161,7 +161,7 @@ for m in $majors; do
         case " $NO_PRELOAD_SKIP " in
             *" $m "*) no_preload= pass=0 ;;
         esac
-        start_step "pg$m" "^==> PostgreSQL $m: every suite passed \\(pg_regress, isolation, [1-9][0-9]* TAP files$no_preload$image(; skipped, not installed here: .+)?\\)\$" \
+        start_step "pg$m" "^==> PostgreSQL $m: every suite passed \\(pg_regress, isolation, fuzzing \\([1-9][0-9]* targets, [^)]*\\), [1-9][0-9]* TAP files$no_preload$image(; skipped, not installed here: .+)?\\)\$" \
             env SNOWFLAKE_NO_PRELOAD_PASS=$pass bash "$here/chroot-check.sh" "$m"
     fi
     i=$((i + 1))

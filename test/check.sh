@@ -30,6 +30,11 @@
 #       is chosen, and the file must run those upgrades (test/chroot-check.sh
 #       sets 18 for 19)
 #
+#   SNOWFLAKE_FUZZ_SECONDS=N   how long the fuzz targets (test/fuzz/run.sh)
+#       run in all, before the suites (default 60, or 0 with PROVE_TESTS:
+#       0 runs them on their committed inputs only; test/chroot-check.sh
+#       sets 0 unless told otherwise)
+#
 #   SNOWFLAKE_CHAOS_SECONDS=N   how long test/t/051_chaos.pl, the seeded
 #       fault campaign, injects faults (default 20 s, a smoke run; CI's
 #       native stage runs 120; test/chaos.sh runs longer ones), and
@@ -70,6 +75,31 @@ fi
 if ! perl "$RUN_DIR/sql-edition/build.pl" --check; then
     echo "FAILED: sql-edition/dist differs from what sql-edition/src builds (make sql-edition)" >&2
     exit 1
+fi
+
+# The fuzz targets (test/fuzz/run.sh): SNOWFLAKE_FUZZ_SECONDS in all,
+# shared among them (default 60, or 0 when PROVE_TESTS chooses TAP files;
+# 0 runs each only on its committed inputs, as the chroots of CI do).
+# Built and run as the caller, in a directory of the copy; an input that
+# fails goes into this tree's test/fuzz/corpus, to be committed with the
+# fix.  The stage must report every target as run.
+fuzz_seconds=${SNOWFLAKE_FUZZ_SECONDS:-$([ -n "${PROVE_TESTS:-}" ] && echo 0 || echo 60)}
+fuzz_targets=$(make -s -C "$SNOWFLAKE_ROOT/test/fuzz" list | wc -w)
+fuzz_out=$(mktemp /tmp/snowflake-fuzz.XXXXXX.log)
+status=0
+bash "$SNOWFLAKE_ROOT/test/fuzz/run.sh" --seconds "$fuzz_seconds" --build "$RUN_DIR/tmp_fuzz" \
+    2>&1 | tee "$fuzz_out" || status=$?
+if [ "$status" -ne 0 ] || [ "$fuzz_targets" -eq 0 ] ||
+    ! grep -qE "^==> fuzz: every target ran: $fuzz_targets of $fuzz_targets targets, [1-9][0-9]* runs\$" "$fuzz_out"; then
+    rm -f "$fuzz_out"
+    echo "FAILED: the fuzz targets found a defect or did not all run (test/fuzz/run.sh)" >&2
+    exit 1
+fi
+rm -f "$fuzz_out"
+if [ "$fuzz_seconds" -gt 0 ]; then
+    fuzz_summary="fuzzing ($fuzz_targets targets, $fuzz_seconds s)"
+else
+    fuzz_summary="fuzzing ($fuzz_targets targets, committed inputs only)"
 fi
 
 # The framework recipes' file runs only where their packages are installed.
@@ -231,7 +261,7 @@ fi
 # failover, the lineage floor and restores, state file faults, edge errors,
 # the stats (and their Prometheus metrics through a real exporter), node ids
 # derived from the host name, the install and update scripts with dump and
-# restore, and a point-in-time recovery under load.
+# restore, a point-in-time recovery under load, and the 64-client soak.
 # Files whose subject is the preloaded mode itself (settings as real GUCs
 # at startup, the writer registered with the postmaster, a start that only
 # the postmaster can see: 074's, a restore's confirmation) are not in it; 029_no_preload.pl covers what differs without the
@@ -251,8 +281,9 @@ NO_PRELOAD_TESTS="test/t/004_js_safe_layout.pl test/t/005_concurrent_pgbench.pl
     test/t/038_floor_obligation.pl
     test/t/040_upgrade_dump.pl test/t/049_prometheus.pl
     test/t/060_restore_pitr.pl test/t/064_start_rule.pl
-    test/t/073_raised_lead.pl test/t/075_skipped_timeline.pl"
-summary="pg_regress, isolation, $tap_files TAP files"
+    test/t/073_raised_lead.pl test/t/075_skipped_timeline.pl
+    test/t/077_soak.pl"
+summary="pg_regress, isolation, $fuzz_summary, $tap_files TAP files"
 if [ "$PG_MAJOR" -ge 17 ] && [ "${SNOWFLAKE_NO_PRELOAD_PASS:-1}" = 0 ]; then
     echo "==> the no-preload pass is left out here (SNOWFLAKE_NO_PRELOAD_PASS=0)"
 elif [ "$PG_MAJOR" -ge 17 ]; then

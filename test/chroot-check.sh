@@ -31,6 +31,9 @@
 #                     test/t/061_pgbackrest.pl and 062_barman.pl in the
 #                     chroot too (default 0: they skip there; CI runs them
 #                     natively on 15, see CONTRIBUTING.md, CI)
+#   SNOWFLAKE_FUZZ_SECONDS  how long the fuzz targets run (default 0: each
+#                     only on its committed inputs; test/check.sh's
+#                     native run fuzzes them for a minute)
 #   SNOWFLAKE_CHAOS_SEED, SNOWFLAKE_CHAOS_SECONDS, SNOWFLAKE_CHAOS_NO_PRELOAD
 #                     the fault campaign's seed, length and mode
 #                     (test/check.sh), passed into the chroot
@@ -206,6 +209,7 @@ sf_install_node_modules "$src"
 # A copy of the tree of its own (test/check.sh cleans and rebuilds it with
 # the chroot's PostgreSQL), without the host's test output.
 tar -C "$src" --exclude=./.git --exclude='./tmp_check*' --exclude=./results \
+    --exclude='./test/fuzz/build*' \
     --exclude=./output_iso -cf - . | tar -C "$work" -xf -
 inner=/${work#"$CHROOT"/}
 # The older major this run upgrades from, if any.
@@ -219,6 +223,7 @@ chroot "$CHROOT" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF
     ${SNOWFLAKE_CHAOS_SEED:+SNOWFLAKE_CHAOS_SEED="$SNOWFLAKE_CHAOS_SEED"} \
     ${SNOWFLAKE_CHAOS_SECONDS:+SNOWFLAKE_CHAOS_SECONDS="$SNOWFLAKE_CHAOS_SECONDS"} \
     ${SNOWFLAKE_CHAOS_NO_PRELOAD:+SNOWFLAKE_CHAOS_NO_PRELOAD="$SNOWFLAKE_CHAOS_NO_PRELOAD"} \
+    SNOWFLAKE_FUZZ_SECONDS="${SNOWFLAKE_FUZZ_SECONDS:-0}" \
     ${upgrade_from:+SNOWFLAKE_UPGRADE_FROM="$upgrade_from"} \
     ${PROVE_TESTS:+PROVE_TESTS="$PROVE_TESTS"} \
     bash "$inner/test/check.sh"

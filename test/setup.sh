@@ -17,6 +17,7 @@
 #   ASSERTS=1  build with the extension's assertions on (test/check.sh sets it)
 #   SF_TEST_DEPS=1  also install what the test suites need (test/check.sh
 #              sets it): node, npm and the client tests' npm packages,
+#              clang and its sanitizers' runtime (the fuzz targets),
 #              pg_partman, PL/Proxy, PgBouncer, pgpool-II, the Prometheus
 #              exporter and promtool, and the frameworks of the recipes
 #              (Python, Ruby, Java and Go packages) unless SF_FRAMEWORKS=0
@@ -112,6 +113,10 @@ sf_wanted_packages() {
         # The fault campaign (test/t/ChaosTest.pm, 051_chaos.pl): its
         # clients are Perl processes on DBD::Pg.
         wanted+=(libdbd-pg-perl)
+        # The fuzz targets (test/fuzz/run.sh, which test/check.sh runs):
+        # clang and the runtime of its sanitizers and libFuzzer, the
+        # distribution's default version of both.
+        wanted+=(clang libclang-rt-dev)
         # The monitoring test (049_prometheus.pl) runs postgres_exporter
         # with monitoring/postgres_exporter.yml and promtool over the
         # alert rules.  Where systemd runs, installing the exporter starts
