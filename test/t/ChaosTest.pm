@@ -912,7 +912,10 @@ sub discard_dir
 # primary is lost and the copy takes its place (replace_primary): its first
 # start runs with the state file unwritable (the fault shim, "open EACCES"),
 # it is stopped, the fault cleared, and it starts again; the clients go on
-# with it, the same term.  The standby is built anew from it.
+# with it, the same term.  A base backup with the preload cannot start
+# unwritable at all (it must record a request to confirm its node id):
+# then it starts once the fault is cleared, and is confirmed.  The standby
+# is built anew from it.
 sub restore_in_place
 {
 	my ($c, $log, $how, $secs) = @_;
@@ -926,13 +929,36 @@ sub restore_in_place
 	sleep($secs);
 	replace_primary($c, $copy);
 	set_fault('open EACCES');
-	start_node($p);
-	wait_up($p);
-	sleep(1);    # the clients meet the refusals
-	$p->stop('fast', fail_ok => 1);
-	set_fault();
-	start_node($p);
-	wait_up($p);
+	if ($how eq 'base backup' && $c->{preload})
+	{
+		# A base backup started without recovery.signal continues the lost
+		# primary's timeline: its start must record a request to confirm
+		# the node id, which an unwritable file cannot, so it does not start
+		# (as in unreadable_crash).  Then the fault is cleared, it starts,
+		# refuses to mint until its node id is confirmed, and is confirmed.
+		my $started = start_must_fail($p);
+		my $log_text = slurp_file($p->logfile, $p->{_sf_offset});
+		note_event($c, $started ? 'unwritable_started' : 'unwritable_no_start',
+			$started ? 'the base backup started with its state file unwritable'
+			: ($log_text =~ /(FATAL:  could not create file "snowflake\.state\.tmp"[^\n]*)/ ? $1
+				: 'the base backup did not start, and its log does not say why'));
+		set_fault();
+		start_node($p);
+		wait_up($p);
+		$p->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+		  or die 'the base backup did not leave recovery';
+		confirm_node($c, $p, try_refused($c, $p, 3));
+	}
+	else
+	{
+		start_node($p);
+		wait_up($p);
+		sleep(1);    # the clients meet the refusals
+		$p->stop('fast', fail_ok => 1);
+		set_fault();
+		start_node($p);
+		wait_up($p);
+	}
 	standby_job($c, sub { rebuild_standby($c) });
 	return;
 }
