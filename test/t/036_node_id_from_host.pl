@@ -362,7 +362,7 @@ if (!no_preload())
 			log_filename => 'collector.log'
 		});
 	my $collected = $coll->data_dir . '/log/collector.log';
-	my $line = qr/LOG:  snowflake node id 4 derived from the host name "pg-4"\n[^\n]*DETAIL:  Member number 4 plus "snowflake\.node_id_base" = 0: this server takes node id 4 of the cluster's 0 to 7/;
+	my $line = qr/LOG:  snowflake node id 4 derived from the host name "pg-4"\n[^\n]*DETAIL:  The host name's first label "pg-4" ends in the digits "4": member number 4\. Member number 4 plus "snowflake\.node_id_base" = 0: this server takes node id 4 of the cluster's 0 to 7/;
 	like(slurp_file($collected), $line,
 		'logging_collector = on: the derived node id is in the collector\'s log file');
 	unlike(slurp_file($coll->logfile), qr/snowflake node id 4 derived/,
