@@ -387,7 +387,7 @@ if (!no_preload())
 	my $pgdata = $replay->data_dir;
 	my $max_before;
 	{
-		local $ENV{SF_TEST_MEMBER} = 'pg-6';
+		local $ENV{SF_TEST_MEMBER} = '6';
 		$replay->start;
 		$max_before = $replay->safe_psql('postgres',
 			'CREATE EXTENSION snowflake; CREATE TABLE ids (id bigint PRIMARY KEY);'
@@ -424,7 +424,7 @@ if (!no_preload())
 	ok($ok && $out =~ /^\d+\n\z/, 'postgres -C shared_memory_size without the variable prints the value')
 	  or diag("$out$err");
 	{
-		local $ENV{SF_TEST_MEMBER} = 'pg-6';
+		local $ENV{SF_TEST_MEMBER} = '6';
 		$replay->start;
 		is( $replay->safe_psql('postgres',
 				'WITH i AS (INSERT INTO ids SELECT snowflake_nextval() FROM generate_series(1, 1000) RETURNING id)'

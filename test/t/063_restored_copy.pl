@@ -46,6 +46,8 @@ use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
 use IPC::Run;
+use File::Basename ();
+use File::Spec;
 
 my $seconds = 10;
 
@@ -158,6 +160,43 @@ is( $origin->safe_psql('postgres', 'SELECT count(*) FROM snowflake_node_claims')
 is(join('|', map { stats($_)->{status} } $origin, $same),
 	'ready|ready', 'both servers\' stats say "ready"');
 $_->stop foreach $same, $own;
+
+# The page's recipe for a copy that will write beside its original
+# (docs/operations.md), read from the page and run as written on a copy of
+# the running original's files: a base backup with the original's
+# postmaster.pid beside it, as a copy of a running server's directory has
+# (with it in place the copy does not start, and pg_ctl stop run on the
+# copy would signal the original).  Only the port is the test's.
+{
+	my $root = File::Spec->rel2abs(File::Basename::dirname(__FILE__) . '/../..');
+	my %recipes = doc_recipes("$root/docs/operations.md");
+	my $recipe = $recipes{'restore/copy-beside.sh'};
+	ok(defined $recipe, 'docs/operations.md has the recipe of a copy beside its original');
+	my $copy = PostgreSQL::Test::Cluster->new('recipe_copy');
+	my $port = $copy->port;
+	like($recipe, qr/^port = \d+$/m, 'the recipe gives the copy its own port');
+	$recipe =~ s/^port = \d+$/port = $port/m;
+	my ($node_id) = $recipe =~ /^snowflake\.node_id = (\d+)$/m;
+	ok(defined $node_id && $node_id != 3, 'the recipe gives the copy its own node id');
+	PostgreSQL::Test::Utils::system_or_bail('pg_basebackup', '-D', $copy->data_dir,
+		'-X', 'stream', '-c', 'fast', '-h', $origin->host, '-p', $origin->port);
+	PostgreSQL::Test::Utils::system_or_bail('cp', $origin->data_dir . '/postmaster.pid',
+		$copy->data_dir . '/postmaster.pid');
+	my $log = $copy->logfile;
+	my $ok = system('bash', '-c', 'set -e; exec >"$1" 2>&1; shift; COPY="$1"; shift; eval "$1"',
+		'recipe', $log, $copy->data_dir, $recipe) == 0;
+	$copy->_update_pid(1);
+	ok($ok, 'the recipe starts the copy') or diag(slurp_file($log));
+	$copy->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+	  or die 'the recipe\'s copy did not leave recovery';
+	is($copy->safe_psql('postgres', q{SELECT current_setting('archive_mode')}),
+		'off', 'the recipe\'s copy does not archive');
+	mint_into($_, 20000) foreach $origin, $copy;
+	is(keys_in_common($copy, $origin), '0',
+		"the recipe's copy (node id $node_id) and its original: no key in common of 20000 each");
+	$copy->stop;
+	ok(kill(0, $origin->{_pid}), 'the original still runs after the copy was stopped');
+}
 
 # Started without recovery.signal, the same base backup continues the
 # original's timeline: it waits for its node id to be confirmed.
