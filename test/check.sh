@@ -207,7 +207,7 @@ fi
 # failover, the lineage floor and restores, state file faults, edge errors,
 # the stats (and their Prometheus metrics through a real exporter), node ids
 # derived from the host name, the install and update scripts with dump and
-# restore, and a point-in-time recovery under load.
+# restore, a point-in-time recovery under load, and public IDs' key file.
 # Files whose subject is the preloaded mode itself (settings as real GUCs
 # at startup, the writer registered with the postmaster, the clean-shutdown
 # record) are not in it; 029_no_preload.pl covers what differs without the
@@ -226,7 +226,7 @@ NO_PRELOAD_TESTS="test/t/004_js_safe_layout.pl test/t/005_concurrent_pgbench.pl
     test/t/036_node_id_from_host.pl test/t/037_split_brain_hosts.pl
     test/t/038_floor_obligation.pl
     test/t/040_upgrade_dump.pl test/t/049_prometheus.pl
-    test/t/060_restore_pitr.pl"
+    test/t/060_restore_pitr.pl test/t/070_public_ids.pl"
 summary="pg_regress, isolation, $tap_files TAP files"
 if [ "$PG_MAJOR" -ge 17 ] && [ "${SNOWFLAKE_NO_PRELOAD_PASS:-1}" = 0 ]; then
     echo "==> the no-preload pass is left out here (SNOWFLAKE_NO_PRELOAD_PASS=0)"

@@ -298,10 +298,13 @@ my @probes = (
 	q{SELECT snowflake_to_public(1, 9)},
 	q{SELECT snowflake_from_public_base32('9000000000000Z')},
 	q{SELECT snowflake_to_public_base32(1, 'bad prefix')});
+# Each probe in a session of its own that has loaded the library first
+# (without the preload, the setting is a placeholder until then: below).
 my $seen = '';
 foreach my $probe (@probes)
 {
-	my (undef, $out, $err) = $node->psql('postgres', $probe, @app);
+	my (undef, $out, $err) =
+	  $node->psql('postgres', "SELECT snowflake_to_public(0, 1) >= 0 AS loaded;\n$probe", @app);
 	$seen .= "$out\n$err\n";
 }
 my ($ret) = $node->psql('postgres', q{SELECT snowflake_to_public(1, 1)}, @app);
@@ -369,6 +372,7 @@ $node->stop;
 # --- without the preload ---
 
 my $plain = start_snowflake_node('public_ids_plain', preload => 0);
+my ($out, $err);
 write_keys($plain, 'public.keys', key_line(1, 1));
 $plain->append_conf('postgresql.conf', "snowflake.public_keys_file = 'public.keys'\n");
 $plain->reload;
@@ -380,9 +384,17 @@ is( $plain->safe_psql(
                         AND snowflake_to_public(77, 1) = snowflake_encrypt_id(77, (SELECT key FROM test_keys WHERE kid = 1))}, extra_params => [ '-U', 'app' ]),
 	't', 'without the preload the configured keys work');
 # Before the library is loaded in a session, the setting is a placeholder
-# that any role can set; loading the library refuses what a role that is
-# not a superuser set, and keeps the configured file.
-my (undef, $out, $err) = $plain->psql('postgres', q{
+# that any role can read (a path, not a key: docs/public-ids.md) and set;
+# loading the library hides it and refuses what a role that is not a
+# superuser set, keeping the configured file.
+($ret, $out, $err) = $plain->psql('postgres', q{
+SHOW snowflake.public_keys_file;
+SELECT snowflake_to_public(1, 1) >= 0 AS loaded;
+SHOW snowflake.public_keys_file}, extra_params => [ '-U', 'app' ]);
+is($out, "public.keys\nt", 'without the preload a session sees the path until the library is loaded');
+like($err, qr/must be superuser or have privileges of pg_read_all_settings to examine "snowflake\.public_keys_file"/,
+	'and no longer once it is');
+(undef, $out, $err) = $plain->psql('postgres', q{
 SET snowflake.public_keys_file = 'mine.keys';
 SELECT snowflake_to_public_base32(77)}, extra_params => [ '-U', 'app' ]);
 like($out, qr/^1/, 'a role that is not a superuser cannot point the placeholder at another file: key 1 still makes the text');
