@@ -166,10 +166,7 @@ sf_read_file(const char *path, struct stat *st, size_t *len)
 				 errmsg("could not open public ID key file: %m"),
 				 errdetail_log("The file is \"%s\".", path)));
 	if (fstat(fd, st) != 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not stat public ID key file: %m"),
-				 errdetail_log("The file is \"%s\".", path)));
+		elog(ERROR, "could not stat public ID key file \"%s\": %m", path);
 	sf_check_stat(st, path);
 
 	/* One byte more than allowed: a file that grew is too large. */

@@ -194,6 +194,9 @@ my @cases = (
 	[ 'world access', file => key_line(1, 1), 0604, undef,
 		"F0000: public ID key file has $group\n"
 		  . 'DETAIL:  It must have permissions u=rw (0600) or less if owned by the database user, or u=rw,g=r (0640) or less if owned by root.' ],
+	[ 'owned by root, world-readable', path => '/etc/passwd', undef, undef,
+		"F0000: public ID key file has $group\n"
+		  . 'DETAIL:  It must have permissions u=rw (0600) or less if owned by the database user, or u=rw,g=r (0640) or less if owned by root.' ],
 	[ 'too large', file => key_line(1, 1) . ('#' x 65536), undef, undef,
 		"F0000: public ID key file is too large\nDETAIL:  It has @{[length(key_line(1, 1)) + 65536]} bytes; a key file has at most 65536." ],
 	[ 'unreadable (read fails)', path => '/proc/self/mem', undef, undef,
