@@ -36,6 +36,8 @@ DECLARE
     waited int := 0;
     edition_only text[] := '{}';
     same_layout bool;
+    k record;
+    c_public int8;
 BEGIN
     IF NOT (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
         RAISE EXCEPTION USING ERRCODE = 'insufficient_privilege',
@@ -116,6 +118,37 @@ BEGIN
         EXECUTE format('COMMENT ON FUNCTION %s IS %L', f.oid::regprocedure, c_comment);
         EXECUTE format('ALTER EXTENSION snowflake ADD FUNCTION %s', f.oid::regprocedure);
     END LOOP;
+
+    -- The edition's keys of public IDs (docs/public-ids.md) must be the C
+    -- extension's, read from its key file, or the public IDs and texts
+    -- already handed out would no longer read: each key's public ID of one
+    -- ID, and which key is current, compared; then the table goes.
+    IF to_regclass(format('%I._snowflake_public_keys', schema_name)) IS NOT NULL THEN
+        FOR k IN EXECUTE format(
+            'SELECT key_id, current, %I._snowflake_ff1(4242424242, decode(key, ''hex''), decode(mac, ''hex''), true) AS public_id
+               FROM %I._snowflake_public_keys ORDER BY key_id', schema_name, schema_name)
+        LOOP
+            BEGIN
+                EXECUTE format('SELECT %I.snowflake_to_public(4242424242, %s)', schema_name, k.key_id) INTO c_public;
+                IF k.current THEN
+                    EXECUTE format('SELECT left(%I.snowflake_to_public_base32(4242424242), 1)
+                                           = substr(''0123456789ABCDEFGHJKMNPQRSTVWXYZ'', %s, 1)', schema_name, k.key_id + 1)
+                      INTO same_layout;
+                    c_public := CASE WHEN same_layout THEN c_public END;
+                END IF;
+            EXCEPTION WHEN OTHERS THEN
+                c_public := NULL;
+            END;
+            IF c_public IS DISTINCT FROM k.public_id THEN
+                RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
+                    MESSAGE = format('the snowflake C extension does not have the SQL edition''s public ID key %s%s',
+                                     k.key_id, CASE WHEN k.current THEN ' as its current key' ELSE '' END),
+                    DETAIL = 'The public IDs made with it would no longer read after the switch.',
+                    HINT = 'Write the edition''s keys into the key file that snowflake.public_keys_file names (docs/deployment/sql-edition.md, "Public IDs"), then run the switch again.';
+            END IF;
+        END LOOP;
+        EXECUTE format('DROP TABLE %I._snowflake_public_keys', schema_name);
+    END IF;
 
     -- What remains of the edition: its functions of its own (a user's
     -- object that still depends on one stops the switch here), its type and

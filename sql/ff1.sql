@@ -60,12 +60,12 @@ SELECT sample, 8 * length(key) AS aes, radix, length(tweak) AS tweak_bytes,
 -- 2. Public IDs are FF1 with radix 2 over the 63 bits and no tweak: the
 --    63-bit path (one AES block a round, P's block computed once per key)
 --    gives what the general FF1 gives, both ways, for the three key
---    lengths, over the edges and 10,000 random IDs.
+--    lengths, over the edges and 5,000 random IDs.
 -- ---------------------------------------------------------------------------
 SELECT setseed(0.38);
 CREATE TABLE ff1.ids AS
 SELECT floor(random() * 2147483648)::int8 << 32 | floor(random() * 4294967296)::int8 AS id
-  FROM generate_series(1, 10000)
+  FROM generate_series(1, 5000)
 UNION ALL
 SELECT unnest(ARRAY[0, 1, 2147483647, 2147483648, 4294967295, 4294967296,
                     4611686018427387904, 9223372036854775806, 9223372036854775807]::int8[]);

@@ -196,10 +196,13 @@ COMMENT ON FUNCTION @extschema@.snowflake_decrypt_id(pg_catalog.int8, pg_catalog
 -- The configured keys: only the owner and superusers can read or change
 -- them.  At most one is current: the key new public texts are made with.
 -- Dumped with the data (pg_dump keeps the keys: a dump is then a secret).
+-- The key and its state after P are kept in hexadecimal, in columns of a
+-- bounded length: a row then always fits a page, and the table has no
+-- TOAST table (which would be an object of the owner's outside its schema).
 CREATE TABLE @extschema@._snowflake_public_keys (
     key_id pg_catalog.int4 PRIMARY KEY CHECK (key_id BETWEEN 0 AND 31),
-    key pg_catalog.bytea NOT NULL CHECK (pg_catalog.octet_length(key) IN (16, 24, 32)),
-    mac pg_catalog.bytea NOT NULL,
+    key pg_catalog.varchar(64) NOT NULL CHECK (key COLLATE "C" ~ '^[0-9a-f]{32}([0-9a-f]{16}){0,2}$'),
+    mac pg_catalog.varchar(32) NOT NULL,
     current pg_catalog.bool NOT NULL DEFAULT false
 );
 
@@ -241,7 +244,8 @@ LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    SELECT k.key, k.mac INTO key, mac FROM @extschema@._snowflake_public_keys k WHERE k.key_id = $1;
+    SELECT decode(k.key, 'hex'), decode(k.mac, 'hex') INTO key, mac
+      FROM @extschema@._snowflake_public_keys k WHERE k.key_id = $1;
     IF NOT FOUND THEN
         RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
             MESSAGE = format('public ID key %s is not configured', $1),
@@ -302,7 +306,8 @@ DECLARE
 BEGIN
     PERFORM @extschema@._snowflake_public_check(id, false, '\x00000000000000000000000000000000', 0);
     PERFORM @extschema@._snowflake_prefix_check(prefix);
-    SELECT p.key_id, p.key, p.mac INTO k FROM @extschema@._snowflake_public_keys p WHERE p.current;
+    SELECT p.key_id, decode(p.key, 'hex') AS key, decode(p.mac, 'hex') AS mac INTO k
+      FROM @extschema@._snowflake_public_keys p WHERE p.current;
     IF NOT FOUND THEN
         RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
             MESSAGE = 'no public ID key is marked current',
@@ -487,7 +492,7 @@ BEGIN
         UPDATE @extschema@._snowflake_public_keys k SET current = false WHERE k.current AND k.key_id <> $1;
     END IF;
     INSERT INTO @extschema@._snowflake_public_keys AS k (key_id, key, mac, current)
-    VALUES ($1, $2, @extschema@._snowflake_ff1_mac($2), coalesce($3, false))
+    VALUES ($1, encode($2, 'hex'), encode(@extschema@._snowflake_ff1_mac($2), 'hex'), coalesce($3, false))
     ON CONFLICT ON CONSTRAINT _snowflake_public_keys_pkey
     DO UPDATE SET key = EXCLUDED.key, mac = EXCLUDED.mac, current = EXCLUDED.current;
     RETURN key_id;

@@ -21,7 +21,11 @@
 #    snowflake; the edition's own objects are gone; the index answers as
 #    before; the text forms the edition stored are the C extension's (amcheck
 #    finds every row's entry in the index); and every new key lies above
-#    every key the edition issued, also when its last keys led the clock.
+#    every key the edition issued, also when its last keys led the clock;
+#  - a database whose edition holds keys of public IDs: the switch refuses
+#    until the C extension's key file has the same keys, the same one
+#    current; then the public texts the edition made read as before, and
+#    the key table is gone.
 
 use strict;
 use warnings;
@@ -80,6 +84,20 @@ my $dump = PostgreSQL::Test::Utils::tempdir() . '/extform.dump';
 $edition->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $edition->connstr('extform') ],
 	'pg_dump of the database with the edition as an extension');
 my $dumped_max = $edition->safe_psql('extform', 'SELECT max(id) FROM app.orders');
+
+# A database whose edition has keys of public IDs (pgcrypto first), and a
+# public text it made.
+my $pid_key = '00112233445566778899aabbccddeeff0123456789abcdef0123456789abcdef';
+$edition->safe_psql('postgres', 'CREATE DATABASE keyform');
+$edition->safe_psql('keyform', 'CREATE EXTENSION pgcrypto');
+($ret, undef, $stderr) = run_script($edition, 'keyform', "$build/snowflake-plain.sql");
+is($ret, 0, 'the plain script installs the edition beside pgcrypto') or diag($stderr);
+my $pid_text = $edition->safe_psql('keyform', qq{
+SELECT snowflake_set_node_id(5), snowflake_set_public_key(1, '\\x00000000000000000000000000000001'),
+       snowflake_set_public_key(7, '\\x$pid_key', true);
+SELECT snowflake_to_public_base32(382958333860159488, 'ord_')});
+$pid_text = (split /\n/, $pid_text)[-1];
+like($pid_text, qr/^ord_7[0-9A-Z]{13}$/, "the edition makes a public text with key 7 ($pid_text)");
 $edition->stop;
 
 # The same data directory on the full installation.
@@ -195,6 +213,52 @@ foreach my $case ([ 'plainform', 'public' ], [ 'extform', 'app' ])
 			(map { "only fresh: $_" } grep { !$in_switched{$_} } split /\n/, $fresh)));
 }
 
+# --- public IDs: the switch keeps the keys, or refuses ---
+
+($ret, undef, $stderr) = run_script($node, 'keyform', $switch);
+isnt($ret, 0, 'the switch fails while the C extension has not the edition\'s keys of public IDs');
+like($stderr, qr/ERROR:  the snowflake C extension does not have the SQL edition's public ID key 1\n/,
+	'naming the first key it lacks');
+like($stderr, qr/DETAIL:  The public IDs made with it would no longer read after the switch\.\nHINT:  Write the edition's keys into the key file that snowflake\.public_keys_file names \(docs\/deployment\/sql-edition\.md, "Public IDs"\), then run the switch again\./,
+	'saying what to do');
+# The key file the page's query writes, as a superuser; first with the
+# wrong key current.
+my $lines = $node->safe_psql('keyform', q{
+SELECT key_id || ' ' || key || CASE WHEN current THEN ' current' ELSE '' END
+  FROM _snowflake_public_keys ORDER BY key_id});
+is($lines, "1 00000000000000000000000000000001\n7 $pid_key current", 'the page\'s query gives the key file\'s lines');
+sub write_key_file
+{
+	my ($text) = @_;
+	my $path = $node->data_dir . '/public.keys';
+	open my $fh, '>', "$path.new" or die "$path.new: $!";
+	print $fh $text;
+	close $fh or die "$path.new: $!";
+	chmod(0600, "$path.new") or die "chmod: $!";
+	rename("$path.new", $path) or die "rename: $!";
+	return;
+}
+write_key_file("1 00000000000000000000000000000001 current\n7 $pid_key\n");
+$node->safe_psql('postgres', q{ALTER SYSTEM SET snowflake.public_keys_file = 'public.keys'});
+$node->reload;
+$node->poll_query_until('postgres', q{SELECT current_setting('snowflake.public_keys_file') = 'public.keys'})
+  or die 'the reload did not take';
+($ret, undef, $stderr) = run_script($node, 'keyform', $switch);
+like($stderr, qr/ERROR:  the snowflake C extension does not have the SQL edition's public ID key 7 as its current key\n/,
+	'the switch fails while another key is current');
+is($node->safe_psql('keyform', q{SELECT count(*) FROM _snowflake_public_keys}), '2',
+	'and the edition keeps its keys');
+write_key_file($lines . "\n");
+($ret, undef, $stderr) = run_script($node, 'keyform', $switch);
+is($ret, 0, 'with the same keys the switch completes') or diag($stderr);
+is( $node->safe_psql(
+		'keyform', qq{
+SELECT snowflake_from_public_base32('$pid_text', 'ord_'), to_regclass('_snowflake_public_keys') IS NULL,
+       (SELECT l.lanname FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
+         WHERE p.oid = 'snowflake_from_public_base32(text, text)'::regprocedure)}),
+	'382958333860159488|t|c',
+	'the public text the edition made reads with the C extension, and the key table is gone');
+
 # --- the other way: pg_dump and pg_restore onto the C extension ---
 
 # The dump says CREATE EXTENSION snowflake, which the C extension answers
@@ -206,9 +270,15 @@ my ($stdout, $restore_err);
 ($ret, $stdout, $restore_err) = (0, '', '');
 IPC::Run::run([ 'pg_restore', '-d', $node->connstr('moved'), $dump ], '>', \$stdout, '2>', \$restore_err);
 my @errors = $restore_err =~ /ERROR:  (.*)/g;
-is_deeply(\@errors,
-	[ 'relation "app._snowflake_id_seq" does not exist', 'relation "app._snowflake_node_seq" does not exist' ],
-	'pg_restore onto the C extension: the only errors are the edition\'s two sequences');
+is_deeply(
+	\@errors,
+	[
+		'relation "app._snowflake_public_keys" does not exist',
+		'relation "app._snowflake_id_seq" does not exist',
+		'relation "app._snowflake_node_seq" does not exist'
+	],
+	'pg_restore onto the C extension: the only errors are the edition\'s two sequences and its table of public-ID keys'
+);
 is( $node->safe_psql(
 		'moved', qq{
 INSERT INTO app.orders (n) SELECT 1000 + g FROM generate_series(1, 100) g;
