@@ -36,7 +36,10 @@
  * with the public IDs' text form); compat.h holds every PostgreSQL-version-specific
  * construct.
  *
- * Loaded through shared_preload_libraries, _PG_init defines the settings
+ * Whenever loaded, _PG_init first defines snowflake.public_keys_file
+ * (keyring.c), which serves public IDs with or without the preload and must
+ * exist before config.c reserves the prefix.  Loaded through
+ * shared_preload_libraries, _PG_init then defines the settings
  * and validates the layout (a bad combination stops the server from
  * starting), installs the shared memory hooks and registers the background
  * writer.  Whenever loaded, it installs the hook through which DISCARD
