@@ -67,13 +67,16 @@ BEGIN
                 MESSAGE = format('extension "%s" is installed through pg_tle', ext.extname),
                 HINT = 'Take it out of pg_tle first, then run this script again; see docs/deployment/sql-edition.md.';
         END IF;
-        -- (An array type goes with its element type, member or not.)
+        -- (An array type goes with its element type, member or not, and a
+        -- table's row type with its table: from PostgreSQL 17 on, ALTER
+        -- EXTENSION ... DROP TABLE takes it out too.)
         FOR obj IN
             SELECT i.type, i.identity
               FROM pg_depend d, pg_identify_object(d.classid, d.objid, d.objsubid) i
              WHERE d.refclassid = 'pg_extension'::regclass AND d.refobjid = ext.oid AND d.deptype = 'e'
                AND NOT (d.classid = 'pg_type'::regclass
-                        AND EXISTS (SELECT FROM pg_type t WHERE t.oid = d.objid AND t.typcategory = 'A'))
+                        AND EXISTS (SELECT FROM pg_type t WHERE t.oid = d.objid
+                                                             AND (t.typcategory = 'A' OR t.typrelid <> 0)))
         LOOP
             EXECUTE format('ALTER EXTENSION %I DROP %s %s', ext.extname,
                            CASE obj.type WHEN 'composite type' THEN 'TYPE' ELSE upper(obj.type) END,
