@@ -75,8 +75,8 @@ BEGIN
               FROM pg_depend d, pg_identify_object(d.classid, d.objid, d.objsubid) i
              WHERE d.refclassid = 'pg_extension'::regclass AND d.refobjid = ext.oid AND d.deptype = 'e'
                AND NOT (d.classid = 'pg_type'::regclass
-                        AND EXISTS (SELECT FROM pg_type t WHERE t.oid = d.objid
-                                                             AND (t.typcategory = 'A' OR t.typrelid <> 0)))
+                        AND EXISTS (SELECT FROM pg_type t LEFT JOIN pg_class c ON c.oid = t.typrelid
+                                     WHERE t.oid = d.objid AND (t.typcategory = 'A' OR c.relkind = 'r')))
         LOOP
             EXECUTE format('ALTER EXTENSION %I DROP %s %s', ext.extname,
                            CASE obj.type WHEN 'composite type' THEN 'TYPE' ELSE upper(obj.type) END,
