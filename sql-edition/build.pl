@@ -306,6 +306,13 @@ sub classify
 	{
 		$st->{kind} = 'idempotent';
 	}
+	elsif ($sql =~ /\ADO\s/i)
+	{
+		# A DO statement runs again in every update, after the statements
+		# before it: it must be one that can (such as 40-publicids.sql's,
+		# which replaces a function the statement before it creates).
+		$st->{kind} = 'idempotent';
+	}
 	else
 	{
 		die "$where: a statement the generator does not know how to update: " . substr($sql, 0, 80) . "\n";
