@@ -250,6 +250,9 @@ sub parse_args
 	my @parsed;
 	foreach my $arg (@args)
 	{
+		# (A default is no part of the type: snowflake_set_public_key's
+		# current boolean DEFAULT false.)
+		$arg =~ s/\s+(?:DEFAULT\s|=).*\z//is;
 		my @words = split ' ', $arg;
 		my $mode = @words > 1 && $words[0] =~ /^(?:IN|OUT|INOUT|VARIADIC)$/i ? uc shift @words : 'IN';
 		my $name = @words > 1 ? lc shift @words : '';

@@ -135,7 +135,7 @@ DECLARE
             '@extschema@.snowflake_to_public_base32(int8, text)',
             '@extschema@.snowflake_from_public_base32(text)',
             '@extschema@.snowflake_from_public_base32(text, text)',
-            '@extschema@.snowflake_set_public_key(int4, bytea, bool default false)'
+            '@extschema@.snowflake_set_public_key(int4, bytea, bool)'
         ];
 BEGIN
     SELECT pg_catalog.array_agg(n.nspname ORDER BY n.nspname) INTO found
