@@ -159,6 +159,9 @@ SELECT snowflake_from_public_base32('1 0000000000000');
 SELECT snowflake_from_public_base32('1000000000000é');
 SELECT snowflake_from_public_base32('18000000000000');
 SELECT snowflake_from_public_base32('1ZZZZZZZZZZZZZ');
+-- Messages quote at most 100 characters of the text, then "...".
+SELECT snowflake_from_public_base32(repeat('1', 150));
+SELECT snowflake_from_public_base32('18' || repeat('0', 12) || repeat('-', 120));
 SELECT snowflake_from_public_base32('ord_10000000000001');
 SELECT snowflake_from_public_base32('ord_', 'ord_');
 SELECT snowflake_from_public_base32('or', 'ord_');
