@@ -4,13 +4,19 @@ EXTENSION = snowflake
 EXTVERSION = $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(EXTENSION).control)
 
 MODULE_big = snowflake
-OBJS = src/snowflake.o src/functions.o src/worker.o src/generator.o src/reservation.o src/walrecord.o src/shared.o src/startcheck.o src/statefile.o src/config.o src/nodesource.o src/layout.o src/textfunctions.o src/textform.o src/fileformat.o
+OBJS = src/snowflake.o src/functions.o src/worker.o src/generator.o src/reservation.o src/walrecord.o src/shared.o src/startcheck.o src/statefile.o src/config.o src/nodesource.o src/layout.o src/textfunctions.o src/textform.o src/fileformat.o \
+	src/publicid.o src/keyring.o src/keyfile.o src/ff1.o
 # The scripts: snowflake--1.0.sql (released, frozen) and one update script
 # per later version, snowflake--A--B.sql, and no install script of a later
 # version: CREATE EXTENSION chains 1.0 and the updates, so each SQL object is
 # written once.  snowflake--1.0--1.1.sql says how to add a version.
 DATA = $(wildcard $(EXTENSION)--*.sql)
 PG_CPPFLAGS = -DSNOWFLAKE_VERSION=\"$(EXTVERSION)\"
+# Public IDs encrypt with AES from OpenSSL's libcrypto, the library
+# PostgreSQL itself links for SSL and pgcrypto (src/ff1.c): its headers come
+# with libssl-dev, which Debian's libpq-dev, and so postgresql-server-dev-NN,
+# depends on.
+SHLIB_LINK += -lcrypto
 PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers $(if $(WERROR),-Werror)
 # ASSERTS=1 enables the extension's Assert()s even against a server built
 # without --enable-cassert (test/check.sh builds this way).
@@ -20,7 +26,7 @@ endif
 
 # pg_regress: an ordered list, the first creates the extension.  Each run
 # starts its own server with the library preloaded (test/snowflake.conf).
-REGRESS = setup layout decode decode_differential foreign generate lastval errors convert fleet textform
+REGRESS = setup layout decode decode_differential foreign generate lastval errors convert fleet textform ff1 publicid
 REGRESS_OPTS = --temp-instance=$(CURDIR)/tmp_check_regress \
 	--temp-config=$(srcdir)/test/snowflake.conf --inputdir=$(srcdir)
 

@@ -34,7 +34,7 @@ fi
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/$PG_MAJOR/bin/pg_config}
 # buildah looks for a network backend (netavark) before any build step,
 # even with --network none and nothing to run.
-sf_apt_install buildah netavark make gcc libc6-dev "postgresql-server-dev-$PG_MAJOR"
+sf_apt_install buildah netavark make gcc libc6-dev libssl-dev "postgresql-server-dev-$PG_MAJOR"
 version=$(sed -n "s/^default_version *= *'\(.*\)'/\1/p" "$SNOWFLAKE_ROOT/snowflake.control")
 tag=snowflake:$version-pg$PG_MAJOR
 

@@ -250,6 +250,9 @@ sub parse_args
 	my @parsed;
 	foreach my $arg (@args)
 	{
+		# (A default is no part of the type: snowflake_set_public_key's
+		# current boolean DEFAULT false.)
+		$arg =~ s/\s+(?:DEFAULT\s|=).*\z//is;
 		my @words = split ' ', $arg;
 		my $mode = @words > 1 && $words[0] =~ /^(?:IN|OUT|INOUT|VARIADIC)$/i ? uc shift @words : 'IN';
 		my $name = @words > 1 ? lc shift @words : '';
@@ -304,6 +307,13 @@ sub classify
 	}
 	elsif ($sql =~ /\A(?:COMMENT\s+ON|GRANT|REVOKE|ALTER\s+FUNCTION\s+\S+\s*\(.*\)\s+PARALLEL\s+\w+\s*;\z|SELECT\s+pg_catalog\.pg_extension_config_dump\s*\()/is)
 	{
+		$st->{kind} = 'idempotent';
+	}
+	elsif ($sql =~ /\ADO\s/i)
+	{
+		# A DO statement runs again in every update, after the statements
+		# before it: it must be one that can (such as 40-publicids.sql's,
+		# which replaces a function the statement before it creates).
 		$st->{kind} = 'idempotent';
 	}
 	else

@@ -11,6 +11,8 @@
  *	                the stats and the adoptions
  *	textfunctions.c the SQL-callable text forms of IDs (snowflake_to_<form>,
  *	                snowflake_from_<form>)
+ *	publicid.c      the SQL-callable public IDs (snowflake_encrypt_id,
+ *	                snowflake_to_public, ...): FF1 over the 63-bit IDs
  *	worker.c        the background writer that keeps the reservation ahead
  *	generator.c     the hot path: minting IDs under the spinlock
  *	reservation.c   the durable reservation, the floor, a layout's adoption
@@ -28,14 +30,22 @@
  *	fileformat.c    pure serializing and checking of the settings file's
  *	                bytes (statefile.c does its I/O)
  *	layout.c        pure arithmetic on the ID layout
+ *	keyring.c       the configured keys of public IDs: the key file's
+ *	                setting, reading and checking it, the keys prepared
+ *	keyfile.c       pure parsing of the key file
+ *	ff1.c           pure FF1 (NIST SP 800-38G) on libcrypto's AES
  *	textform.c      pure encoding and decoding of the text forms
  *
- * Each .c file but this one and textfunctions.c (whose functions only
+ * Each .c file but this one and publicid.c (whose functions only
  * PostgreSQL calls, by their SQL names) has a header of the same name
- * declaring what it defines; compat.h holds every PostgreSQL-version-specific
+ * declaring what it defines (textfunctions.h: what the text forms share
+ * with the public IDs' text form); compat.h holds every PostgreSQL-version-specific
  * construct.
  *
- * Loaded through shared_preload_libraries, _PG_init defines the settings
+ * Whenever loaded, _PG_init first defines snowflake.public_keys_file
+ * (keyring.c), which serves public IDs with or without the preload and must
+ * exist before config.c reserves the prefix.  Loaded through
+ * shared_preload_libraries, _PG_init then defines the settings
  * and validates the layout (a bad combination stops the server from
  * starting), installs the shared memory hooks and registers the background
  * writer.  Whenever loaded, it installs the hook through which DISCARD
@@ -52,6 +62,7 @@
 #include "compat.h"
 #include "config.h"
 #include "functions.h"
+#include "keyring.h"
 #include "shared.h"
 #include "walrecord.h"
 #include "worker.h"
@@ -63,6 +74,8 @@ void		_PG_init(void);
 void
 _PG_init(void)
 {
+	snowflake_keyring_init();	/* the key file setting of public IDs, before
+								 * config.c reserves the prefix */
 	snowflake_config_init();	/* the settings */
 	snowflake_shared_init();	/* shared memory hooks, when preloaded */
 	snowflake_wal_init();		/* the WAL record of the lead, when preloaded */

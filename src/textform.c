@@ -273,6 +273,62 @@ snowflake_text_decode(SnowflakeTextForm form, const char *text, size_t len,
 }
 
 /*
+ * snowflake_public_text_encode
+ *		The public text form's digits (publicid.c): the key id (0 to 31) as
+ *		one Crockford base32 digit, then the public ID's 13; return 14.
+ */
+int
+snowflake_public_text_encode(int key_id, uint64 value, char *out)
+{
+	Assert(key_id >= 0 && key_id < 32);
+	out[0] = sf_forms[SNOWFLAKE_BASE32].alphabet[key_id];
+	return 1 + snowflake_text_encode(SNOWFLAKE_BASE32, value, out + 1);
+}
+
+/*
+ * snowflake_public_text_decode
+ *		The key id and public ID a public text spells after the prefix: 14
+ *		Crockford base32 digits, read as the base32 form reads its 13
+ *		(either case, the aliases, hyphens skipped), the first the key id.
+ *		The checks and their order are the base32 form's; *ndigits counts
+ *		the key id's digit too.
+ */
+SnowflakeTextStatus
+snowflake_public_text_decode(const char *text, size_t len, const char *prefix,
+							 size_t prefix_len, int *key_id, int64 *value,
+							 size_t *where, int *ndigits)
+{
+	const uint8 *map;
+	SnowflakeTextStatus status;
+	size_t		i;
+
+	if (unlikely(!sf_maps_ready))
+		sf_build_maps();
+	map = sf_maps[SNOWFLAKE_BASE32];
+	status = sf_match_prefix(text, len, prefix, prefix_len, where);
+	if (status != SNOWFLAKE_TEXT_OK)
+		return status;
+	for (i = prefix_len; i < len && map[(unsigned char) text[i]] == SF_HYPHEN; i++)
+		;
+	if (i == len)
+	{
+		*ndigits = 0;
+		return SNOWFLAKE_TEXT_TOO_SHORT;
+	}
+	if (map[(unsigned char) text[i]] >= 32)
+	{
+		*where = i;
+		return SNOWFLAKE_TEXT_BAD_DIGIT;
+	}
+	*key_id = map[(unsigned char) text[i]];
+	status = sf_decode_digits(map, 32, 13, text, i + 1, len, value, where,
+							  ndigits);
+	if (status == SNOWFLAKE_TEXT_TOO_SHORT)
+		(*ndigits)++;
+	return status;
+}
+
+/*
  * snowflake_prefix_check
  *		Whether a prefix is allowed: at most SNOWFLAKE_PREFIX_MAX bytes, each
  *		an ASCII letter or digit, "_", "-", "." or "~" (the characters a URL

@@ -75,6 +75,23 @@ extern SNOWFLAKE_INTERNAL SnowflakeTextStatus snowflake_text_decode(SnowflakeTex
 																	int64 *id,
 																	size_t *where,
 																	int *ndigits);
+/*
+ * The public text form of public IDs (publicid.c, docs/public-ids.md): after
+ * the prefix, 14 Crockford base32 digits, the key id's (0 to 31) then the
+ * 13 of the public ID, decoded as the base32 form decodes.
+ */
+#define SNOWFLAKE_PUBLIC_TEXT_DIGITS	14
+
+extern SNOWFLAKE_INTERNAL int snowflake_public_text_encode(int key_id, uint64 value,
+														   char *out);
+extern SNOWFLAKE_INTERNAL SnowflakeTextStatus snowflake_public_text_decode(const char *text,
+																		   size_t len,
+																		   const char *prefix,
+																		   size_t prefix_len,
+																		   int *key_id,
+																		   int64 *value,
+																		   size_t *where,
+																		   int *ndigits);
 extern SNOWFLAKE_INTERNAL bool snowflake_prefix_check(const char *prefix, size_t len,
 													  size_t *where);
 

@@ -33,6 +33,7 @@
 #include "compat.h"
 #include "config.h"
 #include "textform.h"
+#include "textfunctions.h"
 
 PG_FUNCTION_INFO_V1(snowflake_to_base32);
 PG_FUNCTION_INFO_V1(snowflake_from_base32);
@@ -68,12 +69,13 @@ sf_char_at(const char *s, size_t off)
 }
 
 /*
- * sf_prefix_arg
- *		The prefix argument, checked: 22023 when it is not allowed.
+ * snowflake_text_prefix_arg
+ *		The prefix argument, checked: 22023 when it is not allowed (also for
+ *		the public text form, publicid.c).
  */
-static void
-sf_prefix_arg(FunctionCallInfo fcinfo, int argno, const char **prefix,
-			  size_t *len)
+void
+snowflake_text_prefix_arg(FunctionCallInfo fcinfo, int argno,
+						  const char **prefix, size_t *len)
 {
 	text	   *t;
 	size_t		where;
@@ -125,7 +127,7 @@ sf_to_text(FunctionCallInfo fcinfo, SnowflakeTextForm form)
 						(long long) id),
 				 errdetail("Snowflake IDs are between 0 and %lld.",
 						   (long long) PG_INT64_MAX)));
-	sf_prefix_arg(fcinfo, 1, &prefix, &prefix_len);
+	snowflake_text_prefix_arg(fcinfo, 1, &prefix, &prefix_len);
 
 	result = (text *) palloc(VARHDRSZ + prefix_len + SNOWFLAKE_TEXT_MAX_DIGITS);
 	if (prefix_len > 0)
@@ -136,16 +138,17 @@ sf_to_text(FunctionCallInfo fcinfo, SnowflakeTextForm form)
 }
 
 /*
- * sf_syntax_detail
- *		errdetail for text that is not an ID of the form (22P02).
+ * snowflake_text_syntax_detail
+ *		errdetail for text that is not an ID of a form (22P02): the form's
+ *		name, its width (0: not fixed) and what its digits are called
+ *		("Crockford base32"); also for the public text form (publicid.c).
  */
-static int
-sf_syntax_detail(SnowflakeTextForm form, SnowflakeTextStatus status,
-				 const char *s, size_t where, int ndigits, const char *prefix)
+int
+snowflake_text_syntax_detail(const char *name, int width,
+							 const char *digit_name,
+							 SnowflakeTextStatus status, const char *s,
+							 size_t where, int ndigits, const char *prefix)
 {
-	const char *name = snowflake_text_form_name(form);
-	int			width = snowflake_text_form_width(form);
-
 	switch (status)
 	{
 		case SNOWFLAKE_TEXT_BAD_PREFIX:
@@ -157,7 +160,7 @@ sf_syntax_detail(SnowflakeTextForm form, SnowflakeTextStatus status,
 		case SNOWFLAKE_TEXT_BAD_DIGIT:
 			return errdetail("Character \"%s\" at position %d is not a %s digit.",
 							 sf_char_at(s, where), sf_position(s, where),
-							 sf_digit_names[form]);
+							 digit_name);
 		case SNOWFLAKE_TEXT_TOO_LONG:
 			return errdetail("Character \"%s\" at position %d is one digit too many: a %s snowflake ID has %d digits.",
 							 sf_char_at(s, where), sf_position(s, where),
@@ -210,7 +213,9 @@ sf_text_error(SnowflakeTextForm form, SnowflakeTextStatus status,
 			(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
 			 errmsg("invalid input syntax for a %s snowflake ID: \"%s\"",
 					name, quoted),
-			 sf_syntax_detail(form, status, s, where, ndigits, p)));
+			 snowflake_text_syntax_detail(name, snowflake_text_form_width(form),
+										  sf_digit_names[form], status, s,
+										  where, ndigits, p)));
 }
 
 /*
@@ -229,7 +234,7 @@ sf_from_text(FunctionCallInfo fcinfo, SnowflakeTextForm form)
 	int			ndigits = 0;
 	SnowflakeTextStatus status;
 
-	sf_prefix_arg(fcinfo, 1, &prefix, &prefix_len);
+	snowflake_text_prefix_arg(fcinfo, 1, &prefix, &prefix_len);
 	status = snowflake_text_decode(form, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t),
 								   prefix, prefix_len, &id, &where, &ndigits);
 	if (unlikely(status != SNOWFLAKE_TEXT_OK))

@@ -261,7 +261,8 @@ fi
 # failover, the lineage floor and restores, state file faults, edge errors,
 # the stats (and their Prometheus metrics through a real exporter), node ids
 # derived from the host name, the install and update scripts with dump and
-# restore, a point-in-time recovery under load, and the 64-client soak.
+# restore, a point-in-time recovery under load, the 64-client soak, and
+# public IDs' key file.
 # Files whose subject is the preloaded mode itself (settings as real GUCs
 # at startup, the writer registered with the postmaster, a start that only
 # the postmaster can see: 074's, a restore's confirmation) are not in it; 029_no_preload.pl covers what differs without the
@@ -282,7 +283,7 @@ NO_PRELOAD_TESTS="test/t/004_js_safe_layout.pl test/t/005_concurrent_pgbench.pl
     test/t/040_upgrade_dump.pl test/t/049_prometheus.pl
     test/t/060_restore_pitr.pl test/t/064_start_rule.pl
     test/t/073_raised_lead.pl test/t/075_skipped_timeline.pl
-    test/t/077_soak.pl"
+    test/t/077_soak.pl test/t/078_public_ids.pl"
 summary="pg_regress, isolation, $fuzz_summary, $tap_files TAP files"
 if [ "$PG_MAJOR" -ge 17 ] && [ "${SNOWFLAKE_NO_PRELOAD_PASS:-1}" = 0 ]; then
     echo "==> the no-preload pass is left out here (SNOWFLAKE_NO_PRELOAD_PASS=0)"

@@ -89,6 +89,10 @@ sf_wanted_packages() {
         wanted+=("postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR"
                  "postgresql-client-$PG_MAJOR")
     fi
+    # Public IDs link OpenSSL's libcrypto (src/ff1.c): its headers.
+    # postgresql-server-dev-NN brings them through libpq-dev; named here so
+    # that the build does not rest on that.
+    wanted+=(libssl-dev)
     # An older major to upgrade from: its server, and its headers to build
     # the extension for it.
     if [ -n "${SNOWFLAKE_UPGRADE_FROM:-}" ]; then

@@ -117,7 +117,25 @@ DECLARE
             '@extschema@.snowflake_nextval_batch(int4)',
             '@extschema@.snowflake_lastval()',
             '@extschema@._snowflake_node_seq()',
-            '@extschema@.snowflake_set_node_id(int4)'
+            '@extschema@.snowflake_set_node_id(int4)',
+            '@extschema@._snowflake_aes(bytea, bytea)',
+            '@extschema@._snowflake_ff1_mac(bytea)',
+            '@extschema@._snowflake_ff1(int8, bytea, bytea, bool)',
+            '@extschema@._snowflake_public_check(int8, bool, bytea, int4)',
+            '@extschema@.snowflake_encrypt_id(int8, bytea)',
+            '@extschema@.snowflake_decrypt_id(int8, bytea)',
+            '@extschema@._snowflake_public_key_list()',
+            '@extschema@._snowflake_public_key(int4)',
+            '@extschema@.snowflake_to_public(int8, int4)',
+            '@extschema@.snowflake_from_public(int8, int4)',
+            '@extschema@._snowflake_to_public_base32(int8, text)',
+            '@extschema@._snowflake_public_text_decode(text, text)',
+            '@extschema@._snowflake_from_public_base32(text, text)',
+            '@extschema@.snowflake_to_public_base32(int8)',
+            '@extschema@.snowflake_to_public_base32(int8, text)',
+            '@extschema@.snowflake_from_public_base32(text)',
+            '@extschema@.snowflake_from_public_base32(text, text)',
+            '@extschema@.snowflake_set_public_key(int4, bytea, bool)'
         ];
 BEGIN
     SELECT pg_catalog.array_agg(n.nspname ORDER BY n.nspname) INTO found

@@ -32,7 +32,10 @@
 -- sequence waits for it), marks the edition switched (every call then
 -- goes for the lock), reads the edition's last key, waits until the clock
 -- has passed its time (at most a second or two), and checks that the C
--- extension's first key is above it.  Anything that fails rolls it all
+-- extension's first key is above it.  Before that, it checks that the C
+-- extension's key file holds the edition's keys of public IDs, the same
+-- one current (docs/deployment/sql-edition.md, "Public IDs"), so that the
+-- public IDs handed out still read.  Anything that fails rolls it all
 -- back, the edition intact.  After the commit, a call that waited finds
 -- snowflake_nextval() to be the C extension's and hands out its key.
 --
@@ -65,6 +68,9 @@ DECLARE
     last_key int8;
     first_key int8;
     waited int := 0;
+    k record;
+    c_public int8;
+    same_key bool;
 BEGIN
     IF NOT (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user) THEN
         RAISE EXCEPTION USING ERRCODE = 'insufficient_privilege',
@@ -172,6 +178,38 @@ BEGIN
             HINT = pg_catalog.format('To keep node id %s, set snowflake.node_id = %s in the server''s configuration and restart it. To mint with %s from now on, run the switch with snowflake_switch.node_id = %s (PGOPTIONS=''-c snowflake_switch.node_id=%s'').',
                                      node, node, c_node, c_node, c_node);
     END IF;
+
+    -- The edition's keys of public IDs (docs/public-ids.md) must be the C
+    -- extension's, read from its key file, or the public IDs and texts
+    -- already handed out would no longer read: each key's public ID of one
+    -- ID, and which key is current, compared.  (The table goes with the
+    -- schema _snowflake, in part 2: until then the edition's functions
+    -- aside still read it.)
+    FOR k IN EXECUTE pg_catalog.format(
+        'SELECT key_id, current,
+                %I._snowflake_ff1(4242424242, pg_catalog.decode(key, ''hex''), pg_catalog.decode(mac, ''hex''), true) AS public_id
+           FROM _snowflake._snowflake_public_keys ORDER BY key_id', target)
+    LOOP
+        BEGIN
+            EXECUTE pg_catalog.format('SELECT %I.snowflake_to_public(4242424242, %s)', target, k.key_id) INTO c_public;
+            IF k.current THEN
+                EXECUTE pg_catalog.format('SELECT pg_catalog.left(%I.snowflake_to_public_base32(4242424242), 1)
+                                                  = pg_catalog.substr(''0123456789ABCDEFGHJKMNPQRSTVWXYZ'', %s, 1)',
+                                          target, k.key_id + 1)
+                  INTO same_key;
+                c_public := CASE WHEN same_key THEN c_public END;
+            END IF;
+        EXCEPTION WHEN OTHERS THEN
+            c_public := NULL;
+        END;
+        IF c_public IS DISTINCT FROM k.public_id THEN
+            RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
+                MESSAGE = pg_catalog.format('the snowflake C extension does not have the SQL edition''s public ID key %s%s',
+                                            k.key_id, CASE WHEN k.current THEN ' as its current key' ELSE '' END),
+                DETAIL = 'The public IDs made with it would no longer read after the switch.',
+                HINT = 'Write the edition''s keys into the key file that snowflake.public_keys_file names (docs/deployment/sql-edition.md, "Public IDs"), then run the switch again.';
+        END IF;
+    END LOOP;
 
     -- The edition's generators, aside, call the C extension's: defaults
     -- and statements that refer to them by OID get its keys.

@@ -33,7 +33,7 @@ while (<$fh>) {
 }
 close $fh;
 my %ran = map { $_ => 1 } split /,/, ($m{sections} // 'bulk,pgbench,inserts,micro,callgrind');
-my $old_ran = grep { $ran{$_} } qw(bulk decode textform pgbench inserts micro callgrind);
+my $old_ran = grep { $ran{$_} } qw(bulk decode textform publicid pgbench inserts micro callgrind);
 my $new_ran = grep { $ran{$_} } qw(everyday bulkload concurrent latency);
 
 # section -> name -> param -> [rows]
@@ -163,6 +163,7 @@ my $ceiling = (2**$sb) * 1000;    # IDs per second sustained
 # targets of issue 4, of issues 8 and 13 and of issue 39, the first five
 # sections, those of issues 8 and 13, the text forms'.
 my (@head, @old_targets, @new_targets, @text_targets, @old_body, @new_body, @text_body);
+my (@pid_targets, @pid_body);    # issue 48's, printed last
 my $sink = \@head;
 sub out { push @$sink, @_ ? @_ : ''; }
 
@@ -188,9 +189,9 @@ out "| repetitions | "
     . join('; ', ($old_ran ? "$m{reps} per section of issue 4" : ()),
         ($new_ran ? ($m{reps_new} // '?') . ' per section of issues 8 and 13' : ()))
     . ', contenders interleaved round-robin (the starting contender rotates each repetition) |';
-my @load_keys = grep { defined $m{$_} } qw(load_start load_bulk load_decode load_textform load_pgbench load_insert load_micro load_concurrent
+my @load_keys = grep { defined $m{$_} } qw(load_start load_bulk load_decode load_textform load_publicid load_pgbench load_insert load_micro load_concurrent
     load_bulkload load_latency_machine load_everyday_machine load_everyday_slow load_latency_slow load_end);
-my @sec_keys = grep { defined $m{"seconds_$_"} } qw(bulk decode textform pgbench inserts micro callgrind concurrent bulkload
+my @sec_keys = grep { defined $m{"seconds_$_"} } qw(bulk decode textform publicid pgbench inserts micro callgrind concurrent bulkload
     latency_machine everyday_machine everyday_slow latency_slow);
 out '| duration of each section | '
     . join('; ', map { (my $k = $_) =~ s/_(machine|slow)$/ ($1 disk)/; "$k " . $m{"seconds_$_"} . ' s' } @sec_keys) . ' |'
@@ -781,7 +782,7 @@ if ($cgper{count1}) {
         out sprintf('| %s | %.1f |', substr($_, 5), $cgper{snowflake}{$_}) for @incl;
         out;
     }
-} elsif (!$cgper{dec_count1} && !$cgper{text_count_id}) {
+} elsif (!$cgper{dec_count1} && !$cgper{text_count_id} && !$cgper{pid_count_id}) {
     out "Instructions per ID: not measured ($m{callgrind_skip}).";
     out;
 }
@@ -906,6 +907,113 @@ if ($ran{textform}) {
                 f('%.1f', median(@ns)), f('%.1f', minv(@ns)), f('%.1f', maxv(@ns)),
                 f('%.1f', $w{$name}), f('%.1f', $wx), f('%.1f', $c{$name}),
                 f('%.0f', $i{$name}), f('%.1f', ratio($i{$name}, $i{$base})), f('%.1f', ratio($i{$name}, $i{$cname})));
+        }
+        out;
+    }
+    $sink = \@old_body;
+}
+
+# ---------------------------------------------------------------------------
+# 11. Public IDs (issue 48): FF1 over real IDs, both ways, with the key as an
+# argument and configured, and the public text, as ns per row over the
+# count() of the column each reads, beside id::text (int8out) and
+# gen_random_uuid(); the SQL edition's over fewer rows.
+
+if ($ran{publicid}) {
+    my %pid_col = (int8out => 'id', uuid4 => 'id', to_base32_prefix => 'id', encrypt_id => 'id',
+        to_public => 'id', to_public_base32 => 'id', decrypt_id => 'pub', from_public => 'pub',
+        from_public_base32 => 'ptext');
+    my %pid_label = (int8out => '`id::text` (int8out)', uuid4 => '`gen_random_uuid()`',
+        to_base32_prefix => "`snowflake_to_base32(id, 'ord_')`",
+        encrypt_id => '`snowflake_encrypt_id(id, key)`', decrypt_id => '`snowflake_decrypt_id(pub, key)`',
+        to_public => '`snowflake_to_public(id, 1)`', from_public => '`snowflake_from_public(pub, 1)`',
+        to_public_base32 => "`snowflake_to_public_base32(id, 'ord_')`",
+        from_public_base32 => "`snowflake_from_public_base32(ptext, 'ord_')`");
+    my @ff1 = qw(encrypt_id decrypt_id to_public from_public to_public_base32 from_public_base32);
+    my @c = (qw(int8out uuid4 to_base32_prefix), @ff1);
+    my @ed = map { "ed_$_" } @ff1;
+    for my $name (@ed) {
+        (my $cn = $name) =~ s/^ed_//;
+        ($pid_label{$name} = $pid_label{$cn}) =~ s/`snowflake_/`sqled.snowflake_/;
+    }
+    my $base_of = sub { my ($name) = @_; return $name =~ /^ed_/ ? 'ed_count_id' : "count_$pid_col{$name}"; };
+    my $over = sub {
+        my ($name, $per) = @_;
+        my $b = median($per->(rows('publicid', $base_of->($name))));
+        my $x = median($per->(rows('publicid', $name)));
+        return (defined $x && defined $b) ? $x - $b : undef;
+    };
+    my $ir = sub {
+        my ($name) = @_;
+        my ($x, $b) = ($cgper{"pid_$name"}, $cgper{'pid_' . $base_of->($name)});
+        return ($x && $b) ? $x->{TOTAL} - $b->{TOTAL} : undef;
+    };
+    my %w = map { $_ => $over->($_, \&ns_per) } (@c, @ed);
+    my %cpu = map { $_ => $over->($_, \&cpu_ns_per) } (@c, @ed);
+    my %i = map { $_ => $ir->($_) } @c;
+
+    $sink = \@pid_targets;
+    out '## Targets (issue 48), from this run';
+    out;
+    out 'Each public-ID function of the C extension under 2 microseconds per ID: cost per call over the '
+        . '`count()` of the column it reads (wall clock, and the backend\'s CPU time).';
+    out;
+    out '| target | wall clock: ns per ID | result | CPU time: ns per ID | result |';
+    out '|---|---|---|---|---|';
+    for my $name (@ff1) {
+        out sprintf('| %s < 2000 ns | %s | %s | %s | %s |', $pid_label{$name},
+            f('%.0f', $w{$name}), defined $w{$name} ? verdict($w{$name} < 2000) : 'n/a',
+            f('%.0f', $cpu{$name}), defined $cpu{$name} ? verdict($cpu{$name} < 2000) : 'n/a');
+    }
+    out;
+
+    $sink = \@pid_body;
+    out '## 11. Public IDs, one backend';
+    out;
+    out sprintf('`SELECT count(EXPR) FROM bench_public_keys`, %s real IDs of this server with their public IDs '
+        . '(`pub`, under configured key 1, AES-256) and public texts (`ptext`, `\'ord_\'` prefix) in columns of '
+        . 'their own (frozen); each expression over the `count()` of the column it reads. `key` is the same '
+        . 'AES-256 key as a `bytea` constant. `id::text` (int8out) and `snowflake_to_base32(id, \'ord_\')` are '
+        . 'what printing the number and its plain text form cost; `gen_random_uuid()` what the usual random '
+        . 'public key costs to make. Instructions per call: callgrind, as in section 5, over the first N1 and N2 '
+        . 'rows of the same table, less the same column\'s `count()`.', fmt_n($m{n_pub}));
+    out;
+    out '| expression | ns/row median (min – max) | ns over baseline | x int8out | CPU ns over baseline | instructions over baseline |';
+    out '|---|---:|---:|---:|---:|---:|';
+    for my $name (qw(count_id count_pub count_ptext)) {
+        my @ns = ns_per(rows('publicid', $name));
+        next unless @ns;
+        (my $col = $name) =~ s/^count_//;
+        out sprintf('| `count(%s)` (baseline) | %s (%s – %s) | – | – | – | %s |', $col,
+            f('%.1f', median(@ns)), f('%.1f', minv(@ns)), f('%.1f', maxv(@ns)),
+            $cgper{"pid_$name"} ? f('%.0f', $cgper{"pid_$name"}{TOTAL}) . ' (per row)' : '–');
+    }
+    for my $name (@c) {
+        my @ns = ns_per(rows('publicid', $name));
+        next unless @ns;
+        out sprintf('| %s | %s (%s – %s) | %s | %s | %s | %s |', $pid_label{$name},
+            f('%.1f', median(@ns)), f('%.1f', minv(@ns)), f('%.1f', maxv(@ns)),
+            f('%.1f', $w{$name}), f('%.1f', ratio($w{$name}, $w{int8out})), f('%.1f', $cpu{$name}),
+            f('%.0f', $i{$name}));
+    }
+    out;
+    if (grep { scalar rows('publicid', $_) } @ed) {
+        out sprintf('The SQL edition\'s (`sql-edition/`, generated into schema `sqled` of the same database, with '
+            . 'pgcrypto installed first and the same key set with `snowflake_set_public_key()`), in the same runs, '
+            . 'interleaved with the others, over the first %s rows, less `count(id)` over as many.',
+            fmt_n($m{n_pub_ed}));
+        out;
+        out '| expression (SQL edition) | ns/row median (min – max) | µs over baseline | CPU µs over baseline | x the C function, CPU |';
+        out '|---|---:|---:|---:|---:|';
+        for my $name (@ed) {
+            my @ns = ns_per(rows('publicid', $name));
+            next unless @ns;
+            (my $cn = $name) =~ s/^ed_//;
+            out sprintf('| %s | %s (%s – %s) | %s | %s | %s |', $pid_label{$name},
+                f('%.0f', median(@ns)), f('%.0f', minv(@ns)), f('%.0f', maxv(@ns)),
+                f('%.1f', defined $w{$name} ? $w{$name} / 1000 : undef),
+                f('%.1f', defined $cpu{$name} ? $cpu{$name} / 1000 : undef),
+                f('%.0f', ratio($cpu{$name}, $cpu{$cn})));
         }
         out;
     }
@@ -1426,4 +1534,5 @@ if (defined $plot_prefix) {
     }
 }
 
-print join("\n", @head, @old_targets, @new_targets, @text_targets, @old_body, @new_body, @text_body), "\n";
+print join("\n", @head, @old_targets, @new_targets, @text_targets, @pid_targets, @old_body, @new_body, @text_body,
+    @pid_body), "\n";

@@ -22,6 +22,11 @@
 #               id::text (int8out), each decoder against text::bigint
 #               (int8in), the C extension's and the SQL edition's; with
 #               callgrind, instructions per call too
+#   publicid    public IDs (issue 48), one backend: FF1 with a key given
+#               as an argument and with the configured keys, both ways,
+#               and the public text, against id::text (int8out) and
+#               gen_random_uuid(); the SQL edition's over fewer rows; with
+#               callgrind, instructions per call of the C functions too
 #   pgbench     SELECT EXPR at 1 to 8 clients
 #   inserts     1M-row INSERT ... SELECT, and 100-row transactions
 #   micro       the generator alone, one and two backends; reservation write
@@ -123,7 +128,7 @@ for v in "$reps" "$pgbench_seconds" "$everyday_seconds" "$bulk_rows" "$fsync_del
 done
 
 # The sections to run.
-old_sections="bulk decode textform pgbench inserts micro callgrind"
+old_sections="bulk decode textform publicid pgbench inserts micro callgrind"
 new_sections="everyday bulkload concurrent latency"
 if [ -z "$only" ]; then
     sections="$old_sections $new_sections"
@@ -163,6 +168,8 @@ if [ "$quick" -eq 1 ]; then
     N_PLPGSQL=20000        # PL/pgSQL Instagram and UUIDv7
     N_MICRO=500000         # generator micro-benchmark, one backend
     N_TEXT=200000          # keys of the text-form table
+    N_PUB=200000           # keys of the public-ID table
+    N_PUB_ED=500           # of them, what the SQL edition's public IDs read
     N_MICRO2=250000        # generator micro-benchmark, each of two backends
     INSERT_ROWS=100000     # single-statement insert
     MT_TX=50               # transactions per client of the 4-client insert
@@ -180,6 +187,8 @@ else
     N_PLPGSQL=200000
     N_MICRO=5000000
     N_TEXT=1000000
+    N_PUB=1000000
+    N_PUB_ED=5000
     N_MICRO2=2000000
     INSERT_ROWS=1000000
     MT_TX=500
@@ -433,7 +442,14 @@ max_wal_size = 8GB
 autovacuum = off
 # Nothing runs for ever: the longest measured statement takes seconds.
 statement_timeout = '10min'
+# Public IDs (the publicid section): a key file of one key, current.
+snowflake.public_keys_file = 'public.keys'
 CONF
+# A key made for this run, which the throwaway server's removal removes.
+pub_key=$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')
+printf '1 %s current\n' "$pub_key" > "$data/public.keys"
+chmod 600 "$data/public.keys"
+[ "$server_user" = "$(id -un)" ] || chown "$server_user" "$data/public.keys"
 if [ "${#extra_settings[@]}" -gt 0 ]; then
     echo "# --set" >> "$data/postgresql.conf"
     for kv in "${extra_settings[@]}"; do
@@ -452,8 +468,12 @@ q -f "$here/bench.sql" >/dev/null
 perl "$root/sql-edition/build.pl" --out "$work/sqled" >/dev/null
 chmod -R a+rX "$work/sqled"
 q -c "CREATE SCHEMA sqled" >/dev/null
+# The edition's public IDs use pgcrypto's AES, bound when pgcrypto is
+# there first; its keys are its own (the same key as the C extension's).
+q -c "CREATE EXTENSION IF NOT EXISTS pgcrypto" >/dev/null
 q -c "SET search_path = sqled" -f "$work/sqled/snowflake-plain.sql" >/dev/null
 q -c "SELECT sqled.snowflake_set_node_id(2)" >/dev/null
+q -c "SELECT sqled.snowflake_set_public_key(1, '\\x$pub_key', true)" >/dev/null
 has_uuidv7=$(q -c "SELECT to_regprocedure('pg_catalog.uuidv7()') IS NOT NULL")
 
 # ---------------------------------------------------------------------------
@@ -497,6 +517,8 @@ has_uuidv7=$(q -c "SELECT to_regprocedure('pg_catalog.uuidv7()') IS NOT NULL")
     echo "n_plpgsql=$N_PLPGSQL"
     echo "n_micro=$N_MICRO"
     echo "n_text=$N_TEXT"
+    echo "n_pub=$N_PUB"
+    echo "n_pub_ed=$N_PUB_ED"
     echo "n_micro2=$N_MICRO2"
     echo "insert_rows=$INSERT_ROWS"
     echo "mt_clients=$MT_CLIENTS"
@@ -762,6 +784,83 @@ if want textform; then
         done
     done
     section_end textform
+fi
+
+# ---------------------------------------------------------------------------
+# 1d. Public IDs (issue 48): FF1 over real IDs in one backend, with the key
+# as an argument and configured, both ways, and the public text, against
+# printing the number (int8out) and gen_random_uuid().  Each statement's
+# baseline is count() of the column it reads; the SQL edition's, two orders
+# of magnitude slower, read the first N_PUB_ED rows, over count() of as
+# many.
+
+publicid_c="int8out uuid4 to_base32_prefix encrypt_id decrypt_id to_public from_public to_public_base32 from_public_base32"
+publicid_edition="ed_encrypt_id ed_decrypt_id ed_to_public ed_from_public ed_to_public_base32 ed_from_public_base32"
+publicid_baselines="count_id count_pub count_ptext ed_count_id"
+publicid_col() {
+    case "$1" in
+        ed_count_id) echo id ;;
+        ed_*) publicid_col "${1#ed_}" ;;
+        int8out|uuid4|to_*|encrypt_id|count_id) echo id ;;
+        decrypt_id|from_public|count_pub) echo pub ;;
+        from_public_base32|count_ptext) echo ptext ;;
+    esac
+}
+publicid_expr() {
+    local c
+    c=$(publicid_col "$1")
+    case "$1" in
+        ed_count_id) echo "id" ;;
+        ed_*) publicid_expr "${1#ed_}" | sed 's/snowflake_/sqled.snowflake_/' ;;
+        count_*) echo "$c" ;;
+        int8out) echo "id::text" ;;
+        uuid4) echo "gen_random_uuid()" ;;
+        to_base32_prefix) echo "snowflake_to_base32(id, 'ord_')" ;;
+        encrypt_id) echo "snowflake_encrypt_id(id, '\\x$pub_key'::bytea)" ;;
+        decrypt_id) echo "snowflake_decrypt_id(pub, '\\x$pub_key'::bytea)" ;;
+        to_public) echo "snowflake_to_public(id, 1)" ;;
+        from_public) echo "snowflake_from_public(pub, 1)" ;;
+        to_public_base32) echo "snowflake_to_public_base32(id, 'ord_')" ;;
+        from_public_base32) echo "snowflake_from_public_base32(ptext, 'ord_')" ;;
+    esac
+}
+# The table a contender reads: the whole table, or its first N_PUB_ED rows.
+publicid_from() {
+    case "$1" in
+        ed_*) echo "(SELECT * FROM bench_public_keys LIMIT $N_PUB_ED) s" ;;
+        *) echo "bench_public_keys" ;;
+    esac
+}
+
+if want publicid; then
+    publicid_names=($publicid_baselines $publicid_c $publicid_edition)
+    log "publicid: ${#publicid_names[@]} contenders over $N_PUB keys ($N_PUB_ED for the SQL edition) x $reps_old repetitions"
+    # Real IDs of this server, their public IDs and public texts, frozen.
+    # Kept until the end of the run: the callgrind section reads it too.
+    q -c "CREATE TABLE bench_public_keys (id bigint NOT NULL, pub bigint NOT NULL, ptext text NOT NULL)" >/dev/null
+    for ((left = N_PUB; left > 0; left -= SF_BATCH_MAX)); do
+        q -c "SELECT bench_settle()" >/dev/null
+        q -c "INSERT INTO bench_public_keys
+              SELECT id, snowflake_to_public(id, 1), snowflake_to_public_base32(id, 'ord_')
+                FROM snowflake_nextval_batch($((left < SF_BATCH_MAX ? left : SF_BATCH_MAX))) id" >/dev/null
+    done
+    q -c "VACUUM (FREEZE, ANALYZE) bench_public_keys" >/dev/null
+    echo "load_publicid=$(loadavg)" >> "$meta"
+    publicid_time() {
+        q -c "SELECT * FROM bench_time('SELECT count($(publicid_expr "$1" | sed "s/'/''/g")) FROM $(publicid_from "$1")')"
+    }
+    section_start
+    for name in "${publicid_names[@]}"; do
+        publicid_time "$name" >/dev/null
+    done
+    for ((rep = 1; rep <= reps_old; rep++)); do
+        for name in $(rotate $((rep - 1)) "${publicid_names[@]}"); do
+            row=$(publicid_time "$name")
+            IFS=$'\t' read -r sec cpu runq n <<< "$row"
+            record publicid "$name" - "$rep" "$sec" "$cpu" "$runq" "$n" - - - - - - - -
+        done
+    done
+    section_end publicid
 fi
 
 # ---------------------------------------------------------------------------
@@ -1199,7 +1298,7 @@ cg_add() {                    # name, N1, N2, SQL with %N%
 }
 # The bulk section's contenders, unless only the decode or text-form
 # section's are wanted (--only decode,callgrind).
-if want bulk || { ! want decode && ! want textform; }; then
+if want bulk || { ! want decode && ! want textform && ! want publicid; }; then
 cg_add count1 "$CG_N1" "$CG_N2" "SELECT count(1) FROM generate_series(1, %N%)"
 cg_add clock "$CG_N1" "$CG_N2" "SELECT count(clock_timestamp()) FROM generate_series(1, %N%)"
 cg_add snowflake "$CG_N1" "$CG_N2" "SELECT count(snowflake_nextval()) FROM generate_series(1, %N%)"
@@ -1233,6 +1332,15 @@ if want textform; then
     for name in $textform_edition; do
         cg_add "text_$name" "$CG_SLOW1" "$CG_SLOW2" \
             "SELECT count($(textform_expr "$name")) FROM (SELECT * FROM bench_text_keys LIMIT %N%) s"
+    done
+fi
+
+# Public IDs, the C extension's, over the rows of the public-ID table (its
+# section made it).
+if want publicid; then
+    for name in count_id count_pub count_ptext $publicid_c; do
+        cg_add "pid_$name" "$CG_N1" "$CG_N2" \
+            "SELECT count($(publicid_expr "$name")) FROM (SELECT * FROM bench_public_keys LIMIT %N%) s"
     done
 fi
 

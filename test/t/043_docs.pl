@@ -25,7 +25,9 @@
 #                                       writes to PATH and runs (a sql
 #                                       block still runs here)
 #   and a file may carry <!-- test settings: name = value; ... --> to run on
-#   a server of its own with those settings.  A marker without a reason, or
+#   a server of its own with those settings, and <!-- test key file: LINE;
+#   LINE --> to run on a server of its own whose key file of public IDs
+#   (docs/public-ids.md) holds those lines.  A marker without a reason, or
 #   an unknown one, fails the test.
 #
 # Two rules of CONTRIBUTING.md are checked here too, since they concern
@@ -131,7 +133,7 @@ sub parse_marker
 {
 	my ($marker) = @_;
 	return () unless defined $marker;
-	return () if $marker =~ /^\s*test settings:/;    # the file's, see below
+	return () if $marker =~ /^\s*test (?:settings|key file):/;    # the file's, see below
 	# A recipe's block is run by the test that runs the page's application
 	# code (doc_recipes in SnowflakeTest.pm); here it is a block like any
 	# other, a sql one runs.
@@ -263,8 +265,9 @@ my %servers;    # settings text => node
 
 sub server_for
 {
-	my ($settings) = @_;
-	return $servers{$settings} if $servers{$settings};
+	my ($settings, $keys) = @_;
+	my $which = $settings . (defined $keys ? " keys: $keys" : '');
+	return $servers{$which} if $servers{$which};
 	my %extra = ('snowflake.node_id' => 1);
 	foreach my $item (split /;/, $settings)
 	{
@@ -273,9 +276,19 @@ sub server_for
 		  or die "bad test setting \"$item\"";
 		$extra{$1} = $2;
 	}
-	my $node =
-	  start_snowflake_node('docs' . scalar(keys %servers), settings => \%extra);
-	$servers{$settings} = $node;
+	$extra{'snowflake.public_keys_file'} = 'public.keys' if defined $keys;
+	my $node = start_snowflake_node('docs' . scalar(keys %servers),
+		settings => \%extra, start => 0);
+	if (defined $keys)
+	{
+		my $path = $node->data_dir . '/public.keys';
+		open my $fh, '>', $path or die "$path: $!";
+		print $fh join('', map { s/^\s+|\s+$//gr . "\n" } split /;/, $keys);
+		close $fh or die "$path: $!";
+		chmod(0600, $path) or die "chmod $path: $!";
+	}
+	$node->start;
+	$servers{$which} = $node;
 	return $node;
 }
 
@@ -348,12 +361,13 @@ foreach my $file (@run_files)
 	my $text = slurp($file);
 	my @blocks = fenced_blocks($text);
 	my ($settings) = $text =~ /^\s*<!--\s*test settings:\s*(.*?)\s*-->/m;
+	my ($keys) = $text =~ /^\s*<!--\s*test key file:\s*(.*?)\s*-->/m;
 	my ($ran, $marked, $compared) = (0, 0, 0);
 	my @failures;
 	my @run = grep { $_->{lang} eq 'sql' } @blocks;
 	next unless @run;
 
-	my $node = server_for($settings // '');
+	my $node = server_for($settings // '', $keys);
 	my $db = 'doc' . $dbno++;
 	$node->safe_psql('postgres', "CREATE DATABASE $db");
 	my $creates = grep {

@@ -10,7 +10,9 @@
 #	Each prints the key of one object read from the framework's object,
 #	the keys of each bulk insert, every key in key order, one key decoded
 #	in SQL, its text form (docs/text-forms.md) and the row found again by
-#	that text; the test checks them against what the server stored:
+#	that text, its public text (docs/public-ids.md, under the key file this
+#	test writes) and the row found again by that; the test checks them
+#	against what the server stored:
 #	exact 64-bit values (all above 2^53, compared as text with the
 #	server's), distinct, key order being the order of creation, each bulk
 #	insert's keys in the order of its rows, the decoding, the text form and
@@ -40,7 +42,17 @@ my $node_id = 1000;
 
 # pgjdbc connects over TCP only: listen on the loopback address too.
 my $node = start_snowflake_node('frameworks', node_id => $node_id,
-	settings => { listen_addresses => '127.0.0.1' });
+	settings => { listen_addresses => '127.0.0.1', 'snowflake.public_keys_file' => 'public.keys' },
+	start => 0);
+# The key file of public IDs (docs/public-ids.md): one key, current.
+{
+	my $path = $node->data_dir . '/public.keys';
+	open my $fh, '>', $path or die "$path: $!";
+	print $fh "4 0f0e0d0c0b0a09080706050403020100f0e1d2c3b4a5968778695a4b3c2d1e0f current\n";
+	close $fh or die "$path: $!";
+	chmod(0600, $path) or die "chmod $path: $!";
+}
+$node->start;
 my $user = scalar getpwuid($<);
 
 # Write the recipes of docs/adoption/$page whose path starts with $prefix/
@@ -158,6 +170,19 @@ sub check_keys
 	is(join(' ', map { $_ // 'none' } $found_public, $found_id, $found_note),
 		join(' ', $public // 'none', $one, 'first'),
 		"$what: the row found again by its text form is the first one");
+
+	# The public text likewise: the server's, naming key 4, and it finds
+	# the first row again.
+	my ($ptext_id, $ptext) = $out =~ /^public (\d+) (\S+)$/m;
+	my ($pfound_text, $pfound_id, $pfound_note) = $out =~ /^public_found (\S+) (\d+) (.*)$/m;
+	is($ptext_id // 'none', $one, "$what: reports the public text of the first key");
+	is($ptext // 'none',
+		$node->safe_psql($db, "SELECT snowflake_to_public_base32($one, 'ord_')"),
+		"$what: the public text read through the framework is the server's");
+	like($ptext // '', qr/^ord_4[0-9A-HJKMNP-TV-Z]{13}$/, "$what: the public text names key 4");
+	is(join(' ', map { $_ // 'none' } $pfound_text, $pfound_id, $pfound_note),
+		join(' ', $ptext // 'none', $one, 'first'),
+		"$what: the row found again by its public text is the first one");
 }
 
 my $python = '/usr/bin/python3';    # Debian's, with Debian's modules

@@ -38,6 +38,15 @@
 #    constants and with columns; sql/textform.sql through psql gives
 #    expected/textform.out in the edition, as 039 checks the C extension;
 #    and the Perl oracle of test/t/TextFormTest.pm agrees with the edition.
+#  - Public IDs (docs/public-ids.md), pgcrypto's AES in the edition against
+#    libcrypto's in the C extension: sql/publicid.sql through psql gives
+#    expected/publicid.out in the edition (fewer random IDs); random IDs
+#    under keys of the three lengths, as arguments and configured (a key
+#    file for the C extension, snowflake_set_public_key() for the edition),
+#    and their public texts, a digest equal in both; every error, each call
+#    compared whole, the hints that say where keys are configured aside;
+#    the edition's key table out of reach of other roles; the edition
+#    installed before pgcrypto.
 #  - An edition generated for another layout and epoch (--layout,
 #    --epoch) against a server configured with them.
 
@@ -65,6 +74,9 @@ my @modes = ([ 'default settings', '' ], [ 'parallel plans forced', $forced ]);
 $node->safe_psql('postgres', "CREATE DATABASE c TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C'");
 $node->safe_psql('postgres', "CREATE DATABASE sqled TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C'");
 $node->safe_psql('c', 'CREATE EXTENSION snowflake');
+# Public IDs encrypt with pgcrypto's AES, bound when the edition is
+# installed after it (the other order is tested below).
+$node->safe_psql('sqled', 'CREATE EXTENSION pgcrypto');
 my ($ret, undef, $stderr) = run_script($node, 'sqled', "$build/snowflake-plain.sql");
 is($ret, 0, 'the plain script installs the edition') or diag($stderr);
 
@@ -81,7 +93,8 @@ my %sql_functions = map { $_ => 1 } split /\n/, $node->safe_psql('sqled', $signa
 # What the edition leaves out (docs/deployment/sql-edition.md): statistics,
 # the layout adoption, the fleet's node claims, the key conversion, and the
 # adoption or confirmation of a node id (the edition's node id is set by
-# snowflake_set_node_id(), not derived or restored).
+# snowflake_set_node_id(), not derived or restored; its keys of public IDs
+# by snowflake_set_public_key(), not read from a file).
 my @absent = grep { /^snowflake_(?:stats|stats_all|stats_reset|adopt_layout|adopt_node_id|confirm_restore|claim_node|unclaim_node|node_claims_guard|convert_column)\(/ }
   sort keys %c_functions;
 is(scalar(@absent), 10, 'the C extension has the 10 functions the edition leaves out');
@@ -89,8 +102,11 @@ my @missing = grep { !$sql_functions{$_} } grep { my $f = $_; !grep { $_ eq $f }
 is_deeply(\@missing, [],
 	'every other function of the C extension is in the edition, with its arguments, result and volatility');
 is_deeply([ grep { !$c_functions{$_} } sort keys %sql_functions ],
-	['snowflake_set_node_id(node_id integer) integer v'],
-	'the edition adds only snowflake_set_node_id()');
+	[
+		'snowflake_set_node_id(node_id integer) integer v',
+		'snowflake_set_public_key(key_id integer, key bytea, current boolean) integer v'
+	],
+	'the edition adds only snowflake_set_node_id() and snowflake_set_public_key()');
 
 # --- parallel labels ---
 
@@ -607,6 +623,237 @@ is_deeply(\@unreached, [],
 # The Perl oracle of the rules (test/t/TextFormTest.pm), as 039 runs it
 # against the C extension.
 check_text_forms($node, 'sqled', 66, 2000, 'the edition');
+
+# --- public IDs ---
+
+# The C extension's public IDs read their keys from a key file; the
+# edition's from its table, set by snowflake_set_public_key(): the same
+# keys in both, key 2 current.
+my %pid_key = (
+	1 => '000102030405060708090a0b0c0d0e0f',
+	2 => 'f0e1d2c3b4a5968778695a4b3c2d1e0f00112233445566778899aabbccddeeff',
+	9 => '9f8e7d6c5b4a39281706f5e4d3c2b1a00102030405060708');
+{
+	my $path = $node->data_dir . '/public.keys';
+	open my $fh, '>', $path or die "$path: $!";
+	print $fh "1 $pid_key{1}\n2 $pid_key{2} current\n9 $pid_key{9}\n";
+	close $fh or die "$path: $!";
+	chmod(0600, $path) or die "chmod $path: $!";
+}
+$node->safe_psql('postgres', q{ALTER SYSTEM SET snowflake.public_keys_file = 'public.keys'});
+$node->reload;
+$node->poll_query_until('postgres', q{SELECT current_setting('snowflake.public_keys_file') = 'public.keys'})
+  or die 'the reload did not take';
+$node->safe_psql('sqled',
+	"SELECT snowflake_set_public_key(1, '\\x$pid_key{1}'), snowflake_set_public_key(2, '\\x$pid_key{2}', true), "
+	  . "snowflake_set_public_key(9, '\\x$pid_key{9}')");
+
+# sql/publicid.sql as pg_regress runs it, with fewer random IDs (the
+# edition's call costs about a tenth of a millisecond): the output does not
+# depend on how many.
+{
+	my $out = '';
+	IPC::Run::run(
+		[
+			'psql', '-X', '-a', '-q', '-d', $node->connstr('sqled'),
+			'-v', 'HIDE_TABLEAM=on', '-v', 'HIDE_TOAST_COMPRESSION=on',
+			'-v', 'rows=2000', '-v', 'some=300'
+		],
+		'<', edition_root() . '/sql/publicid.sql', '>&', \$out);
+	is($out, slurp_file(edition_root() . '/expected/publicid.out'),
+		'sql/publicid.sql in the edition gives expected/publicid.out');
+}
+
+# Random IDs of every length under keys given as arguments, and under the
+# configured keys with their texts (also read back in lower case): a digest
+# equal in both.
+my $pid_args = qq{
+SELECT setseed(0.61);
+SELECT count(*) || ' ' || bit_xor(hashint8extended(snowflake_encrypt_id(x, k), i)
+                                  # hashint8extended(snowflake_decrypt_id(x, k), -i))
+  FROM (SELECT i, (floor(random() * 2147483648)::int8 << 32 | floor(random() * 4294967296)::int8) >> (i % 64)::int AS x
+          FROM generate_series(1, 3000) i) r,
+       (VALUES ('\\x$pid_key{1}'::bytea), ('\\x$pid_key{2}'), ('\\x$pid_key{9}')) v(k)};
+# (The last line: setseed() prints an empty one.)
+my $c_args = (split /\n/, $node->safe_psql('c', $pid_args))[-1];
+like($c_args, qr/^9000 -?\d+$/, '9000 public IDs under keys given as arguments in the C extension');
+is((split /\n/, $node->safe_psql('sqled', $pid_args))[-1], $c_args,
+	'the same public IDs both ways in the edition (pgcrypto\'s AES)');
+my $pid_configured = q{
+SELECT setseed(0.62);
+SELECT count(*) || ' ' || bit_xor(hashint8extended(snowflake_to_public(x, 1), i)
+               # hashint8extended(snowflake_to_public(x, 9), i + 1)
+               # hashint8extended(snowflake_from_public(x, 2), i + 2)
+               # hashtextextended(t, i) # hashtextextended(tp, i)
+               # hashint8extended(snowflake_from_public_base32(t), i + 3)
+               # hashint8extended(snowflake_from_public_base32(lower(tp), 'ord_'), i + 4))
+  FROM (SELECT i, x, snowflake_to_public_base32(x) AS t, snowflake_to_public_base32(x, 'ord_') AS tp
+          FROM (SELECT i, (floor(random() * 2147483648)::int8 << 32 | floor(random() * 4294967296)::int8) >> (i % 64)::int AS x
+                  FROM generate_series(1, 2000) i) r) s};
+my $c_configured = (split /\n/, $node->safe_psql('c', $pid_configured))[-1];
+like($c_configured, qr/^2000 -?\d+$/, '2000 IDs through the configured keys and the texts in the C extension');
+is((split /\n/, $node->safe_psql('sqled', $pid_configured))[-1], $c_configured,
+	'the same public IDs and texts in the edition, and the texts read back');
+
+# Every error, each call compared whole (with constants; every argument
+# NULL once), with key 2 current and then with none.  The hints that say
+# where the keys are configured differ, each as expected.
+my %config_hint = (
+	'HINT:  The keys are read from the file that snowflake.public_keys_file names.' => 'c',
+	q{HINT:  The SQL edition's keys are set with snowflake_set_public_key().} => 'sqled',
+	'HINT:  Mark the key that new public IDs are made with "current" in the file that snowflake.public_keys_file names.' => 'c',
+	'HINT:  Mark the key that new public IDs are made with current: snowflake_set_public_key(key_id, key, true).' => 'sqled');
+my @pid_calls;
+my @pid_ids = ('0', '1', '4294967296', '9223372036854775807', '-1', '-9223372036854775808', 'NULL');
+foreach my $id (@pid_ids)
+{
+	foreach my $k ("'\\x$pid_key{1}'", "'\\x$pid_key{2}'", "'\\x$pid_key{9}'", q{'\x'}, q{'\x00'},
+		"'\\x$pid_key{1}00'", "'\\x" . substr($pid_key{1}, 2) . "'", "'\\x$pid_key{2}00'", 'NULL')
+	{
+		push @pid_calls, "snowflake_encrypt_id($id, ${k}::bytea)", "snowflake_decrypt_id($id, ${k}::bytea)";
+	}
+	foreach my $key_id ('0', '1', '2', '5', '9', '31', '32', '-1', '2147483647', 'NULL')
+	{
+		push @pid_calls, "snowflake_to_public($id, $key_id)", "snowflake_from_public($id, $key_id)";
+	}
+	foreach my $prefix (undef, q{''}, q{'ord_'}, q{'ord/'}, q{'} . ('p' x 64) . q{'}, 'NULL')
+	{
+		push @pid_calls, 'snowflake_to_public_base32(' . $id . (defined $prefix ? ", $prefix" : '') . ')';
+	}
+}
+my @pid_texts = (
+	'', '-', '2', '20000000000000', '200000000000000', '2000000000000', '2-0000-0000-0000-0',
+	'20000000000000-', '2OIOLoiol-az-oi-k', '27ZZZZZZZZZZZZ', '28000000000000', '2ZZZZZZZZZZZZZ',
+	'50000000000001', 'Z0000000000001', 'U0000000000000', '2000000000000U', '2 0000000000000',
+	"20000000000000\x{e9}", "\x{e9}0000000000000", '10000000000000', '90000000000000',
+	# (Messages quote at most 100 characters, then "...".)
+	'2' . ('0' x 150), '28' . ('0' x 12) . ('-' x 120), ("\x{e9}" x 101));
+foreach my $t (@pid_texts)
+{
+	push @pid_calls, 'snowflake_from_public_base32(' . sql_literal($t) . ')';
+	foreach my $prefix (q{''}, q{'ord_'}, q{'ord/'}, 'NULL')
+	{
+		push @pid_calls, 'snowflake_from_public_base32(' . sql_literal("ord_$t") . ", $prefix)",
+		  'snowflake_from_public_base32(' . sql_literal($t) . ", $prefix)";
+	}
+}
+push @pid_calls, "snowflake_from_public_base32('or', 'ord_')", "snowflake_from_public_base32('Ord_20000000000000', 'ord_')",
+  'snowflake_from_public_base32(NULL)', 'snowflake_from_public_base32(NULL, NULL)';
+my $pid_corpus = join(",\n", map { '(' . sql_literal($_) . ')' } @pid_calls);
+my $pid_edges = encode('UTF-8', qq{
+SELECT replace(c || ' => ' || try(c), E'\\n', '\\\\n') FROM (VALUES $pid_corpus) v(c)});
+sub pid_compare
+{
+	my ($state) = @_;
+	my @c_pid = split /\n/, $node->safe_psql('c', $pid_edges);
+	my @sql_pid = split /\n/, $node->safe_psql('sqled', $pid_edges);
+	is(scalar(@sql_pid), scalar(@pid_calls), scalar(@pid_calls) . " public-ID calls made in the edition, $state");
+	my %hints_seen;
+	foreach my $list ([ 'c', \@c_pid ], [ 'sqled', \@sql_pid ])
+	{
+		foreach (@{ $list->[1] })
+		{
+			foreach my $hint (keys %config_hint)
+			{
+				my $flat = $hint =~ s/^HINT:  //r;
+				next unless s/ \| \Q$flat\E$/ | (where keys are configured)/;
+				$hints_seen{$hint} = 1;
+				$hints_seen{"$hint in $list->[0]"} = 1 if $config_hint{$hint} eq $list->[0];
+			}
+		}
+	}
+	my @differ = grep { $c_pid[$_] ne $sql_pid[$_] } 0 .. $#c_pid;
+	is(scalar(@differ), 0, "every public-ID call, $state: the same result or the same error, whole")
+	  or diag(join("\n", map { "C:   $c_pid[$_]\nSQL: $sql_pid[$_]" } @differ[ 0 .. ($#differ < 19 ? $#differ : 19) ]));
+	return (\@c_pid, \%hints_seen);
+}
+my ($c_pid, $hints) = pid_compare('key 2 current');
+my @pid_kinds = (
+	'22003 an ID' => qr/^22003: value -\d+ is out of range for a snowflake ID \| Snowflake IDs are between/,
+	'22003 a public ID' => qr/^22003: value -\d+ is out of range for a public snowflake ID \| Public snowflake IDs/,
+	'22003 a public text' => qr/^22003: value ".*" is out of range for a public snowflake ID \| After the key id/,
+	'22023 the key length' => qr/^22023: invalid AES key length \| An AES key has 16, 24 or 32 bytes; this one has \d+\./,
+	'22023 the key id' => qr/^22023: public ID key -?\d+ is out of range \| Key ids are between 0 and 31\./,
+	'22023 a key not configured' => qr/^22023: public ID key 5 is not configured \| The configured keys are 1, 2 and 9\./,
+	'22023 the prefix' => qr/^22023: invalid snowflake ID prefix/,
+	'22P02 the prefix not matched' => qr/^22P02: .* \| Character ".*" at position \d+ does not match the prefix/,
+	'22P02 the text ends in the prefix' => qr/^22P02: .* \| The text ends after \d+ characters, inside the prefix/,
+	'22P02 not a digit' => qr/^22P02: .* \| Character ".*" at position \d+ is not a Crockford base32 digit\./,
+	'22P02 one digit too many' => qr/^22P02: .* \| Character ".*" at position \d+ is one digit too many: a public snowflake ID has 14 digits\./,
+	'22P02 too few digits' => qr/^22P02: .* \| The text has \d+ digits; a public snowflake ID has 14\./);
+my @pid_unreached;
+while (my ($kind, $re) = splice(@pid_kinds, 0, 2))
+{
+	push @pid_unreached, $kind unless grep { / => ERROR (.*)$/ && $1 =~ $re } @$c_pid;
+}
+is_deeply(\@pid_unreached, [], 'the public-ID corpus reaches every error ('
+	  . scalar(grep { / => ERROR / } @$c_pid) . ' of ' . scalar(@$c_pid) . ' calls fail)');
+
+# No key current: the C extension's file without the word, the edition's
+# key 2 set again without it.
+{
+	my $path = $node->data_dir . '/public.keys';
+	open my $fh, '>', "$path.new" or die "$path.new: $!";
+	print $fh "1 $pid_key{1}\n2 $pid_key{2}\n9 $pid_key{9}\n";
+	close $fh or die "$path.new: $!";
+	chmod(0600, "$path.new") or die "chmod: $!";
+	rename("$path.new", $path) or die "rename: $!";
+}
+$node->safe_psql('sqled', "SELECT snowflake_set_public_key(2, '\\x$pid_key{2}')");
+my (undef, $none_hints) = pid_compare('no key current');
+%$hints = (%$hints, %$none_hints);
+is_deeply([ grep { !$hints->{"$_ in $config_hint{$_}"} } sort keys %config_hint ], [],
+	'each edition gives its own hint on where keys are configured, and nothing else differs');
+
+# The edition's keys are its owner's: another role cannot read them, set
+# them or call what reads them, and uses them through the functions.
+$node->safe_psql('sqled', q{CREATE ROLE pid_app LOGIN; SELECT snowflake_set_public_key(2, key, true) FROM (SELECT '\x} . $pid_key{2} . q{'::bytea AS key) k});
+my @app = (extra_params => [ '-U', 'pid_app' ]);
+is($node->safe_psql('sqled', 'SELECT snowflake_from_public_base32(snowflake_to_public_base32(77)) = 77 AND '
+	  . 'snowflake_to_public(77, 9) = ' . $node->safe_psql('c', 'SELECT snowflake_to_public(77, 9)'), @app),
+	't', 'another role uses the edition\'s keys through the functions');
+my $app_seen = '';
+foreach my $probe ('SELECT * FROM _snowflake._snowflake_public_keys', 'SELECT _snowflake_public_key(1)',
+	'SELECT _snowflake_public_key_list()', q{SELECT _snowflake_to_public_base32(1, '')},
+	q{SELECT snowflake_set_public_key(3, '\x000102030405060708090a0b0c0d0e0f')})
+{
+	my ($probe_ret, $probe_out, $probe_err) = $node->psql('sqled', $probe, @app);
+	$app_seen .= "$probe_out\n$probe_err\n";
+	like($probe_err, qr/ERROR:  permission denied for (?:schema _snowflake|function)/, "another role is refused: $probe");
+}
+my @pid_leaked = grep { $app_seen =~ /\Q@{[substr($_, 0, 12)]}\E/i } values %pid_key;
+is_deeply(\@pid_leaked, [], 'and sees no key');
+is(report_in($node, 'sqled', q{SELECT snowflake_set_public_key(32, '\x00')}),
+	"22023: public ID key 32 is out of range\nDETAIL:  Key ids are between 0 and 31.",
+	'snowflake_set_public_key() refuses a key id out of range');
+is(report_in($node, 'sqled', q{SELECT snowflake_set_public_key(3, '\x00')}),
+	"22023: invalid AES key length\nDETAIL:  An AES key has 16, 24 or 32 bytes; this one has 1.",
+	'snowflake_set_public_key() refuses a key of another length');
+$node->safe_psql('sqled', 'GRANT EXECUTE ON FUNCTION snowflake_set_public_key(int4, bytea, bool) TO pid_app');
+is(report_in($node, 'sqled', q{SELECT snowflake_set_public_key(3, '\x000102030405060708090a0b0c0d0e0f')}, @app),
+	"42501: permission denied to set a public ID key\n"
+	  . 'DETAIL:  Only the owner of the snowflake objects (the role that installed them) and superusers may set them.',
+	'a role granted EXECUTE on snowflake_set_public_key() still cannot set a key');
+$node->safe_psql('sqled', 'SELECT snowflake_set_public_key(9, NULL)');
+is(report_in($node, 'sqled', 'SELECT snowflake_to_public(1, 9)'),
+	"22023: public ID key 9 is not configured\nDETAIL:  The configured keys are 1 and 2.\n"
+	  . q{HINT:  The SQL edition's keys are set with snowflake_set_public_key().},
+	'a NULL key removes the key id');
+
+# The edition installed before pgcrypto: public IDs fail (55000) until
+# pgcrypto is installed, then give the same public IDs, looking pgcrypto
+# up at each call.
+$node->safe_psql('postgres', "CREATE DATABASE sqled_late TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C'");
+($ret, undef, $stderr) = run_script($node, 'sqled_late', "$build/snowflake-plain.sql");
+is($ret, 0, 'the plain script installs the edition where pgcrypto is not installed') or diag($stderr);
+is(report_in($node, 'sqled_late', q{SELECT snowflake_encrypt_id(1, '\x000102030405060708090a0b0c0d0e0f')}),
+	"55000: public IDs in the SQL edition of snowflake need the pgcrypto extension\n"
+	  . 'HINT:  Install it in this database: CREATE EXTENSION pgcrypto.',
+	'without pgcrypto public IDs fail, saying what to install');
+$node->safe_psql('sqled_late', 'CREATE SCHEMA crypto; CREATE EXTENSION pgcrypto SCHEMA crypto');
+(my $pid_few = $pid_args) =~ s/generate_series\(1, 3000\)/generate_series(1, 100)/;
+is($node->safe_psql('sqled_late', $pid_few), $node->safe_psql('c', $pid_few),
+	'pgcrypto installed afterwards, in a schema of its own: the same public IDs');
 
 # --- an edition generated for another layout and epoch ---
 

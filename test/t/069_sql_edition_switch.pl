@@ -36,6 +36,10 @@
 #    entry in the index); new keys lie above the edition's;
 #  - node18: the switch refuses (the server mints with 17) and names both;
 #    with snowflake_switch.node_id = 17 it switches, and keys carry 17;
+#  - keyform, whose edition holds keys of public IDs: the switch refuses
+#    until the C extension's key file has the same keys (the lines the
+#    page's query makes), the same one current; then the public texts the
+#    edition made read as before, and the key table is gone;
 #  - the dumps of tledb and dbdevdb restore onto the C extension with the
 #    page's lists, without an error; the C extension keeps its comment,
 #    defaults are its functions, new keys lie above the restored ones.
@@ -131,11 +135,29 @@ foreach my $db ('tledb', 'dbdevdb')
 	my @entries = map { $list =~ $_ ? 1 : 0 } (
 		qr/ SCHEMA - pgtle /, qr/ EXTENSION - pg_tle /, qr/ COMMENT - EXTENSION pg_tle /,
 		qr/ FUNCTION pgtle "?\Q$name\E--[0-9.]+\.sql"?\(\) /, qr/ FUNCTION pgtle "?\Q$name\E\.control"?\(\) /,
-		qr/ EXTENSION - "?\Q$name\E"? /, qr/ SEQUENCE SET _snowflake _snowflake_id_seq /);
-	is("@entries", '1 1 1 1 1 1 1',
-		"$db: the dump holds pg_tle's schema, extension and its comment, the functions that hold $name, its CREATE EXTENSION and the key sequence's value");
+		qr/ EXTENSION - "?\Q$name\E"? /, qr/ SEQUENCE SET _snowflake _snowflake_id_seq /,
+		qr/ TABLE DATA _snowflake _snowflake_public_keys /);
+	is("@entries", '1 1 1 1 1 1 1 1',
+		"$db: the dump holds pg_tle's schema, extension and its comment, the functions that hold $name, its CREATE EXTENSION, the key sequence's value and the keys of public IDs");
 }
 my %dumped_max = map { $_ => $edition->safe_psql($_, 'SELECT max(id) FROM app.orders') } ('tledb', 'dbdevdb');
+
+# A database whose edition has keys of public IDs (pgcrypto first), and a
+# public text it made.
+my $pid_key = '00112233445566778899aabbccddeeff0123456789abcdef0123456789abcdef';
+$edition->safe_psql('postgres', 'CREATE DATABASE keyform');
+$edition->safe_psql('keyform', 'CREATE SCHEMA app; CREATE EXTENSION pgcrypto');
+{
+	my ($ret, undef, $stderr) =
+	  run_script($edition, 'keyform', "$dist/snowflake-plain.sql", undef, ['SET search_path = app']);
+	is($ret, 0, 'keyform: the plain script installs the edition beside pgcrypto') or diag($stderr);
+}
+my $pid_text = $edition->safe_psql('keyform', qq{
+SELECT app.snowflake_set_node_id(17), app.snowflake_set_public_key(1, '\\x00000000000000000000000000000001'),
+       app.snowflake_set_public_key(7, '\\x$pid_key', true);
+SELECT app.snowflake_to_public_base32(382958333860159488, 'ord_')});
+$pid_text = (split /\n/, $pid_text)[-1];
+like($pid_text, qr/^ord_7[0-9A-Z]{13}$/, "keyform: the edition makes a public text with key 7 ($pid_text)");
 $edition->stop;
 
 # The same data directory on the full installation.
@@ -345,6 +367,58 @@ SELECT count(*) FILTER (WHERE id > $max), bool_and(node = 17),
 		'1000|t|1000|t',
 		"$db: new keys, from the default and the user's function, above the edition's; generated column and view work");
 }
+
+# --- public IDs: the switch keeps the keys, or refuses ---
+
+($ok, $out, $err) = switch_recipe('switch', 'keyform');
+ok(!$ok, 'keyform: the switch fails while the C extension has not the edition\'s keys of public IDs');
+like($err, qr/ERROR:  the snowflake C extension does not have the SQL edition's public ID key 1\n/,
+	'naming the first key it lacks');
+like($err, qr/DETAIL:  The public IDs made with it would no longer read after the switch\.\nHINT:  Write the edition's keys into the key file that snowflake\.public_keys_file names \(docs\/deployment\/sql-edition\.md, "Public IDs"\), then run the switch again\./,
+	'saying what to do');
+# The key file's lines from the page's query, as a superuser; first with
+# the wrong key current.
+my ($key_query) = slurp_file(edition_root() . '/docs/deployment/sql-edition.md') =~ /whose lines this query makes, as a superuser: `([^`]+)`/;
+die 'no key file query on the page' unless defined $key_query;
+$key_query =~ s/\s+/ /g;
+my $lines = $node->safe_psql('keyform', $key_query);
+is($lines, "1 00000000000000000000000000000001\n7 $pid_key current", 'the page\'s query gives the key file\'s lines');
+sub write_key_file
+{
+	my ($text) = @_;
+	my $path = $node->data_dir . '/public.keys';
+	open my $fh, '>', "$path.new" or die "$path.new: $!";
+	print $fh $text;
+	close $fh or die "$path.new: $!";
+	chmod(0600, "$path.new") or die "chmod: $!";
+	rename("$path.new", $path) or die "rename: $!";
+	return;
+}
+write_key_file("1 00000000000000000000000000000001 current\n7 $pid_key\n");
+$node->safe_psql('postgres', q{ALTER SYSTEM SET snowflake.public_keys_file = 'public.keys'});
+$node->reload;
+$node->poll_query_until('postgres', q{SELECT current_setting('snowflake.public_keys_file') = 'public.keys'})
+  or die 'the reload did not take';
+($ok, $out, $err) = switch_recipe('switch', 'keyform');
+ok(!$ok, 'keyform: the switch fails while another key is current');
+like($err, qr/ERROR:  the snowflake C extension does not have the SQL edition's public ID key 7 as its current key\n/,
+	'naming the key that should be current');
+is( $node->safe_psql(
+		'keyform', q{
+SELECT count(*), (SELECT count(*) FROM pg_extension WHERE extname = 'snowflake'),
+       to_regnamespace('_snowflake_switch') IS NULL
+  FROM _snowflake._snowflake_public_keys}),
+	'2|0|t', 'and the edition keeps its keys, as it was');
+write_key_file($lines . "\n");
+($ok, $out, $err) = switch_recipe('switch', 'keyform');
+ok($ok, 'keyform: with the same keys the switch completes') or diag($err);
+is( $node->safe_psql(
+		'keyform', qq{
+SELECT app.snowflake_from_public_base32('$pid_text', 'ord_'), to_regnamespace('_snowflake') IS NULL,
+       (SELECT l.lanname FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
+         WHERE p.oid = 'app.snowflake_from_public_base32(text, text)'::regprocedure)}),
+	'382958333860159488|t|c',
+	'keyform: the public text the edition made reads with the C extension, and the key table is gone');
 
 # --- by dump and restore ---
 

@@ -19,13 +19,14 @@
 #    new CREATE EXTENSION (a restore's) then installs this version;
 #  - as an extension from files (database.dev's directory):
 #    CREATE EXTENSION snowflake VERSION '1.2', then ALTER EXTENSION UPDATE.
-# Each time: the user's objects refer to the same functions (same OIDs)
-# and work; new keys lie above the old ones, with the node id kept; the
-# edition's objects (functions with their definitions, labels, owners,
-# privileges and comments, sequences, tables, the type, the schemas, and
-# the extension's members and dumped configuration) equal those of a
-# fresh install of this version; a second run of the plain update says
-# it has nothing to do.
+# Each time (pgcrypto installed first): the user's objects refer to the
+# same functions (same OIDs) and work; the public IDs 1.3 adds work, bound
+# to pgcrypto as a fresh install binds them; new keys lie above the old
+# ones, with the node id kept; the edition's objects (functions with
+# their definitions, labels, owners, privileges and comments, sequences,
+# tables, the type, the schemas, and the extension's members and dumped
+# configuration) equal those of a fresh install of this version; a second
+# run of the plain update says it has nothing to do.
 
 use strict;
 use warnings;
@@ -53,6 +54,9 @@ sub new_db
 	$node->safe_psql('postgres', "DROP DATABASE IF EXISTS $db");
 	$node->safe_psql('postgres', "CREATE DATABASE $db OWNER app_owner");
 	$node->safe_psql($db, 'CREATE SCHEMA app', %as_owner);
+	# pgcrypto before the edition: its public IDs are bound to it, by a
+	# fresh install and by an update alike.
+	$node->safe_psql($db, 'CREATE EXTENSION pgcrypto');
 	return;
 }
 
@@ -144,6 +148,15 @@ SELECT count(*) FILTER (WHERE id > $max), bool_and(app.snowflake_node_id(id) = 2
   FROM app.orders WHERE n > 1000}, %as_owner),
 		'1000|t|t|2000|t',
 		"$what: new keys above the old, the node id kept; the generated column, view and function work");
+	is( $node->safe_psql(
+			$db, q{
+SELECT app.snowflake_set_public_key(3, '\x000102030405060708090a0b0c0d0e0f', true);
+SELECT app.snowflake_from_public_base32(app.snowflake_to_public_base32(4242424242)) = 4242424242,
+       app.snowflake_to_public(4242424242, 3) = app.snowflake_encrypt_id(4242424242, '\x000102030405060708090a0b0c0d0e0f'),
+       (SELECT l.lanname FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
+         WHERE p.oid = 'app._snowflake_aes(bytea, bytea)'::regprocedure)}, %as_owner),
+		"3\nt|t|sql",
+		"$what: the public IDs the update added work, with a key the owner sets, bound to pgcrypto");
 	is( $node->safe_psql(
 			$db, q{
 SET enable_seqscan = off;
