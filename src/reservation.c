@@ -36,6 +36,7 @@
 #include "miscadmin.h"
 
 #include "config.h"
+#include "fileformat.h"
 #include "reservation.h"
 #include "shared.h"
 #include "statefile.h"

@@ -75,6 +75,7 @@
 
 #include "compat.h"
 #include "config.h"
+#include "fileformat.h"
 #include "shared.h"
 #include "startcheck.h"
 #include "statefile.h"

@@ -35,6 +35,7 @@
 
 #include "compat.h"
 #include "config.h"
+#include "fileformat.h"
 #include "startcheck.h"
 #include "statefile.h"
 

@@ -1,9 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * statefile.c
- *	  The state file "snowflake.state": its format, reading it, and
- *	  replacing it durably; the file of the server's life without the
- *	  preload, "snowflake.settings" (statefile.h; its bytes are
+ *	  The state file "snowflake.state": reading it and replacing it
+ *	  durably; the file of the server's life without the preload,
+ *	  "snowflake.settings" (statefile.h; the bytes of both are
  *	  fileformat.c's); and reading what the start logic needs of
  *	  pg_control and of timeline history files (shared.c).
  *
@@ -14,9 +14,10 @@
  * lead over the clock any of them may have had), the highest floor applied
  * and why, and where the data directory was.  What the values mean, and
  * when the file is written, is decided in shared.c (loading) and
- * reservation.c (the reservation, the floor and an adoption).  Reading the
- * bytes (snowflake_state_parse) is kept apart from the I/O, so that it can
- * be fuzzed without a server.
+ * reservation.c (the reservation, the floor and an adoption).  The bytes
+ * themselves, their checks, checksum and older versions, are
+ * fileformat.c's (snowflake_state_parse, snowflake_state_seal), kept apart
+ * from the I/O so that they can be fuzzed without a server.
  *
  * The file is written whole to a temporary file, fsynced, renamed over the
  * old one, and the directory is fsynced, also with fsync = off (sf_fsync).
@@ -43,81 +44,6 @@
 #include "fileformat.h"
 #include "statefile.h"
 
-/*
- * Version 1 (snowflake 1.0), still read after an upgrade.  Spelled out in
- * full rather than sharing a prefix with the current version: a released
- * file format stays as it was whatever the current one becomes.
- */
-typedef struct SnowflakeStateFileV1
-{
-	uint32		magic;
-	uint32		version;
-	int64		epoch_ms;
-	int32		timestamp_bits;
-	int32		node_bits;
-	int32		sequence_bits;
-	int32		node_id;
-	int64		reserved_ms;
-	int64		last;
-	uint32		flags;
-	pg_crc32c	crc;
-} SnowflakeStateFileV1;
-
-/*
- * Version 2 (snowflake 1.1), still read after an upgrade, spelled out for
- * the same reason.
- */
-typedef struct SnowflakeStateFileV2
-{
-	uint32		magic;
-	uint32		version;
-	int64		epoch_ms;
-	int32		timestamp_bits;
-	int32		node_bits;
-	int32		sequence_bits;
-	int32		node_id;
-	int64		reserved_ms;
-	int64		last;
-	uint32		flags;
-	uint32		timeline;
-	uint64		system_id;
-	int64		max_lead_ms;
-	int64		lead_lowered_ms;
-	pg_crc32c	crc;
-} SnowflakeStateFileV2;
-
-/*
- * Version 3 (snowflake 1.2), still read after an upgrade, spelled out for
- * the same reason.  Its record of a clean shutdown and of the postmaster
- * that wrote it meant that the file could be trusted without a floor;
- * every start applies the floor now, and they are not read.
- */
-typedef struct SnowflakeStateFileV3
-{
-	uint32		magic;
-	uint32		version;
-	int64		epoch_ms;
-	int32		timestamp_bits;
-	int32		node_bits;
-	int32		sequence_bits;
-	int32		node_id;
-	int64		reserved_ms;
-	int64		last;
-	uint32		flags;
-	uint32		timeline;
-	uint64		system_id;
-	int64		max_lead_ms;
-	int64		lead_lowered_ms;
-	uint64		clean_checkpoint;
-	uint64		clean_system_id;
-	int64		life_start;
-	int32		life_pid;
-	pg_crc32c	crc;
-} SnowflakeStateFileV3;
-
-/* A restore's request of 1.2 (SNOWFLAKE_STATE_UNCONFIRMED) is kept. */
-#define SF_V3_FLAGS_KEPT	SNOWFLAKE_STATE_UNCONFIRMED
-
 static pg_crc32c
 sf_crc(const void *data, size_t len)
 {
@@ -127,143 +53,6 @@ sf_crc(const void *data, size_t len)
 	COMP_CRC32C(crc, data, len);
 	FIN_CRC32C(crc);
 	return crc;
-}
-
-/* The current format has no padding: it is written as the struct's bytes. */
-StaticAssertDecl(sizeof(SnowflakeStateFile) == 104,
-				 "SnowflakeStateFile must be 104 bytes without padding");
-StaticAssertDecl(sizeof(SnowflakeStateFileV3) == 112,
-				 "version 3 of the state file is 112 bytes");
-
-/* Set the checksum of a filled image, last before writing it. */
-void
-snowflake_state_seal(SnowflakeStateFile *f)
-{
-	f->crc = sf_crc(f, offsetof(SnowflakeStateFile, crc));
-}
-
-/*
- * The fields every version has, from the start of an older image, into a
- * current one with nothing of its own recorded yet (no floor, no place).
- * The layout of the first 64 bytes is the same in every version.
- */
-static void
-sf_convert_common(const SnowflakeStateFileV1 *old, SnowflakeStateFile *f)
-{
-	memset(f, 0, sizeof(*f));
-	f->magic = old->magic;
-	f->version = SNOWFLAKE_STATE_VERSION;
-	f->epoch_ms = old->epoch_ms;
-	f->timestamp_bits = old->timestamp_bits;
-	f->node_bits = old->node_bits;
-	f->sequence_bits = old->sequence_bits;
-	f->node_id = old->node_id;
-	f->reserved_ms = old->reserved_ms;
-	f->last = old->last;
-	f->floor_ms = -1;
-	f->floor_cause = 0;
-}
-
-/*
- * An older image as a current one: 1.0 recorded no lineage; 1.1 no
- * request to confirm a node id; 1.2 recorded what is no longer read.  The
- * floor flag of 1.0 to 1.2 is not kept: every start owes the floor now.
- */
-static void
-sf_convert(const char *buf, int version, SnowflakeStateFile *f)
-{
-	const SnowflakeStateFileV2 *v2 = (const SnowflakeStateFileV2 *) buf;
-
-	sf_convert_common((const SnowflakeStateFileV1 *) buf, f);
-	if (version == 1)
-		return;
-	f->timeline = v2->timeline;
-	f->system_id = v2->system_id;
-	f->max_lead_ms = v2->max_lead_ms;
-	f->lead_lowered_ms = v2->lead_lowered_ms;
-	if (version == 3)
-		f->flags = ((const SnowflakeStateFileV3 *) buf)->flags & SF_V3_FLAGS_KEPT;
-}
-
-/*
- * The size and checksum offset of a state file of a version, or 0 if no
- * version of snowflake wrote it.
- */
-static size_t
-sf_version_size(uint32 version, size_t *crc_offset)
-{
-	switch (version)
-	{
-		case 1:
-			*crc_offset = offsetof(SnowflakeStateFileV1, crc);
-			return sizeof(SnowflakeStateFileV1);
-		case 2:
-			*crc_offset = offsetof(SnowflakeStateFileV2, crc);
-			return sizeof(SnowflakeStateFileV2);
-		case 3:
-			*crc_offset = offsetof(SnowflakeStateFileV3, crc);
-			return sizeof(SnowflakeStateFileV3);
-		case SNOWFLAKE_STATE_VERSION:
-			*crc_offset = offsetof(SnowflakeStateFile, crc);
-			return sizeof(SnowflakeStateFile);
-	}
-	return 0;
-}
-
-/*
- * snowflake_state_parse
- *		Check the n bytes buf of a state file, of any version, and read them
- *		into *f as a current image.  Returns 1 if they are a state file, -1
- *		if not: then detail says why ("file ... is corrupt (...)").  Pure:
- *		no I/O, no PostgreSQL state, no error raised.
- *
- * A file is accepted only whole: the size of its version and its checksum
- * over exactly those bytes, so that a damaged file is refused, never read
- * as another version's or as a lower reservation than the one written.
- */
-int
-snowflake_state_parse(const char *buf, size_t n, SnowflakeStateFile *f,
-					  char *detail, size_t len)
-{
-	uint32		magic;
-	uint32		version;
-	size_t		size = 0;
-	size_t		crc_offset = 0;
-	pg_crc32c	crc;
-	const char *corrupt = NULL;
-
-	if (n >= 8)
-	{
-		memcpy(&magic, buf, sizeof(magic));
-		memcpy(&version, buf + 4, sizeof(version));
-		size = sf_version_size(version, &crc_offset);
-	}
-	if (n != sizeof(SnowflakeStateFileV1) && n != sizeof(SnowflakeStateFileV2) &&
-		n != sizeof(SnowflakeStateFileV3) && n != sizeof(SnowflakeStateFile))
-		corrupt = "wrong size";
-	else if (magic != SNOWFLAKE_STATE_MAGIC)
-		corrupt = "bad magic number";
-	else if (size == 0)
-		corrupt = "unknown version";
-	else if (n != size)
-		corrupt = "wrong size";
-	else
-	{
-		memcpy(&crc, buf + crc_offset, sizeof(crc));
-		if (crc != sf_crc(buf, crc_offset))
-			corrupt = "checksum mismatch";
-	}
-	if (corrupt != NULL)
-	{
-		snprintf(detail, len, "file \"%s\" is corrupt (%s)",
-				 SNOWFLAKE_STATE_FILE, corrupt);
-		return -1;
-	}
-	if (version == SNOWFLAKE_STATE_VERSION)
-		memcpy(f, buf, sizeof(*f));
-	else
-		sf_convert(buf, (int) version, f);
-	return 1;
 }
 
 /*
@@ -277,7 +66,7 @@ int
 snowflake_state_read(SnowflakeStateFile *f, int *err, char *detail, size_t len)
 {
 	/* Room for the largest version and one byte more, to see a longer file. */
-	char		buf[sizeof(SnowflakeStateFileV3) + 1];
+	char		buf[SNOWFLAKE_STATE_MAX_SIZE + 1];
 	int			fd;
 	ssize_t		n;
 

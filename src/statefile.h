@@ -33,7 +33,7 @@
  * (snowflake 1.2, 112 bytes) recorded the clean shutdown it was written at
  * and the postmaster that wrote it instead of the last floor and the place;
  * version 2 (1.1) ended after lead_lowered_ms, version 1 (1.0) after flags.
- * All three are still read (statefile.c).
+ * All three are still read (fileformat.c).
  */
 typedef struct SnowflakeStateFile
 {
@@ -173,10 +173,6 @@ extern SNOWFLAKE_INTERNAL int snowflake_life_read(SnowflakeLifeFile *f,
 extern SNOWFLAKE_INTERNAL bool snowflake_life_write(const SnowflakeLifeFile *f,
 												 SfWriteFailure *failure);
 
-extern SNOWFLAKE_INTERNAL void snowflake_state_seal(SnowflakeStateFile *f);
-extern SNOWFLAKE_INTERNAL int snowflake_state_parse(const char *buf, size_t n,
-												 SnowflakeStateFile *f,
-												 char *detail, size_t len);
 extern SNOWFLAKE_INTERNAL int snowflake_state_read(SnowflakeStateFile *f, int *err,
 												char *detail, size_t len);
 extern SNOWFLAKE_INTERNAL bool snowflake_state_write(const SnowflakeStateFile *f,
