@@ -235,6 +235,49 @@ foreach my $file (@link_files)
 	is(join("\n", @bad), '', "$file: every relative link resolves");
 }
 
+# ---- Placeholders ----
+
+# A figure left to fill in (a token such as @SWITCH@, or a line that is
+# only a token such as FUZZ_TABLE) is never published: outside code, no
+# Markdown file holds one.
+sub placeholders
+{
+	my ($text) = @_;
+	my @found;
+	my $fence;
+	my $n = 0;
+	foreach my $line (split /\n/, $text)
+	{
+		$n++;
+		if ($line =~ /^\s*(`{3,}|~{3,})/)
+		{
+			if (!defined $fence) { $fence = $1; }
+			elsif ($line =~ /^\s*\Q$fence\E\s*$/) { undef $fence; }
+			next;
+		}
+		next if defined $fence;
+		(my $l = $line) =~ s/`[^`]*`//g;    # code spans
+		push @found, "line $n: $1" while $l =~ /(@[A-Z][A-Z0-9_]+@)/g;
+		if ($l =~ /^\s*([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\s*$/)
+		{
+			push @found, "line $n: $1";
+		}
+		elsif ($l =~ /\b((?:SOAK|FUZZ|COMMIT|CHAOS)[A-Z0-9]*_[A-Z0-9_]+)\b/)
+		{
+			push @found, "line $n: $1";
+		}
+	}
+	return @found;
+}
+is(join("\n", placeholders("probe \@SWITCH\@ and `\@EPOCH_MS\@`\nFUZZ_TABLE\n```\nX_Y\n```\nat COMMIT_SOAK, ok\n")),
+	"line 1: \@SWITCH\@\nline 2: FUZZ_TABLE\nline 6: COMMIT_SOAK",
+	'the placeholder check finds a token, a line that is a token and a named figure, outside code');
+foreach my $file (@link_files)
+{
+	next unless -e "$root/$file";
+	is(join("\n", placeholders(slurp($file))), '', "$file: no placeholder left to fill in");
+}
+
 # ---- Function length ----
 
 {
