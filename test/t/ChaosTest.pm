@@ -827,14 +827,17 @@ sub settle_lead
 }
 
 # Place in $node's pg_wal the history file of timeline $tli + 1, branched
-# from $tli at $node's replay position (so that the standby, which may see
-# it before the promotion, takes it for a branch behind it and stays on
-# $tli), with the ancestry of $tli (its history file, from $node's pg_wal
-# or $other's).
+# from $tli just before $node's replay position (so that the standby, which
+# may see it before the promotion, takes it for a branch behind it and
+# stays on $tli: with recovery_target_timeline = 'latest' a standby follows
+# a newer timeline that forks off at or after its replay position, and the
+# drill's timeline then becomes its promoted timeline's parent, the old
+# primary its grandparent, which a span of 2 cannot keep apart), with the
+# ancestry of $tli (its history file, from $node's pg_wal or $other's).
 sub take_timeline
 {
 	my ($c, $node, $tli, $other) = @_;
-	my $lsn = $node->safe_psql('postgres', 'SELECT pg_last_wal_replay_lsn()');
+	my $lsn = $node->safe_psql('postgres', 'SELECT pg_last_wal_replay_lsn() - 1');
 	my ($parent) = grep { -e $_ }
 	  map { sprintf('%s/pg_wal/%08X.history', $_->data_dir, $tli) } ($node, $other);
 	my $history = defined $parent ? slurp_file($parent) : '';
