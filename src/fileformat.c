@@ -19,8 +19,13 @@
 
 #include "fileformat.h"
 
-static pg_crc32c
-sf_crc(const void *data, size_t len)
+/*
+ * snowflake_crc32c
+ *		CRC-32C of len bytes at data, as the files of snowflake and
+ *		pg_control carry it.
+ */
+pg_crc32c
+snowflake_crc32c(const void *data, size_t len)
 {
 	pg_crc32c	crc;
 
@@ -79,7 +84,7 @@ snowflake_life_serialize(const SnowflakeLifeFile *f, char *buf)
 	sf_put32(buf, 36, (uint32) f->layout.sequence_bits);
 	sf_put32(buf, 40, (uint32) f->node_id);
 	sf_put32(buf, 44, (uint32) f->node_id_span);
-	sf_put32(buf, SNOWFLAKE_LIFE_SIZE - 4, sf_crc(buf, SNOWFLAKE_LIFE_SIZE - 4));
+	sf_put32(buf, SNOWFLAKE_LIFE_SIZE - 4, snowflake_crc32c(buf, SNOWFLAKE_LIFE_SIZE - 4));
 }
 
 /*
@@ -125,7 +130,7 @@ sf_life_check(const char *buf, size_t n, char *detail, size_t len)
 				 SNOWFLAKE_LIFE_SIZE);
 		return detail;
 	}
-	if (sf_get32(buf, SNOWFLAKE_LIFE_SIZE - 4) != sf_crc(buf, SNOWFLAKE_LIFE_SIZE - 4))
+	if (sf_get32(buf, SNOWFLAKE_LIFE_SIZE - 4) != snowflake_crc32c(buf, SNOWFLAKE_LIFE_SIZE - 4))
 		return "Its checksum does not match its contents.";
 	return NULL;
 }
@@ -241,7 +246,7 @@ StaticAssertDecl(sizeof(SnowflakeStateFileV3) == SNOWFLAKE_STATE_MAX_SIZE,
 void
 snowflake_state_seal(SnowflakeStateFile *f)
 {
-	f->crc = sf_crc(f, offsetof(SnowflakeStateFile, crc));
+	f->crc = snowflake_crc32c(f, offsetof(SnowflakeStateFile, crc));
 }
 
 /*
@@ -352,7 +357,7 @@ snowflake_state_parse(const char *buf, size_t n, SnowflakeStateFile *f,
 	else
 	{
 		memcpy(&crc, buf + crc_offset, sizeof(crc));
-		if (crc != sf_crc(buf, crc_offset))
+		if (crc != snowflake_crc32c(buf, crc_offset))
 			corrupt = "checksum mismatch";
 	}
 	if (corrupt != NULL)

@@ -16,6 +16,7 @@
 
 #include "statefile.h"
 
+extern SNOWFLAKE_INTERNAL pg_crc32c snowflake_crc32c(const void *data, size_t len);
 extern SNOWFLAKE_INTERNAL void snowflake_life_serialize(const SnowflakeLifeFile *f,
 														char *buf);
 extern SNOWFLAKE_INTERNAL const char *snowflake_life_parse(const char *buf, size_t n,

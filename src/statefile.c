@@ -44,17 +44,6 @@
 #include "fileformat.h"
 #include "statefile.h"
 
-static pg_crc32c
-sf_crc(const void *data, size_t len)
-{
-	pg_crc32c	crc;
-
-	INIT_CRC32C(crc);
-	COMP_CRC32C(crc, data, len);
-	FIN_CRC32C(crc);
-	return crc;
-}
-
 /*
  * snowflake_state_read
  *		Read and check the state file into *f (an older version is
@@ -114,7 +103,7 @@ snowflake_control_read(SnowflakeControl *c)
 	close(fd);
 	if (n != sizeof(cf) || cf.pg_control_version != PG_CONTROL_VERSION)
 		return false;
-	crc = sf_crc(&cf, offsetof(ControlFileData, crc));
+	crc = snowflake_crc32c(&cf, offsetof(ControlFileData, crc));
 	if (!EQ_CRC32C(crc, cf.crc))
 		return false;
 	c->state = (uint32) cf.state;
