@@ -179,12 +179,12 @@ sub anchors
 	return \%anchors;
 }
 
-# The relative links of a Markdown text, outside code: [text](target) and
-# reference definitions.
-sub links
+# The lines of a Markdown text outside fenced code, each [number, text]
+# with its code spans removed.
+sub prose_lines
 {
 	my ($text) = @_;
-	my @links;
+	my @lines;
 	my $fence;
 	my $n = 0;
 	foreach my $line (split /\n/, $text)
@@ -198,6 +198,20 @@ sub links
 		}
 		next if defined $fence;
 		(my $l = $line) =~ s/`[^`]*`//g;    # code spans
+		push @lines, [ $n, $l ];
+	}
+	return @lines;
+}
+
+# The relative links of a Markdown text, outside code: [text](target) and
+# reference definitions.
+sub links
+{
+	my ($text) = @_;
+	my @links;
+	foreach my $p (prose_lines($text))
+	{
+		my ($n, $l) = @$p;
 		push @links, [ $n, $1 ] while $l =~ /\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g;
 		push @links, [ $n, $1 ] if $l =~ /^\s*\[[^\]]+\]:\s*(\S+)/;
 	}
@@ -244,19 +258,9 @@ sub placeholders
 {
 	my ($text) = @_;
 	my @found;
-	my $fence;
-	my $n = 0;
-	foreach my $line (split /\n/, $text)
+	foreach my $p (prose_lines($text))
 	{
-		$n++;
-		if ($line =~ /^\s*(`{3,}|~{3,})/)
-		{
-			if (!defined $fence) { $fence = $1; }
-			elsif ($line =~ /^\s*\Q$fence\E\s*$/) { undef $fence; }
-			next;
-		}
-		next if defined $fence;
-		(my $l = $line) =~ s/`[^`]*`//g;    # code spans
+		my ($n, $l) = @$p;
 		push @found, "line $n: $1" while $l =~ /(@[A-Z][A-Z0-9_]+@)/g;
 		if ($l =~ /^\s*([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\s*$/)
 		{

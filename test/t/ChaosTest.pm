@@ -934,23 +934,10 @@ sub restore_in_place
 	set_fault('open EACCES');
 	if ($how eq 'base backup' && $c->{preload})
 	{
-		# A base backup started without recovery.signal continues the lost
-		# primary's timeline: its start must record a request to confirm
-		# the node id, which an unwritable file cannot, so it does not start
-		# (as in unreadable_crash).  Then the fault is cleared, it starts,
-		# refuses to mint until its node id is confirmed, and is confirmed.
-		my $started = start_must_fail($p);
-		my $log_text = slurp_file($p->logfile, $p->{_sf_offset});
-		note_event($c, $started ? 'unwritable_started' : 'unwritable_no_start',
-			$started ? 'the base backup started with its state file unwritable'
-			: ($log_text =~ /(FATAL:  could not create file "snowflake\.state\.tmp"[^\n]*)/ ? $1
-				: 'the base backup did not start, and its log does not say why'));
-		set_fault();
-		start_node($p);
-		wait_up($p);
-		$p->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
-		  or die 'the base backup did not leave recovery';
-		confirm_node($c, $p, try_refused($c, $p, 3));
+		# As in unreadable_crash: it cannot start until the file is
+		# writable, then must be confirmed.
+		start_unconfirmed($c, $p, 'unwritable', 'create file "snowflake\.state\.tmp"',
+			sub { set_fault() });
 	}
 	else
 	{
@@ -1028,18 +1015,8 @@ sub unreadable_crash
 	chmod(0000, $state) or die "chmod $state: $!";
 	if ($how eq 'base backup' && $c->{preload})
 	{
-		my $started = start_must_fail($p);
-		my $log_text = slurp_file($p->logfile, $p->{_sf_offset});
-		note_event($c, $started ? 'unreadable_started' : 'unreadable_no_start',
-			$started ? 'the base backup started with its state file unreadable'
-			: ($log_text =~ /(FATAL:  could not open file "snowflake\.state"[^\n]*)/ ? $1
-				: 'the base backup did not start, and its log does not say why'));
-		chmod(0600, $state) or die "chmod $state: $!";
-		start_node($p);
-		wait_up($p);
-		$p->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
-		  or die 'the base backup did not leave recovery';
-		confirm_node($c, $p, try_refused($c, $p, 3));
+		start_unconfirmed($c, $p, 'unreadable', 'open file "snowflake\.state"',
+			sub { chmod(0600, $state) or die "chmod $state: $!" });
 	}
 	else
 	{
@@ -1050,6 +1027,32 @@ sub unreadable_crash
 	}
 	kill_client_backend($c, $p);
 	standby_job($c, sub { rebuild_standby($c) });
+	return;
+}
+
+# A base backup started in place without recovery.signal, its state file
+# unusable ($kind: unreadable or unwritable): with the preload its start
+# must record a request to confirm the node id (it continues the lost
+# primary's timeline), which it cannot, so it does not start at all (by
+# design, docs/guarantees.md); noted with the FATAL line matching $fatal.
+# Then $fix makes the file usable, it is started, the scheduler's attempts
+# to mint must be refused (55000), and the node id is confirmed as the
+# operator would, the primary being lost.
+sub start_unconfirmed
+{
+	my ($c, $p, $kind, $fatal, $fix) = @_;
+	my $started = start_must_fail($p);
+	my $log_text = slurp_file($p->logfile, $p->{_sf_offset});
+	note_event($c, $started ? "${kind}_started" : "${kind}_no_start",
+		$started ? "the base backup started with its state file $kind"
+		: ($log_text =~ /(FATAL:  could not $fatal[^\n]*)/ ? $1
+			: 'the base backup did not start, and its log does not say why'));
+	$fix->();
+	start_node($p);
+	wait_up($p);
+	$p->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+	  or die 'the base backup did not leave recovery';
+	confirm_node($c, $p, try_refused($c, $p, 3));
 	return;
 }
 
