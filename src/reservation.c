@@ -195,15 +195,21 @@ sf_raise_to_floor(SnowflakeShared *s, int64 now_ms, int64 lead)
  * sf_log_lead
  *		With the preload, write the history's largest lead into WAL
  *		(walrecord.c) if this life has not written it yet, under
- *		snowflake_lock, before IDs may lead the clock by it.
+ *		snowflake_lock, before IDs may lead the clock by it.  Also when
+ *		only its lowering changed: a lead in force again (a raise back to
+ *		the largest value, lead_lowered_ms 0) must reach the standbys, or
+ *		one that recorded the lowering would let it elapse while this
+ *		server's IDs still lead by it.
  */
 static void
 sf_log_lead(SnowflakeShared *s)
 {
-	if (!s->preloaded || s->wal_lead_ms == s->max_lead_ms)
+	if (!s->preloaded ||
+		(s->wal_lead_ms == s->max_lead_ms && s->wal_lowered_ms == s->lead_lowered_ms))
 		return;
 	snowflake_wal_log_lead(s->max_lead_ms, s->lead_lowered_ms);
 	s->wal_lead_ms = s->max_lead_ms;
+	s->wal_lowered_ms = s->lead_lowered_ms;
 }
 
 /*
@@ -596,9 +602,10 @@ snowflake_confirm_restore_state(int node)
 /*
  * snowflake_replay_lead
  *		The redo of a WAL record of the history's largest lead (walrecord.c),
- *		in a server that replays WAL: a larger lead than the one known here
- *		is recorded in shared memory and in the state file, so that the
- *		floor of this server's starts covers it, also after a restart that
+ *		in a server that replays WAL: a larger lead than the one known here,
+ *		or the same lead in force again (not lowered) or lowered later, is
+ *		recorded in shared memory and in the state file, so that the floor
+ *		of this server's starts covers it, also after a restart that
  *		replays WAL from a later point.  Takes the LWLock.
  *
  * If the file cannot be written the server stops (FATAL, in the startup
@@ -612,9 +619,16 @@ snowflake_replay_lead(int64 max_lead_ms, int64 lead_lowered_ms)
 	SnowflakeShared *s = snowflake_shared;
 	SnowflakeStateFile f;
 	SfWriteFailure failure;
+	bool		raised;
 
 	LWLockAcquire(snowflake_lock, LW_EXCLUSIVE);
-	if (max_lead_ms <= s->max_lead_ms)
+	raised = max_lead_ms > s->max_lead_ms;
+	/* The same lead: in force if either says so (0), else the later lowering. */
+	if (!raised)
+		lead_lowered_ms = (lead_lowered_ms == 0 || s->lead_lowered_ms == 0) ? 0 :
+			Max(lead_lowered_ms, s->lead_lowered_ms);
+	if (max_lead_ms < s->max_lead_ms ||
+		(!raised && lead_lowered_ms == s->lead_lowered_ms))
 	{
 		LWLockRelease(snowflake_lock);
 		return;
@@ -637,6 +651,8 @@ snowflake_replay_lead(int64 max_lead_ms, int64 lead_lowered_ms)
 											"The largest lead over the clock of the primary's IDs, replayed from WAL, must be recorded before replay goes on.",
 											"Make the state file in the data directory writable by the server again, then start it again.");
 	LWLockRelease(snowflake_lock);
+	if (!raised)
+		return;
 	ereport(LOG,
 			(errmsg("snowflake IDs of this server's history may lead the clock by %lld ms, as replayed from WAL",
 					(long long) max_lead_ms),

@@ -609,6 +609,7 @@ sf_init_shared(SnowflakeShared *s)
 	s->resume_ms = -1;
 	s->floor_ms = -1;
 	s->wal_lead_ms = -1;
+	s->wal_lowered_ms = -1;
 	s->clock_ms = 0;
 	s->counters.reset_time = GetCurrentTimestamp();
 	s->recorded_end_unix_ms = -1;

@@ -219,6 +219,7 @@ typedef struct SnowflakeShared
 	int64		lead_lowered_ms;	/* Unix ms a lower drift was first seen */
 	int64		wal_lead_ms;	/* the lead this life last wrote into WAL, or
 								 * -1 (walrecord.c) */
+	int64		wal_lowered_ms; /* and its lead_lowered_ms */
 	uint64		place;			/* hash of the data directory's path */
 	int64		early_failure_logged_ms;	/* Unix ms of the last LOG line */
 

@@ -50,11 +50,12 @@ is( $node->safe_psql(
 		'snowflake.node_id_count:postmaster:',
 		'snowflake.node_id_from:postmaster:',
 		'snowflake.node_id_span:postmaster:',
+		'snowflake.public_keys_file:superuser:',
 		'snowflake.sequence_bits:postmaster:',
 		'snowflake.spread_sequence:sighup:',
 		'snowflake.timestamp_bits:postmaster:',
 		'snowflake.writer_idle_timeout:sighup:ms'),
-	'pg_settings: postmaster for the layout, the node id settings and confirm_restore, sighup for max_drift_ms, spread_sequence and the background writer, user for max_wait_ms'
+	'pg_settings: postmaster for the layout, the node id settings and confirm_restore, sighup for max_drift_ms, spread_sequence and the background writer, superuser for the key file of public IDs, user for max_wait_ms'
 );
 
 # ---------------------------------------------------------------------------

@@ -337,10 +337,13 @@ sub path_lower_drift
 	my $old = old_server("lower_${tag}_old", $old_bin);
 	my $new = new_cluster("lower_${tag}_new", $new_bin);
 	my %env = (step_env($old, $new, $old_bin, $new_bin), MODE => '--link');
-	my $last = lead_burst($old, 16);
+	# IDs led by 28 s (of the 30 s allowed): the upgrade has some 24 s to
+	# show them going back, which a busy machine needs (at 16 s, 14.6 s of
+	# pg_upgrade beside three other suites left too little).
+	my $last = lead_burst($old, 28);
 	my $t0 = Time::HiRes::time();
 	my $lead = stats($old)->{lead_ms};
-	cmp_ok($lead, '>', 14000, "$label: the old server's last IDs lead its clock by ${lead} ms");
+	cmp_ok($lead, '>', 26000, "$label: the old server's last IDs lead its clock by ${lead} ms");
 	run_step($label, 'upgrade/carry-settings.sh', %env);
 	# The new cluster's own, lower value, after the carried ones.
 	open my $fh, '>>', "$work/snowflake-settings.conf" or die $!;
