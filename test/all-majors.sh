@@ -27,6 +27,7 @@ export SNOWFLAKE_DEB=${SNOWFLAKE_DEB:-1}
 export SNOWFLAKE_IMAGE=${SNOWFLAKE_IMAGE:-1}
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$here/lib.sh"
 [ "$(id -u)" -eq 0 ] || { echo "test/check.sh --all-majors must run as root (chroots)" >&2; exit 2; }
 majors=${CHROOT_MAJORS:-17 18 19}
 # The majors whose no-preload pass is left out: 18, whose DSM registry code
@@ -144,8 +145,7 @@ run_step patroni '^==> patroni: every check passed' bash "$here/patroni-check.sh
 # PG_TEST_PORT_DIR, which test/chroot-check.sh mounts into each chroot), so
 # that two chroots never pick the same loopback port.
 export PG_TEST_PORT_DIR=${PG_TEST_PORT_DIR:-$logs/ports}
-mkdir -p "$PG_TEST_PORT_DIR"
-chmod 1777 "$PG_TEST_PORT_DIR"
+sf_port_dir "$PG_TEST_PORT_DIR"
 i=0
 for m in $majors; do
     order+=("pg$m")

@@ -190,8 +190,8 @@ trap cleanup EXIT
 
 sf_chroot_mounts
 if [ -n "${PG_TEST_PORT_DIR:-}" ]; then
-    mkdir -p "$PG_TEST_PORT_DIR" "$CHROOT$PG_TEST_PORT_DIR"
-    chmod 1777 "$PG_TEST_PORT_DIR" "$CHROOT$PG_TEST_PORT_DIR"
+    sf_port_dir "$PG_TEST_PORT_DIR"
+    mkdir -p "$CHROOT$PG_TEST_PORT_DIR"
     if ! mountpoint -q "$CHROOT$PG_TEST_PORT_DIR"; then
         mount --bind "$PG_TEST_PORT_DIR" "$CHROOT$PG_TEST_PORT_DIR"
         mounted=("$CHROOT$PG_TEST_PORT_DIR" "${mounted[@]}")

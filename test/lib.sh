@@ -102,7 +102,7 @@ sf_install_node_modules() {
 # test/deb-check.sh and test/chroot-check.sh.  test/host-deps.sh installs them all at once.
 SF_PATRONI_PACKAGES=(patroni etcd-server python3-etcd python3-psycopg2 curl)
 SF_DEB_PACKAGES=(debhelper dpkg-dev postgresql-server-dev-all)
-SF_CHROOT_PACKAGES=(debootstrap)
+SF_CHROOT_PACKAGES=(debootstrap acl)
 
 # The Debian chroot of PostgreSQL major $1 that test/chroot-check.sh builds:
 # sets CHROOTS (where the chroots live: $CHROOT_DIR, default
@@ -122,6 +122,23 @@ sf_chroot_lock() {
     mkdir -p "$CHROOTS"
     exec 9>"$CHROOT.lock"
     flock 9
+}
+
+# Make $1 a port reservation directory (PostgreSQL::Test's
+# PG_TEST_PORT_DIR) that the servers of every chroot can share.  Each
+# chroot's postgres user has its own uid (100 in one, 101 in another), and
+# PostgreSQL::Test::Cluster opens an existing reservation file of a port
+# read-write: a file another chroot's user made with the usual umask
+# (0644) fails with EACCES, and the test dies before its first test (CI saw
+# it: 038 on 19, exit 13, on a port 17 had used).  A default ACL makes every
+# file created in the directory rw for all, whatever the creator's umask;
+# no sticky bit, as fs.protected_regular refuses opening another user's
+# file there with O_CREAT.
+sf_port_dir() {
+    mkdir -p "$1"
+    chmod 0777 "$1"
+    command -v setfacl >/dev/null || sf_apt_install acl
+    setfacl -d -m u::rw,g::rw,o::rw "$1"
 }
 
 # Mount /proc and /dev in $CHROOT where they are not mounted yet; what it
