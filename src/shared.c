@@ -130,7 +130,12 @@ sf_shmem_request(void)
 int64
 snowflake_history_lead(SnowflakeShared *s, int64 now_unix_ms)
 {
-	int64		drift = snowflake_max_drift_ms;
+	/*
+	 * The lead this process lets IDs have: without the preload the capped
+	 * one, so that a snowflake.max_drift_ms above the cap, which no ID of
+	 * this life can reach, does not place the next start's floor past it.
+	 */
+	int64		drift = snowflake_drift_ms();
 
 	if (drift >= s->max_lead_ms)
 	{
