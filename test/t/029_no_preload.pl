@@ -341,8 +341,9 @@ $node->start;
 ok(first_above($node, $max_id) eq 't', 'after crash recovery: the first ID is above');
 ok($node->log_contains($new_life, $log_offset), 'after crash recovery: the floor, and why');
 
-# The primary lets IDs lead the clock by up to 30 s; the state file records
-# that lead before the backups are taken.
+# The primary is set to let IDs lead the clock by up to 30 s, which without
+# the preload is used as 1 s: the state file records the capped lead before
+# the backups are taken.
 $node->safe_psql('postgres',
 	"ALTER SYSTEM SET snowflake.max_drift_ms = '30s'; SELECT pg_reload_conf()");
 $node->poll_query_until('postgres', show_setting('snowflake.max_drift_ms'), '30s')
@@ -355,7 +356,7 @@ $node->safe_psql('postgres', 'SELECT snowflake_nextval_batch(1000000) LIMIT 1');
 	ok( $node->poll_query_until(
 			'postgres',
 			'SELECT reservation_writes > 0 AND lead_ms = 0 FROM snowflake_stats'),
-		'the primary wrote its state file under the 30 s lead');
+		'the primary wrote its state file (the lead set to 30 s, used as 1 s)');
 }
 $node->backup('live_backup');
 
@@ -378,8 +379,9 @@ $replayed->stop;
 
 # IDs the copies of the state file know nothing about, ahead of the clock:
 # without the preload by at most 1 s whatever snowflake.max_drift_ms says
-# (no WAL record can carry a larger lead), while the history's lead that
-# every start's floor covers is the setting's 30 s.
+# (no WAL record can carry a larger lead), and the history's lead that
+# every start's floor covers is that 1 s, not the setting's 30 s (which
+# would refuse the first calls of every start for 29 s).
 $max_id = lead_burst($node, 8);
 cmp_ok(stats($node)->{lead_ms}, '>', 500, 'the burst leads the clock');
 cmp_ok(stats($node)->{lead_ms}, '<=', 1000, '... by at most the 1 s cap without the preload');
@@ -399,8 +401,8 @@ is(first_above($standby, $max_id), 't',
 	'former standby restarted without standby.signal: the first ID is above every ID of the old primary'
 );
 ok( $standby->log_contains($new_life, $log_offset)
-	  && $standby->log_contains(qr/resume at 30000 ms past the clock/, $log_offset),
-	'former standby: the floor, with the old primary\'s lead');
+	  && $standby->log_contains(qr/resume at 1000 ms past the clock/, $log_offset),
+	'former standby: the floor, with the old primary\'s lead (capped at 1 s)');
 $standby->stop;
 
 # The backup started as a primary (backup_label, no signal file).
