@@ -247,8 +247,14 @@ foreach my $who ('writer', 'backend')
 		else
 		{
 			# Idle, the reservation lapses: the next call writes itself.
+			# The writer is idle once the clock is past the reservation by
+			# snowflake.writer_idle_timeout (2 s): it noticed the last ID
+			# before the reservation's end, so its active time is over.  The
+			# reservation alone can lapse while a writer that overslept on
+			# a busy machine is still active, and would write first.
 			set_fault();
-			ok(wait_past_reservation($node), "$case: the reservation lapsed");
+			ok(wait_past_reservation($node, '2 seconds'),
+				"$case: the reservation lapsed, the writer idle");
 			set_fault("$what hold");
 			$sess = $node->background_psql('postgres', on_error_stop => 0);
 			my $bpid = query_value($sess, 'SELECT pg_backend_pid()');
