@@ -17,6 +17,10 @@
 #  - with max_drift_ms raised above the step, calls succeed, and every new
 #    ID is above every ID issued before the crash.
 # When the clock returns, generation resumes by itself, still above.
+# Without the preload (the no-preload pass) the lead is capped at 1 s: the
+# raised setting draws the capped WARNING and calls still fail with 58000,
+# as no ID can lead the clock by 30 s; generation resumes once the clock
+# returns, above every ID issued before the crash.
 #
 # The server's clock is stepped with libfaketime (see 010_restart_clock_back.pl).
 
@@ -133,17 +137,39 @@ $node->safe_psql('postgres',
 	"ALTER SYSTEM SET snowflake.max_drift_ms = '60s'; SELECT pg_reload_conf()");
 ok($node->poll_query_until('postgres', show_setting('snowflake.max_drift_ms'), '1min'),
 	'snowflake.max_drift_ms raised to 60 s');
-is(insert_ids_above($node, 'loaded', $old_max),
-	'1000|t',
-	'with the clock 30 s behind, every new ID is above every ID issued before the crash'
-);
-my ($batch_above, $batch_max) = split /\|/,
-  $node->safe_psql('postgres',
-	"SELECT min(x) > $old_max, max(x) FROM (SELECT snowflake_nextval_batch(100000)) b(x)");
-is($batch_above, 't', 'batches too');
-$st = stats($node);
-cmp_ok($st->{lead_ms}, '>', 1000,
-	"the new IDs run ahead of the stepped-back clock (lead $st->{lead_ms} ms)");
+my $batch_max;
+if (no_preload())
+{
+	# Without the preload the lead is capped at 1 s: no ID can lead the
+	# stepped-back clock by 30 s, so the raise is not used and calls fail.
+	my ($sqlstate, $stderr) = sql_error($node,
+		"SET snowflake.max_wait_ms = 100;\n"
+		  . 'INSERT INTO loaded SELECT snowflake_nextval() FROM generate_series(1, 10)');
+	like($stderr,
+		qr/WARNING:  55000: parameter "snowflake\.max_drift_ms" is capped at 1000 ms without the preload\nDETAIL:  It is set to 60000 ms\./,
+		'without the preload the raise to 60 s is capped at 1 s, and the call says so');
+	like(stderr_report($stderr), clock_behind_report(),
+		'with the clock 30 s behind, calls still fail with 58000');
+	is($node->safe_psql('postgres', 'SELECT count(*) FROM loaded'),
+		$committed, 'nothing was inserted');
+	is(stats($node)->{ids_issued}, 0, 'nothing was issued');
+	$batch_max = $old_max;
+}
+else
+{
+	is(insert_ids_above($node, 'loaded', $old_max),
+		'1000|t',
+		'with the clock 30 s behind, every new ID is above every ID issued before the crash'
+	);
+	my $batch_above;
+	($batch_above, $batch_max) = split /\|/,
+	  $node->safe_psql('postgres',
+		"SELECT min(x) > $old_max, max(x) FROM (SELECT snowflake_nextval_batch(100000)) b(x)");
+	is($batch_above, 't', 'batches too');
+	$st = stats($node);
+	cmp_ok($st->{lead_ms}, '>', 1000,
+		"the new IDs run ahead of the stepped-back clock (lead $st->{lead_ms} ms)");
+}
 
 # Back to normal: the clock returns, the drift limit too.
 $node->safe_psql('postgres',
@@ -151,9 +177,10 @@ $node->safe_psql('postgres',
 ok($node->poll_query_until('postgres', show_setting('snowflake.max_drift_ms'), '1s'),
 	'snowflake.max_drift_ms back to 1 s');
 set_clock('+0');
-# Everything issued so far: the rows and the batch above.
+# Everything issued so far: the rows and the batch above (without the
+# preload, the IDs issued before the crash).
 my $max_now = $node->safe_psql('postgres',
-	"SELECT greatest(max(id), $batch_max) FROM loaded");
+	"SELECT greatest(max(id), $batch_max, $old_max) FROM loaded");
 ok( $node->poll_query_until('postgres',
 		"SELECT clock_timestamp() > snowflake_timestamp($max_now)"),
 	'the clock caught up with the issued IDs');

@@ -12,6 +12,9 @@
 # deliberately with snowflake_adopt_layout() (others get 42501), after which
 # new IDs carry times above those of all old IDs, even if the clock is
 # behind them.  A changed node id is accepted, with a LOG line.
+# Without the preload (the no-preload pass) the lead is capped at 1 s: a
+# last ID 30 s ahead of the stepped-back clock cannot be followed, so the
+# lower node id draws the capped WARNING and 58000 until the clock returns.
 #
 # The server's clock is stepped with libfaketime (see 010_restart_clock_back.pl).
 
@@ -237,6 +240,22 @@ restart_with(
 	sequence_bits => 10,
 	epoch => '2023-01-01 00:00:00+00',
 	max_drift_ms => 60000);
+if (no_preload())
+{
+	# Without the preload the lead is capped at 1 s: no ID can follow one
+	# 30 s ahead of the clock, so the call is refused until the clock returns.
+	my (undef, $stderr) = sql_error($node,
+		"SET snowflake.max_wait_ms = 100;\nSELECT snowflake_nextval()");
+	like($stderr,
+		qr/WARNING:  55000: parameter "snowflake\.max_drift_ms" is capped at 1000 ms without the preload\nDETAIL:  It is set to 60000 ms\./,
+		'without the preload max_drift_ms = 60000 is capped at 1 s, and the call says so');
+	like(stderr_report($stderr), clock_behind_report(),
+		'with the last ID 30 s ahead of the clock, the call fails with 58000');
+	set_clock('+0');
+	ok( $node->poll_query_until('postgres',
+			"SELECT clock_timestamp() > snowflake_timestamp($before)"),
+		'the clock caught up with the last ID');
+}
 is( $node->safe_psql(
 		'postgres',
 		"SELECT snowflake_node_id(x), x > $before, "
@@ -259,13 +278,12 @@ foreach my $case (
 {
 	my ($what, %widths) = @$case;
 	$before = $node->safe_psql('postgres', 'SELECT snowflake_nextval()');
-	# The 60 s lead allowed above still counts: without the preload every
-	# start applies the floor with the history's largest lead (a clean stop
-	# cannot be told from a restore there), so that lead stays allowed.
+	# The 60 s lead allowed above still counts with the preload; without it
+	# the lead was capped at 1 s, and a larger setting would only warn.
 	restart_with(
 		node_id => 2,
 		epoch => '2023-01-01 00:00:00+00',
-		max_drift_ms => 60000,
+		no_preload() ? () : (max_drift_ms => 60000),
 		%widths);
 	$node->safe_psql('postgres', 'SELECT snowflake_adopt_layout()');
 	is( $node->safe_psql(
