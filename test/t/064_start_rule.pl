@@ -25,6 +25,9 @@
 # seconds in batches of tens of thousands.  The first start places IDs
 # 60 s past the clock (the floor, as every start): the original's later
 # IDs lie there, and a copy that trusted its file would resume among them.
+# Without the preload the lead is capped at 1 s: the floor is 1 s, the IDs
+# are minted in batches of 10000 that lead the clock by at most 1 s, and
+# the batch of the last case is refused as too wide instead.
 
 use strict;
 use warnings;
@@ -44,6 +47,21 @@ my %settings = (
 # Without the preload the lead is capped (docs/deployment/no-preload.md):
 # the floor is then 1 s, and the original's IDs lead by less.
 my $floor = no_preload() ? 1000 : $lead;
+
+# Mint $count IDs on $node into its table (mint_into).  Without the preload
+# a batch of 41/10/4 may span at most the capped lead, 1000 ms (16000 IDs):
+# the IDs are minted in batches of 10000 (625 ms), each waiting for the
+# clock as needed, so they lead it by at most 1 s.
+sub mint
+{
+	my ($node, $count) = @_;
+	my $chunk = no_preload() ? 10000 : $count;
+	for (my $left = $count; $left > 0; $left -= $chunk)
+	{
+		mint_into($node, $left < $chunk ? $left : $chunk);
+	}
+	return;
+}
 
 # The postmaster's PID of a running $node.
 sub pm_pid
@@ -104,7 +122,7 @@ my $original = start_snowflake_node('original',
 	settings => \%settings);
 $original->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 my $offset = 0;
-mint_into($original, 1000);
+mint($original, 1000);
 my ($floor_ms, $why) = floor_line($original, $offset);
 cmp_ok($floor_ms, '>=', $floor - 1000, "the first start placed the first ID past the clock plus the lead ($floor_ms ms)");
 is($why, start_reason(), 'and says why');
@@ -118,7 +136,7 @@ my $cold = PostgreSQL::Test::Utils::tempdir() . '/cold';
 PostgreSQL::Test::Utils::system_or_bail('cp', '-a', $original->data_dir, $cold);
 $offset = -s $original->logfile;
 $original->start;
-mint_into($original, 20000);
+mint($original, 20000);
 my $original_ids = minted_file($original);
 ($floor_ms, $why) = floor_line($original, $offset);
 ok(defined $why, "a clean restart places its first ID past the floor too ($floor_ms ms)");
@@ -129,7 +147,7 @@ my $copy = start_snowflake_node('copy', node_id => 1, layout => '41/10/4',
 	settings => \%settings, start => 0);
 restore_in_place($copy, $cold);
 $copy->start;
-mint_into($copy, 20000);
+mint($copy, 20000);
 is(keys_in_common($copy, $original_ids), '0',
 	'a cold copy restored in place after its original ran on: no key in common');
 $copy->stop;
@@ -140,12 +158,12 @@ $copy->stop;
 # ---------------------------------------------------------------------------
 
 $original->start;
-mint_into($original, 1000);
+mint($original, 1000);
 my $image = PostgreSQL::Test::Utils::tempdir() . '/image';
 volume_snapshot($original, $image);
 my $pm = pm_pid($original);
 $original->safe_psql('postgres', 'TRUNCATE minted_original');
-mint_into($original, 40000);
+mint($original, 40000);
 $original_ids = minted_file($original);
 $original->stop('immediate');
 
@@ -161,7 +179,7 @@ chmod(0600, $state) or die "chmod $state: $!";
 is($sqlstate, '42501', 'put right while the server runs: still refused (the file is read at a start)');
 $offset = -s $copy->logfile;
 crash_backend($copy);
-mint_into($copy, 20000);
+mint($copy, 20000);
 is(keys_in_common($copy, $original_ids), '0',
 	'then a backend crash: the re-initialisation places the first ID past the floor, no key in common');
 ($floor_ms, $why) = floor_line($copy, $offset);
@@ -175,7 +193,7 @@ $copy->stop;
 $original->start;
 $original->safe_psql('postgres', 'TRUNCATE minted_original');
 $original->backup('plain');
-mint_into($original, 40000);
+mint($original, 40000);
 $original_ids = minted_file($original);
 $original->stop('immediate');
 my $backup = $original->backup_dir . '/plain';
@@ -216,7 +234,7 @@ else
 		'the request survives a crash re-initialisation');
 	$copy->safe_psql('postgres', 'SELECT snowflake_confirm_restore(1)');
 }
-mint_into($copy, 20000);
+mint($copy, 20000);
 is(keys_in_common($copy, $original_ids), '0',
 	'base backup started without recovery.signal: no key in common');
 $copy->stop;
