@@ -6,6 +6,8 @@
 #	 - the clock before the epoch (22003);
 #	 - the clock past the last millisecond the field holds (22003);
 #	 - a batch that would borrow past that millisecond (22003);
+#	   without the preload (lead capped at 1 s) that batch is refused as
+#	   too wide for the lead (22023) instead, with the capped WARNING;
 #	 - decoding an ID whose time lies past timestamptz's range (22008);
 #	 - adopting a layout that cannot hold the current time (22003);
 #	 - a state file that is a directory, has a bad magic number or an
@@ -132,12 +134,32 @@ $node->append_conf('postgresql.conf',
 	"snowflake.epoch = '" . iso_ms($now_ms - 4_294_967_295 + 600_000) . "'\n");
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
-refuses(
-	$node, 'SELECT count(*) FROM snowflake_nextval_batch(1000000)',
-	'22003', 'a batch borrowing past the field: 22003',
-	"22003: snowflake timestamp field exhausted\n"
-	  . 'DETAIL:  With snowflake.timestamp_bits = 32 no millisecond after 4294967295 can be represented.',
-	'the whole message: the field is exhausted');
+if (no_preload())
+{
+	# Without the preload the lead is capped at 1 s, so a batch can reach at
+	# most 1 s past the clock, never a field end 10 minutes away: the
+	# million is refused as too wide (22023) before the field's end matters.
+	my ($state, $stderr) = sql_error($node,
+		'SELECT count(*) FROM snowflake_nextval_batch(1000000)');
+	like(
+		$stderr,
+		qr/WARNING:  (?:[0-9A-Z]{5}: )?parameter "snowflake\.max_drift_ms" is capped at 1000 ms without the preload\n(?:.*\n)*?DETAIL:  It is set to 3600000 ms\./,
+		'no preload: the capped max_drift_ms is reported with a WARNING');
+	refuses(
+		$node, 'SELECT count(*) FROM snowflake_nextval_batch(1000000)',
+		'22023', 'no preload: the batch is wider than the capped lead: 22023',
+		batch_too_wide_report(1000000, 0, 1000000, 1000),
+		'the whole message, with the capped lead of 1000 ms');
+}
+else
+{
+	refuses(
+		$node, 'SELECT count(*) FROM snowflake_nextval_batch(1000000)',
+		'22003', 'a batch borrowing past the field: 22003',
+		"22003: snowflake timestamp field exhausted\n"
+		  . 'DETAIL:  With snowflake.timestamp_bits = 32 no millisecond after 4294967295 can be represented.',
+		'the whole message: the field is exhausted');
+}
 is(stats($node)->{ids_issued}, 0, 'the batch was refused whole');
 is($node->safe_psql('postgres', 'SELECT snowflake_nextval() > 0'),
 	't', 'single IDs are still issued while the field lasts');
