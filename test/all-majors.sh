@@ -3,17 +3,19 @@
 #
 #   0. every package any step needs on this host, in one apt-get run
 #      (test/host-deps.sh), before anything runs in parallel;
-#   1. every suite (test/check.sh) on the PostgreSQL installed on this host
-#      (PG_CONFIG, PG_MAJOR or the newest installed, as test/check.sh picks);
-#   2. the Patroni failover test (test/patroni-check.sh) on that PostgreSQL;
-#   3. every suite on PostgreSQL 17 (Debian trixie), 18 (Debian sid) and
-#      19 (Debian sid with experimental, until sid has it) in chroots
-#      (test/chroot-check.sh), built while step 1 runs and reused by later
-#      runs, the three stages side by side (each one's output is shown
-#      whole when it ends); there test/check.sh also runs TAP files without the preload
-#      (on 17 and 19: 18's DSM registry code is 17's, see src/compat.h; left
-#      out on 18 to keep CI under 50 minutes), and the step fails unless it
-#      reports they passed.
+#   1. the Patroni failover test (test/patroni-check.sh) on the PostgreSQL
+#      installed on this host (PG_CONFIG, PG_MAJOR or the newest installed,
+#      as test/check.sh picks), alone, while the chroots are built;
+#   2. side by side, each one's output shown whole when it ends:
+#      every suite (test/check.sh) on that PostgreSQL, and every suite on
+#      PostgreSQL 17 (Debian trixie), 18 (Debian sid) and 19 (Debian sid
+#      with experimental, until sid has it) in chroots (test/chroot-check.sh),
+#      built while step 1 runs (or found built: they are reused by later
+#      runs), each starting as soon as its chroot is ready; there
+#      test/check.sh also runs TAP files without the preload (on 17 and 19:
+#      18's DSM registry code is 17's, see src/compat.h; left out on 18 to
+#      keep CI under an hour), and the step fails unless it reports they
+#      passed.
 #
 # Each step's output is shown as it runs; at the end a summary, which also
 # lists the TAP files a step skipped because an extension or a program
@@ -34,6 +36,7 @@ majors=${CHROOT_MAJORS:-17 18 19}
 # (src/compat.h) is 17's, while 19's differs.
 NO_PRELOAD_SKIP=${NO_PRELOAD_SKIP:-18}
 logs=$(mktemp -d /tmp/snowflake-all-majors.XXXXXX)
+ports_made=
 preps=()
 declare -A step_pid=() step_marker=()
 cleanup() {
@@ -41,7 +44,7 @@ cleanup() {
     for p in "${preps[@]}" "${step_pid[@]}"; do
         kill "$p" 2>/dev/null || true
     done
-    rm -rf "$logs"
+    rm -rf "$logs" ${ports_made:+"$ports_made"}
 }
 trap cleanup EXIT
 start=$(date +%s)
@@ -125,27 +128,35 @@ finish_step() {
     judge_step "$name" "$rc" "${step_marker[$name]}"
 }
 
-order=(native patroni)
-# (A host with 17 or later also reports its TAP files without the preload.)
-# The framework recipes and the backup tools' tests run here whatever the
-# environment says: CI must not pass with test/t/046_frameworks.pl,
-# 061_pgbackrest.pl or 062_barman.pl left out (the chroots skip the last
-# two: SF_BACKUP_TOOLS=0).  The seeded fault
-# campaign (test/t/051_chaos.pl) runs its two minutes here, seed 1; the
-# chroot stages run its 20-second smoke.
-run_step native '^==> PostgreSQL [0-9]+: every suite passed \(pg_regress, isolation, fuzzing \([1-9][0-9]* targets, [1-9][0-9]* s\), [1-9][0-9]* TAP files(, [1-9][0-9]* TAP files without the preload)?(; skipped, not installed here: .+)?\)$' \
-    env SF_FRAMEWORKS=1 SF_BACKUP_TOOLS=1 SNOWFLAKE_CHAOS_SECONDS=120 bash "$here/check.sh"
+order=(patroni native)
+# Every stage's servers take their loopback ports from one shared
+# reservation directory (PostgreSQL::Test's PG_TEST_PORT_DIR, which
+# test/chroot-check.sh mounts into each chroot), so that two stages never
+# pick the same port.
+# Not under $logs: the native stage's postgres user must reach it, and
+# mktemp makes $logs for root only.
+if [ -z "${PG_TEST_PORT_DIR:-}" ]; then
+    PG_TEST_PORT_DIR=$(mktemp -d /tmp/snowflake-ports.XXXXXX)
+    ports_made=$PG_TEST_PORT_DIR
+fi
+export PG_TEST_PORT_DIR
+sf_port_dir "$PG_TEST_PORT_DIR"
 run_step patroni '^==> patroni: every check passed' bash "$here/patroni-check.sh"
 
-# The majors' stages run side by side, each in its chroot: their servers
+# The native stage and the majors' stages run side by side: their servers
 # spend most of their time waiting (on fsync, on the clock, on each other),
-# so on 2 CPUs three at once take far less than one after another, and a
-# busy machine is what every test must hold on anyway.  Their servers take
-# their ports from one shared reservation directory (PostgreSQL::Test's
-# PG_TEST_PORT_DIR, which test/chroot-check.sh mounts into each chroot), so
-# that two chroots never pick the same loopback port.
-export PG_TEST_PORT_DIR=${PG_TEST_PORT_DIR:-$logs/ports}
-sf_port_dir "$PG_TEST_PORT_DIR"
+# so on 2 CPUs four at once take far less than one after another (the
+# native stage alone took 29 minutes, the chroots side by side 41 after
+# it), and a busy machine is what every test must hold on anyway.
+# (A host with 17 or later also reports its TAP files without the preload.)
+# The framework recipes and the backup tools' tests run natively whatever
+# the environment says: CI must not pass with test/t/046_frameworks.pl,
+# 061_pgbackrest.pl or 062_barman.pl left out (the chroots skip the last
+# two: SF_BACKUP_TOOLS=0).  The seeded fault campaign (test/t/051_chaos.pl)
+# runs its two minutes natively, seed 1; the chroot stages run its
+# 20-second smoke.
+start_step native '^==> PostgreSQL [0-9]+: every suite passed \(pg_regress, isolation, fuzzing \([1-9][0-9]* targets, [1-9][0-9]* s\), [1-9][0-9]* TAP files(, [1-9][0-9]* TAP files without the preload)?(; skipped, not installed here: .+)?\)$' \
+    env SF_FRAMEWORKS=1 SF_BACKUP_TOOLS=1 SNOWFLAKE_CHAOS_SECONDS=120 bash "$here/check.sh"
 i=0
 for m in $majors; do
     order+=("pg$m")
@@ -167,6 +178,7 @@ for m in $majors; do
     i=$((i + 1))
 done
 preps=()
+finish_step native
 for m in $majors; do
     [ -z "${step_pid[pg$m]:-}" ] || finish_step "pg$m"
 done
