@@ -37,8 +37,9 @@
 #    prefix, a digest of every text and ID equal in both databases; every
 #    error path and the texts around it, each call compared whole, with
 #    constants and with columns; sql/textform.sql through psql gives
-#    expected/textform.out in the edition (fewer random IDs), as 039 checks the C extension;
-#    and the Perl oracle of test/t/TextFormTest.pm agrees with the edition.
+#    expected/textform.out in the edition (fewer random IDs), as 039
+#    checks the C extension; and the Perl oracle of
+#    test/t/TextFormTest.pm agrees with the edition.
 #  - Public IDs (docs/public-ids.md), pgcrypto's AES in the edition against
 #    libcrypto's in the C extension: sql/publicid.sql through psql gives
 #    expected/publicid.out in the edition (fewer random IDs); random IDs
