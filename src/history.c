@@ -52,11 +52,11 @@
 
 /*
  * sf_rule_floor
- *		Model: START.  Where the first ID of a start may lie at the earliest
- *		(Unix ms): past every ID the history can have issued under the leads
- *		it knows, and past the clock plus this server's own lead (a member of
- *		its history too), and never less than SNOWFLAKE_MIN_LEAD_MS past the
- *		clock.
+ *		Model: START.  The earliest millisecond (Unix ms) the first ID of a
+ *		start may take: past every ID the history can have issued under the
+ *		leads it knows (at or below the horizon, or the clock plus the
+ *		lead), and past the clock plus this server's own lead (a member of
+ *		its history too), the lead never less than SNOWFLAKE_MIN_LEAD_MS.
  */
 int64
 sf_rule_floor(const SfLeads *leads, int64 now_unix_ms, int64 own_drift_ms)
@@ -64,7 +64,7 @@ sf_rule_floor(const SfLeads *leads, int64 now_unix_ms, int64 own_drift_ms)
 	int64		lead = Max(Max(leads->lead_ms, own_drift_ms),
 						   SNOWFLAKE_MIN_LEAD_MS);
 
-	return Max(leads->horizon_unix_ms, now_unix_ms + lead);
+	return Max(leads->horizon_unix_ms, now_unix_ms + lead) + 1;
 }
 
 /*

@@ -99,6 +99,9 @@
 /* Seconds the postmaster waits before restarting a writer that failed. */
 #define SNOWFLAKE_WRITER_RESTART_S	1
 
+/* How often the writer looks whether the standbys have a raise's record. */
+#define SNOWFLAKE_WRITER_RAISE_POLL_MS	10
+
 /*
  * Set by the SIGTERM handler when the signal came from another process than
  * the postmaster (pg_terminate_backend(), a kill): the writer then exits
@@ -425,6 +428,10 @@ snowflake_worker_main(Datum main_arg)
 	 */
 	snowflake_position(s, &pos);
 	w.seen_last = pos.last;
+
+	/* A request to confirm the node id reaches the standbys (reservation.c). */
+	if (s->refusals & SNOWFLAKE_REFUSED(SNOWFLAKE_NODE_UNCONFIRMED))
+		snowflake_log_request(s);
 	w.active_until = !s->preloaded && pos.issued > 0 ?
 		snowflake_clock_ms() + snowflake_writer_idle_timeout_ms : 0;
 
@@ -446,7 +453,18 @@ snowflake_worker_main(Datum main_arg)
 
 		/* A refused generator issues nothing: nothing to keep ahead. */
 		if (snowflake_background_writer && s->refusals == 0)
+		{
 			timeout = sf_writer_step(s, &w);
+
+			/*
+			 * A raised lead waits for the standbys to flush its record
+			 * (reservation.c): look again soon, so that it is relied on
+			 * shortly after they have, whether or not a call waits for it.
+			 */
+			if (s->raise_ms >= 0 && !snowflake_raise_settle(s, NULL))
+				timeout = timeout < 0 ? SNOWFLAKE_WRITER_RAISE_POLL_MS :
+					Min(timeout, SNOWFLAKE_WRITER_RAISE_POLL_MS);
+		}
 
 		sf_writer_sleep(s, &w, timeout);
 		CHECK_FOR_INTERRUPTS();

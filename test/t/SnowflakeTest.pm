@@ -841,15 +841,18 @@ sub read_state
 	}
 	if ($version == 4)
 	{
-		# Version 2's fields up to lead_lowered_ms, then int64 floor_ms;
-		# uint64 place; uint32 floor_cause; pg_crc32c crc (104 bytes).
+		# Version 2's fields, lead_lowered_ms now horizon_unix_ms, then
+		# int64 floor_ms; uint64 place, pos_lsn, request_id; uint32 pos_tli,
+		# floor_cause, request_kind; int32 node_base, node_span; pg_crc32c
+		# crc (136 bytes).
 		die "$path: version 4 file of " . length($data) . ' bytes'
-		  unless length($data) == 104;
+		  unless length($data) == 136;
 		my %f;
 		@f{qw(magic version epoch_ms timestamp_bits node_bits sequence_bits
 			  node_id reserved_ms last flags timeline system_id max_lead_ms
-			  lead_lowered_ms floor_ms place floor_cause crc)} =
-		  unpack('L L q l l l l q q L L Q q q q Q L L', $data);
+			  horizon_unix_ms floor_ms place pos_lsn request_id pos_tli
+			  floor_cause request_kind node_base node_span crc)} =
+		  unpack('L L q l l l l q q L L Q q q q Q Q Q L L L l l L', $data);
 		return \%f;
 	}
 	die "$path: state file version $version is unknown to read_state()";
@@ -887,7 +890,8 @@ sub old_state_file
 	}
 	die "no state file version $version" unless $version == 2 || $version == 3;
 	$data = pack('L L q l l l l q q L L Q q q', $f->{magic}, $version,
-		@{$f}{ @v1[ 2 .. $#v1 ] }, @{$f}{qw(timeline system_id max_lead_ms lead_lowered_ms)});
+		@{$f}{ @v1[ 2 .. $#v1 ] }, (map { $f->{$_} // 0 } qw(timeline system_id max_lead_ms)),
+		$f->{lead_lowered_ms} // 0);
 	return $data . pack('L L', crc32c($data), 0) if $version == 2;
 	$data .= pack('Q Q q l', map { $f->{$_} // 0 } qw(clean_checkpoint clean_system_id life_start life_pid));
 	return $data . pack('L', crc32c($data));
