@@ -109,7 +109,7 @@ sub promoted_shares_none
 {
 	my ($label, $standby, $file) = @_;
 	promote_and_wait($standby);
-	mint_into($standby, $minted);
+	mint_into($standby, $minted, '30s');
 	my $common = keys_in_common($standby, $file);
 	diag("$label: $common keys in common of the $minted the promoted standby minted");
 	is($common, '0', "$label: the promoted standby shares no key with the lost primary");
