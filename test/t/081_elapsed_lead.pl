@@ -38,16 +38,15 @@ my $per_ms = 16;
 
 # $calls calls of snowflake_nextval() on $node, started once the floor of
 # its start has been applied (its log, from $offset, says so), one every
-# $old_lead / $calls ms (the workload's pace); then the checks: none
-# refused, and the first ID given leads the clock read before the first
-# call by at most $in_force.
+# $old_lead / $calls ms (the workload's pace), each in a session that
+# reads the clock first; then the checks: none refused, and the first ID
+# given leads the clock read before the first call by at most $in_force.
 sub calls_after_start
 {
 	my ($label, $node, $offset) = @_;
 	log_appears($node, qr/LOG:  snowflake IDs resume at \d+ ms past the clock/, $offset)
 	  or die "$label: the floor of the start was not applied";
-	my $t0 = $node->safe_psql('postgres',
-		'SELECT round(extract(epoch FROM clock_timestamp()) * 1000)');
+	my $t0;
 	my $pace = $old_lead / $calls / 1000;
 	my $start = Time::HiRes::time();
 	my ($first, @refused);
@@ -57,10 +56,12 @@ sub calls_after_start
 		my $early = $due - Time::HiRes::time();
 		Time::HiRes::sleep($early) if $early > 0;
 		my $sent = Time::HiRes::time();
-		my ($state, $stderr, $id) = sql_error($node, 'SELECT snowflake_nextval()');
+		my ($state, $stderr, $out) = sql_error($node,
+			"SELECT round(extract(epoch FROM clock_timestamp()) * 1000);\nSELECT snowflake_nextval();");
+		my ($clock, $id) = split /\n/, $out;
+		$t0 //= $clock;
 		if ($state eq 'none')
 		{
-			chomp $id;
 			$first //= $id;
 		}
 		else
