@@ -82,7 +82,7 @@ sub raise_and_mint
 	my ($state, $stderr, $stdout) =
 	  sql_error($primary, "SET snowflake.max_wait_ms = '2s';\n$sql{$how}");
 	note("the raised batch ($how): $state, the primary's lead "
-		  . stats($primary)->{lead_ms} . ' ms');
+		  . (stats($primary)->{lead_ms} // 'none') . ' ms');
 	return ($state, $stderr, minted_file($primary)) if $how eq 'insert';
 	my $file = PostgreSQL::Test::Utils::tempdir() . '/handed_out';
 	PostgreSQL::Test::Utils::append_to_file($file, $stdout);
