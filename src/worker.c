@@ -304,6 +304,27 @@ sf_writer_step(SnowflakeShared *s, SfWriterState *w)
 }
 
 /*
+ * sf_writer_reloaded
+ *		After a reload: a changed snowflake.max_drift_ms is recorded now,
+ *		not at the next reservation write, which an idle server may not make
+ *		for a long time: a lowering, so that a later start no longer pays
+ *		the old lead (history.c, sf_rule_lead), and a raise, so that its WAL
+ *		record is on the standbys by the time a call needs it.  The write
+ *		writes nothing when the lead did not change.
+ */
+static void
+sf_writer_reloaded(SnowflakeShared *s)
+{
+	SfWriteFailure failure;
+
+	if (!snowflake_background_writer || s->refusals != 0 || !s->lineage_checked)
+		return;
+	(void) snowflake_extend_reservation(PG_INT64_MIN,
+										snowflake_clock_ms() - s->layout.epoch_ms,
+										SF_EXTEND_BACKGROUND, &failure);
+}
+
+/*
  * sf_writer_attach_and_claim
  *		Attach the shared state and publish this process as its one
  *		background writer; exits (with code 0, not to be restarted) when
@@ -443,6 +464,7 @@ snowflake_worker_main(Datum main_arg)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
+			sf_writer_reloaded(s);
 		}
 
 		/*

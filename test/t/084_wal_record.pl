@@ -53,12 +53,17 @@ $primary->safe_psql('postgres',
 my $start = $primary->safe_psql('postgres', 'SELECT pg_current_wal_lsn()');
 
 # The records of snowflake's resource manager written since the start.
-sub records
+sub records_sql
 {
-	return $primary->safe_psql('postgres', qq{
+	return qq{
 SELECT coalesce(string_agg(record_type, ',' ORDER BY start_lsn), '')
   FROM pg_get_wal_records_info('$start', pg_current_wal_flush_lsn())
- WHERE resource_manager = 'snowflake'});
+ WHERE resource_manager = 'snowflake'};
+}
+
+sub records
+{
+	return $primary->safe_psql('postgres', records_sql());
 }
 
 # --- No record while the lead stays at the minimum ---
@@ -76,9 +81,13 @@ set_drift($primary, '3s', '3s');
 $primary->safe_psql('postgres',
 	'SELECT count(*) FROM snowflake_nextval_batch(32000)');
 is(records(), 'LEADS', 'a raise to 3 s that IDs use writes one record');
+# The background writer records a lowering at the reload, without a call.
 set_drift($primary, undef, '1s');
-$primary->safe_psql('postgres', 'SELECT snowflake_nextval()');
-is(records(), 'LEADS,LEADS', 'lowering it back writes one more');
+ok($primary->poll_query_until('postgres', records_sql(), 'LEADS,LEADS'),
+	'lowering it back writes one more, at the reload');
+# The batch's IDs lead the clock by 2 s: the call waits for it.
+$primary->safe_psql('postgres', "SET snowflake.max_wait_ms = '10s'; SELECT snowflake_nextval()");
+is(records(), 'LEADS,LEADS', 'and a call under the lower lead none');
 $primary->restart;
 $primary->safe_psql('postgres', 'SELECT snowflake_nextval()');
 is(records(), 'LEADS,LEADS', 'a restart at 1 s writes none');
