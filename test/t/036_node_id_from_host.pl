@@ -110,7 +110,7 @@ foreach my $name ('snowflake.node_id_from', 'snowflake.node_id_base', 'snowflake
 if (no_preload())
 {
 	my $victim = $member->background_psql('postgres');
-	my $pid = $victim->query_safe('SELECT pg_backend_pid()');
+	my $pid = query_value($victim, 'SELECT pg_backend_pid()');
 	my $offset = -s $member->logfile;
 	kill('KILL', $pid) or die "could not kill $pid";
 	log_appears($member, qr/all server processes terminated; reinitializing/, $offset)
