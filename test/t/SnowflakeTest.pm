@@ -897,7 +897,9 @@ sub old_state_file
 
 # The recipes of a Markdown page: every fenced block right after a
 # "<!-- recipe: PATH -->" line (the marker of CONTRIBUTING.md's "Writing
-# documentation"), as a hash from PATH to the block's content.  The tests
+# documentation"), or a "<!-- not run: REASON; recipe: PATH -->" line (a
+# sql block that test/t/043_docs.pl cannot run, which another test does),
+# as a hash from PATH to the block's content.  The tests
 # that run a page's application code write each block to PATH under a
 # directory of their own and run it there, so that what runs is what the
 # page shows.  Dies on a path named twice or a marker not followed by a
@@ -912,7 +914,8 @@ sub doc_recipes
 	my %recipes;
 	for (my $i = 0; $i < @lines; $i++)
 	{
-		next unless $lines[$i] =~ /^\s*<!--\s*recipe:\s*(\S+)\s*-->\s*$/;
+		next
+		  unless $lines[$i] =~ /^\s*<!--\s*(?:not run:[^;]*;\s*)?recipe:\s*(\S+)\s*-->\s*$/;
 		my $path = $1;
 		die "$file:" . ($i + 1) . ": recipe $path named twice"
 		  if exists $recipes{$path};
