@@ -186,7 +186,7 @@ $primary->safe_psql('postgres', 'ALTER EXTENSION snowflake UPDATE');
 $record = write_record($primary);
 
 ok( $standby->wait_for_log(
-		qr/FATAL:  resource manager with ID 183 not registered\n[^\n]*HINT:  Include the extension module that implements this resource manager in shared_preload_libraries\./,
+		qr/FATAL:  resource manager with ID 183 not registered\n[^\n]*HINT:  Include the extension module that implements this resource manager in "?shared_preload_libraries"?\./,
 		$offset),
 	'the 1.2 standby stops replay: resource manager with ID 183 not registered, with the hint to preload it');
 ok($standby->wait_for_log(qr/LOG:  shutting down due to startup process failure/, $offset),

@@ -276,8 +276,7 @@ is($standby->safe_psql('shop', 'SELECT count(*) FROM orders'),
 
 # Every segment up to the current one archived (the archiver's statistics
 # were lost with the crash: its directory is read instead).
-my $last_segment = $primary->safe_psql('postgres',
-	'SELECT pg_walfile_name(pg_current_wal_lsn()) FROM pg_switch_wal()');
+my $last_segment = $primary->safe_psql('postgres', 'SELECT pg_walfile_name(pg_switch_wal())');
 foreach (1 .. 10 * $PostgreSQL::Test::Utils::timeout_default)
 {
 	last if -e $primary->archive_dir . "/$last_segment";
@@ -307,7 +306,7 @@ my $before = start_snowflake_node('restored_before',
 unpreload($before);
 $before->start(fail_ok => 1);
 ok( $before->wait_for_log(
-		qr/FATAL:  resource manager with ID 183 not registered\n[^\n]*HINT:  Include the extension module that implements this resource manager in shared_preload_libraries\./
+		qr/FATAL:  resource manager with ID 183 not registered\n[^\n]*HINT:  Include the extension module that implements this resource manager in "?shared_preload_libraries"?\./
 	),
 	'a base backup taken before the record, restored without the library, stops at the record');
 foreach (1 .. 10 * $PostgreSQL::Test::Utils::timeout_default)
