@@ -354,7 +354,7 @@ is($restored->safe_psql('postgres', 'SELECT snowflake_node_id(snowflake_nextval(
 	'3', 'and goes on after a restart');
 is( error_report($restored, 'SELECT snowflake_confirm_restore(3)'),
 	"55000: no restored snowflake node id to confirm\n"
-	  . 'DETAIL:  Generation is not waiting for a confirmation of the node id: this server did not start from a restore with "snowflake.confirm_restore" on, nor leave recovery without a new timeline, or its node id was confirmed already.',
+	  . 'DETAIL:  Generation is not waiting for a confirmation of the node id: this server did not start from a restore with "snowflake.confirm_restore" on, nor leave recovery without a new timeline, nor start with a node id in the span of the one its history mints under, or its node id was confirmed already.',
 	'there is nothing to confirm any more');
 $restored->stop;
 
