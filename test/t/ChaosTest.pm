@@ -1332,11 +1332,11 @@ sub skipped_timeline
 # applied by the background writer, which on PostgreSQL 15 libfaketime was
 # seen leaving on the real clock (floor_clock): with the servers' clock
 # behind it, the first IDs lie that far ahead of their clock, and calls
-# wait for it, as for IDs ahead of the clock (seed 52 found starts refused
-# for 30 s after a step back of 29 s).  And their failovers with span 1
-# would wait as long, until the old primary's IDs lead the clock by no more
-# than its lead (settle_lead).  A step forward is safe at any time; steps
-# back are faults of their own.
+# wait for it, as for IDs ahead of the clock (in seed 52 the first IDs of
+# a start lay 29.5 s ahead after a step back of 29 s).  And their
+# failovers with span 1 would wait as long, until the old primary's IDs
+# lead the clock by no more than its lead (settle_lead).  A step forward is
+# safe at any time; steps back are faults of their own.
 sub clock_forward
 {
 	my ($c) = @_;
