@@ -87,6 +87,15 @@ sf_wait_event(SfWaitEvent which)
 #else
 #define SF_SLOT_INVALIDATED(slot) false
 #endif
+/* From 19 on a slot names the process holding it by number, not by PID. */
+#if PG_VERSION_NUM >= 190000
+#include "storage/proc.h"
+#define SF_SLOT_ACTIVE_PID(slot) \
+	((slot)->active_proc == INVALID_PROC_NUMBER ? 0 : \
+	 GetPGProcByNumber((slot)->active_proc)->pid)
+#else
+#define SF_SLOT_ACTIVE_PID(slot) ((slot)->active_pid)
+#endif
 #if PG_VERSION_NUM >= 170000
 #define sf_local_beentry(i) pgstat_get_local_beentry_by_index(i)
 #else

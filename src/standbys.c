@@ -84,7 +84,7 @@ sf_slots(SfStandbys *out, SfSlotHolders *h)
 			continue;
 		SpinLockAcquire(&slot->mutex);
 		restart = slot->data.restart_lsn;
-		active = slot->active_pid;
+		active = SF_SLOT_ACTIVE_PID(slot);
 		physical = SlotIsPhysical(slot);
 		invalid = SF_SLOT_INVALIDATED(slot);
 		name = slot->data.name;
