@@ -434,6 +434,26 @@ sub log_appears
 	return eval { $node->wait_for_log($regex, $offset); 1 } ? 1 : 0;
 }
 
+# Whether $node, crashed after byte $offset of its log (a process killed),
+# came back: the postmaster re-initialised shared memory, then said that it
+# accepts connections again (a bounded wait, the framework's timeout).
+# Wait for this before the first query after a crash, not with
+# poll_query_until alone: until crash recovery ends the server refuses
+# connections, and a refused psql may exit before poll_query_until has
+# written the query to its standard input; the write then fails with a
+# broken pipe, which IPC::Run dies of ("Broken pipe: write( N, 'SELECT
+# true' )": seen on a loaded machine, where psql ran first).
+push @EXPORT, 'crash_restarted';
+
+sub crash_restarted
+{
+	my ($node, $offset) = @_;
+	return log_appears(
+		$node,
+		qr/all server processes terminated; reinitializing\n(?s:.*)database system is ready to accept connections/,
+		$offset);
+}
+
 # The snowflake_stats row as a hash.
 sub stats
 {
@@ -723,7 +743,10 @@ sub fault_marker
 }
 
 # Replace the shim's control file, atomically, with the given lines
-# ("fsync EIO", "fsync hold", "fsync sleep=50"); no argument: no fault.
+# ("fsync EIO", "fsync hold", "fsync sleep=50"; "fsync hold pid=N" for
+# process N alone); no argument: no fault.  Where both a backend and the
+# background writer may reach a write, a test that needs one of them there
+# gives the fault to that process only, and makes its write certain.
 # Returns the control file's path.
 sub set_fault
 {
