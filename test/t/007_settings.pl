@@ -31,6 +31,11 @@ my $node = start_snowflake_node(
 $node->safe_psql('postgres',
 	'CREATE EXTENSION snowflake; CREATE ROLE app LOGIN');
 my $app = $node->connstr('postgres') . ' user=app';
+# Every start places its first ID at least 1,000 ms past the clock, more
+# than this server's 200 ms lead and 50 ms wait allow: until the clock has
+# caught up a call is refused (064 tests that); wait for it here.
+$node->poll_query_until('postgres', 'SELECT snowflake_nextval() > 0')
+  or die 'the generator did not start issuing';
 
 # ---------------------------------------------------------------------------
 # Contexts and units, as pg_settings reports them.
