@@ -35,7 +35,11 @@
 # argument that is itself an expression of some cost (another text-form
 # call) would keep the planner from inlining, each call then running as a
 # query of its own.  Only qualified functions, no operator in the public
-# functions: no search_path of their own is needed (nor paid for).
+# functions: no search_path of their own is needed (nor paid for).  The
+# internal functions' operators have operands of exactly their types, a
+# literal written with its type where it would be another (& 31::int8,
+# % 62::int8): their bodies are bound when the script creates them, under
+# its search_path (20-decoders.sql says why).
 
 package TextForms;
 
@@ -280,11 +284,11 @@ EOT
 			if ($f->{bits})
 			{
 				my $shift = $f->{bits} * $k;
-				$digit = $shift ? "(id >> $shift) & " . ($base - 1) : 'id & ' . ($base - 1);
+				$digit = ($shift ? "(id >> $shift)" : 'id') . ' & ' . ($base - 1) . '::pg_catalog.int8';
 			}
 			else
 			{
-				$digit = $k ? 'id / ' . power($base, $k) . " % $base" : "id % $base";
+				$digit = ($k ? 'id / ' . power($base, $k) : 'id') . " % ${base}::pg_catalog.int8";
 			}
 			push @terms, "\@extschema\@._snowflake_${name}_char($digit)";
 		}

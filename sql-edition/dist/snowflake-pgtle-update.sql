@@ -11,7 +11,9 @@
 --   psql -v ON_ERROR_STOP=1 -f snowflake-pgtle-update.sql
 -- then ALTER EXTENSION snowflake UPDATE.  It gives pg_tle this version's
 -- script (for CREATE EXTENSION, a restore of a dump among them), the update
--- from each released version, and makes this version the default.
+-- from each released version, and makes this version the default.  (The
+-- database's default search_path reaches no name here.)
+SET search_path = pg_catalog, pg_temp;
 SELECT pgtle.install_extension_version_sql('snowflake', '1.3',
 $_pgtle_$
 
@@ -604,16 +606,25 @@ COMMENT ON FUNCTION @extschema@._snowflake_ts_error(pg_catalog.int8, @extschema@
 -- interval * float8 is exact while the product of 1000 microseconds and the
 -- milliseconds stays below 2^53 (about 285 years either side of 2000);
 -- beyond, whole hours (two halves, each an int4) and the rest.
+--
+-- Every operator here, and in every SQL function with a standard body, has
+-- operands of exactly its argument types (a literal written with its type
+-- where it would be another): such a body is bound to its operators when
+-- it is created, under the search_path of the script that creates it, and
+-- an operator that pg_catalog reaches only through an implicit cast would
+-- lose to one of those exact types in any schema of that path (the
+-- extension's own, when it is public) for good (test/t/080_sql_edition_hostile.pl).
 CREATE FUNCTION @extschema@._snowflake_ms_timestamptz(ms pg_catalog.int8)
 RETURNS pg_catalog.timestamptz
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN pg_catalog.timezone('UTC',
     CASE WHEN ms BETWEEN -9000000000000 AND 9000000000000
-         THEN timestamp '2000-01-01 00:00:00' + interval '1 millisecond' * ms
+         THEN timestamp '2000-01-01 00:00:00' + interval '1 millisecond' * ms::pg_catalog.float8
          ELSE timestamp '2000-01-01 00:00:00'
               + pg_catalog.make_interval(hours => (ms / 7200000)::pg_catalog.int4)
               + pg_catalog.make_interval(hours => (ms / 3600000 - ms / 7200000)::pg_catalog.int4,
-                                         secs => (ms % 3600000)::pg_catalog.float8 / 1000)
+                                         secs => (ms % 3600000::pg_catalog.int8)::pg_catalog.float8
+                                                 / 1000::pg_catalog.float8)
     END);
 
 COMMENT ON FUNCTION @extschema@._snowflake_ms_timestamptz(pg_catalog.int8) IS
@@ -1372,19 +1383,19 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE
     WHEN id >= 0 AND @extschema@._snowflake_prefix_ok(prefix)
     THEN prefix || pg_catalog.encode(
-               @extschema@._snowflake_base32_char((id >> 60) & 31)
-            || @extschema@._snowflake_base32_char((id >> 55) & 31)
-            || @extschema@._snowflake_base32_char((id >> 50) & 31)
-            || @extschema@._snowflake_base32_char((id >> 45) & 31)
-            || @extschema@._snowflake_base32_char((id >> 40) & 31)
-            || @extschema@._snowflake_base32_char((id >> 35) & 31)
-            || @extschema@._snowflake_base32_char((id >> 30) & 31)
-            || @extschema@._snowflake_base32_char((id >> 25) & 31)
-            || @extschema@._snowflake_base32_char((id >> 20) & 31)
-            || @extschema@._snowflake_base32_char((id >> 15) & 31)
-            || @extschema@._snowflake_base32_char((id >> 10) & 31)
-            || @extschema@._snowflake_base32_char((id >> 5) & 31)
-            || @extschema@._snowflake_base32_char(id & 31), 'escape')
+               @extschema@._snowflake_base32_char((id >> 60) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 55) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 50) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 45) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 40) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 35) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 30) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 25) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 20) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 15) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 10) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 5) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char(id & 31::pg_catalog.int8), 'escape')
     ELSE @extschema@._snowflake_text_encode_error(id, prefix)
 END;
 
@@ -1486,17 +1497,17 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE
     WHEN id >= 0 AND @extschema@._snowflake_prefix_ok(prefix)
     THEN prefix || pg_catalog.encode(
-               @extschema@._snowflake_base62_char(id / 839299365868340224 % 62)
-            || @extschema@._snowflake_base62_char(id / 13537086546263552 % 62)
-            || @extschema@._snowflake_base62_char(id / 218340105584896 % 62)
-            || @extschema@._snowflake_base62_char(id / 3521614606208 % 62)
-            || @extschema@._snowflake_base62_char(id / 56800235584 % 62)
-            || @extschema@._snowflake_base62_char(id / 916132832 % 62)
-            || @extschema@._snowflake_base62_char(id / 14776336 % 62)
-            || @extschema@._snowflake_base62_char(id / 238328 % 62)
-            || @extschema@._snowflake_base62_char(id / 3844 % 62)
-            || @extschema@._snowflake_base62_char(id / 62 % 62)
-            || @extschema@._snowflake_base62_char(id % 62), 'escape')
+               @extschema@._snowflake_base62_char(id / 839299365868340224 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 13537086546263552 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 218340105584896 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 3521614606208 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 56800235584 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 916132832 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 14776336 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 238328 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 3844 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 62 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id % 62::pg_catalog.int8), 'escape')
     ELSE @extschema@._snowflake_text_encode_error(id, prefix)
 END;
 
@@ -1596,17 +1607,17 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE
     WHEN id >= 0 AND @extschema@._snowflake_prefix_ok(prefix)
     THEN prefix || COALESCE(NULLIF(pg_catalog.ltrim(pg_catalog.encode(
-               @extschema@._snowflake_base58_char(id / 430804206899405824 % 58)
-            || @extschema@._snowflake_base58_char(id / 7427658739644928 % 58)
-            || @extschema@._snowflake_base58_char(id / 128063081718016 % 58)
-            || @extschema@._snowflake_base58_char(id / 2207984167552 % 58)
-            || @extschema@._snowflake_base58_char(id / 38068692544 % 58)
-            || @extschema@._snowflake_base58_char(id / 656356768 % 58)
-            || @extschema@._snowflake_base58_char(id / 11316496 % 58)
-            || @extschema@._snowflake_base58_char(id / 195112 % 58)
-            || @extschema@._snowflake_base58_char(id / 3364 % 58)
-            || @extschema@._snowflake_base58_char(id / 58 % 58)
-            || @extschema@._snowflake_base58_char(id % 58), 'escape'), '1'), ''), '1')
+               @extschema@._snowflake_base58_char(id / 430804206899405824 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 7427658739644928 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 128063081718016 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 2207984167552 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 38068692544 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 656356768 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 11316496 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 195112 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 3364 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 58 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id % 58::pg_catalog.int8), 'escape'), '1'), ''), '1')
     ELSE @extschema@._snowflake_text_encode_error(id, prefix)
 END;
 
@@ -1709,19 +1720,19 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE
     WHEN id >= 0 AND @extschema@._snowflake_prefix_ok(prefix)
     THEN prefix || COALESCE(NULLIF(pg_catalog.ltrim(pg_catalog.encode(
-               @extschema@._snowflake_base36_char(id / 4738381338321616896 % 36)
-            || @extschema@._snowflake_base36_char(id / 131621703842267136 % 36)
-            || @extschema@._snowflake_base36_char(id / 3656158440062976 % 36)
-            || @extschema@._snowflake_base36_char(id / 101559956668416 % 36)
-            || @extschema@._snowflake_base36_char(id / 2821109907456 % 36)
-            || @extschema@._snowflake_base36_char(id / 78364164096 % 36)
-            || @extschema@._snowflake_base36_char(id / 2176782336 % 36)
-            || @extschema@._snowflake_base36_char(id / 60466176 % 36)
-            || @extschema@._snowflake_base36_char(id / 1679616 % 36)
-            || @extschema@._snowflake_base36_char(id / 46656 % 36)
-            || @extschema@._snowflake_base36_char(id / 1296 % 36)
-            || @extschema@._snowflake_base36_char(id / 36 % 36)
-            || @extschema@._snowflake_base36_char(id % 36), 'escape'), '0'), ''), '0')
+               @extschema@._snowflake_base36_char(id / 4738381338321616896 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 131621703842267136 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 3656158440062976 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 101559956668416 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 2821109907456 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 78364164096 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 2176782336 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 60466176 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 1679616 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 46656 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 1296 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 36 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id % 36::pg_catalog.int8), 'escape'), '0'), ''), '0')
     ELSE @extschema@._snowflake_text_encode_error(id, prefix)
 END;
 
@@ -1939,7 +1950,7 @@ COMMENT ON FUNCTION @extschema@.snowflake_from_hex(pg_catalog.text, pg_catalog.t
 CREATE FUNCTION @extschema@._snowflake_clock_ms()
 RETURNS pg_catalog.int8
 LANGUAGE sql VOLATILE PARALLEL UNSAFE
-RETURN pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::pg_catalog.int8
+RETURN pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000::pg_catalog.float8)::pg_catalog.int8
        - 1704067200000;
 
 COMMENT ON FUNCTION @extschema@._snowflake_clock_ms() IS
@@ -1951,13 +1962,15 @@ COMMENT ON FUNCTION @extschema@._snowflake_clock_ms() IS
 -- _snowflake_move and only ever skips this check: the move checks the life
 -- again itself), no move is under way (moving even), and the last key
 -- taken is not behind the clock (else the call moves the sequence at once:
--- at everyday rates, every call).
+-- at everyday rates, every call).  (bigint % integer is pg_catalog's only
+-- through a cast: OPERATOR(pg_catalog.%), as every operator of a standard
+-- body takes operands of exactly its types, 20-decoders.sql.)
 CREATE FUNCTION @extschema@._snowflake_ready(node pg_catalog.int8, moving pg_catalog.int8,
                                              now_ms pg_catalog.int8)
 RETURNS pg_catalog.bool
 LANGUAGE sql VOLATILE PARALLEL UNSAFE
 RETURN node IS NOT NULL
-   AND coalesce(moving, 0) % 2 = 0
+   AND coalesce(moving, 0) OPERATOR(pg_catalog.%) 2 = 0
    AND pg_catalog.current_setting('transaction_read_only') = 'off'
    AND pg_catalog.current_setting('snowflake_edition.life', true) <> ''
    AND pg_catalog.pg_sequence_last_value('_snowflake._snowflake_id_seq'::pg_catalog.regclass) >> 22 >= now_ms;
@@ -1970,7 +1983,7 @@ COMMENT ON FUNCTION @extschema@._snowflake_ready(pg_catalog.int8, pg_catalog.int
 CREATE FUNCTION @extschema@._snowflake_fits(id pg_catalog.int8, node pg_catalog.int8, now_ms pg_catalog.int8)
 RETURNS pg_catalog.bool
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN ((id >> 12) & 1023) = node
+RETURN ((id >> 12) & 1023::pg_catalog.int8) = node
    AND (id >> 22) BETWEEN now_ms AND now_ms + 1000;
 
 COMMENT ON FUNCTION @extschema@._snowflake_fits(pg_catalog.int8, pg_catalog.int8, pg_catalog.int8) IS
@@ -1984,9 +1997,9 @@ CREATE FUNCTION @extschema@._snowflake_life_marker()
 RETURNS pg_catalog.int8
 LANGUAGE sql STABLE PARALLEL SAFE
 RETURN pg_catalog.hashtextextended(
-    (pg_catalog.date_part('epoch', pg_catalog.pg_postmaster_start_time()) * 1000000)::pg_catalog.int8::pg_catalog.text
+    (pg_catalog.date_part('epoch', pg_catalog.pg_postmaster_start_time()) * 1000000::pg_catalog.float8)::pg_catalog.int8::pg_catalog.text
     || '/' || coalesce((pg_catalog.date_part('epoch', pg_catalog.pg_stat_get_bgwriter_stat_reset_time())
-                        * 1000000)::pg_catalog.int8::pg_catalog.text, ''), 0);
+                        * 1000000::pg_catalog.float8)::pg_catalog.int8::pg_catalog.text, ''), 0);
 
 COMMENT ON FUNCTION @extschema@._snowflake_life_marker() IS
 'a number that changes with every server life: restart, crash recovery, promotion (internal)';
@@ -2056,6 +2069,7 @@ CREATE FUNCTION @extschema@._snowflake_wait(id_ms pg_catalog.int8, now_ms pg_cat
                                             behind pg_catalog.bool)
 RETURNS pg_catalog.void
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     deadline int8 := now_ms + 1000;
@@ -2090,9 +2104,9 @@ CREATE FUNCTION @extschema@._snowflake_first(last pg_catalog.int8, node pg_catal
 RETURNS pg_catalog.int8
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE
-    WHEN (greatest(last + 1, floor_ms << 22) >> 12) & 1023 > node
+    WHEN (greatest(last + 1, floor_ms << 22) >> 12) & 1023::pg_catalog.int8 > node
     THEN (((greatest(last + 1, floor_ms << 22) >> 22) + 1) << 22) | (node << 12)
-    WHEN (greatest(last + 1, floor_ms << 22) >> 12) & 1023 < node
+    WHEN (greatest(last + 1, floor_ms << 22) >> 12) & 1023::pg_catalog.int8 < node
     THEN ((greatest(last + 1, floor_ms << 22) >> 22) << 22) | (node << 12)
     ELSE greatest(last + 1, floor_ms << 22)
 END;
@@ -2105,9 +2119,10 @@ COMMENT ON FUNCTION @extschema@._snowflake_first(pg_catalog.int8, pg_catalog.int
 CREATE FUNCTION @extschema@._snowflake_after(first pg_catalog.int8, node pg_catalog.int8, n pg_catalog.int8)
 RETURNS pg_catalog.int8
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN ((((((first >> 22) << 12) | (first & 4095)) + n) >> 12) << 22)
+RETURN ((((((first >> 22) << 12) | (first & 4095::pg_catalog.int8)) + n) >> 12) << 22)
        | (node << 12)
-       | (((((first >> 22) << 12) | (first & 4095)) + n) & 4095);
+       | (((((first >> 22) << 12) | (first & 4095::pg_catalog.int8)) + n)
+          & 4095::pg_catalog.int8);
 
 COMMENT ON FUNCTION @extschema@._snowflake_after(pg_catalog.int8, pg_catalog.int8, pg_catalog.int8) IS
 'the key some places after another, of one node id (internal)';
@@ -2132,7 +2147,7 @@ RETURNS pg_catalog.bool
 LANGUAGE sql STABLE PARALLEL SAFE
 RETURN coalesce((SELECT l.lanname <> 'plpgsql'
                    FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_language l ON l.oid = p.prolang
-                  WHERE p.oid = pg_catalog.to_regprocedure('@extschema@.snowflake_nextval()')), true);
+                  WHERE p.oid OPERATOR(pg_catalog.=) pg_catalog.to_regprocedure('@extschema@.snowflake_nextval()')), true);
 
 COMMENT ON FUNCTION @extschema@._snowflake_switched() IS
 'whether snowflake_nextval() is the C extension''s now (internal)';
@@ -2650,7 +2665,8 @@ COMMENT ON FUNCTION @extschema@.snowflake_decrypt_id(pg_catalog.int8, pg_catalog
 -- TOAST table.
 CREATE TABLE _snowflake._snowflake_public_keys (
     key_id pg_catalog.int4 PRIMARY KEY CHECK (key_id BETWEEN 0 AND 31),
-    key pg_catalog.varchar(64) NOT NULL CHECK (key COLLATE "C" ~ '^[0-9a-f]{32}([0-9a-f]{16}){0,2}$'),
+    key pg_catalog.varchar(64) NOT NULL
+        CHECK (key::pg_catalog.text COLLATE pg_catalog."C" ~ '^[0-9a-f]{32}([0-9a-f]{16}){0,2}$'),
     mac pg_catalog.varchar(32) NOT NULL,
     current pg_catalog.bool NOT NULL DEFAULT false,
     CONSTRAINT _snowflake_public_keys_one_current EXCLUDE (current WITH pg_catalog.=) WHERE (current)
@@ -3494,16 +3510,25 @@ COMMENT ON FUNCTION @extschema@._snowflake_ts_error(pg_catalog.int8, @extschema@
 -- interval * float8 is exact while the product of 1000 microseconds and the
 -- milliseconds stays below 2^53 (about 285 years either side of 2000);
 -- beyond, whole hours (two halves, each an int4) and the rest.
+--
+-- Every operator here, and in every SQL function with a standard body, has
+-- operands of exactly its argument types (a literal written with its type
+-- where it would be another): such a body is bound to its operators when
+-- it is created, under the search_path of the script that creates it, and
+-- an operator that pg_catalog reaches only through an implicit cast would
+-- lose to one of those exact types in any schema of that path (the
+-- extension's own, when it is public) for good (test/t/080_sql_edition_hostile.pl).
 CREATE OR REPLACE FUNCTION @extschema@._snowflake_ms_timestamptz(ms pg_catalog.int8)
 RETURNS pg_catalog.timestamptz
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN pg_catalog.timezone('UTC',
     CASE WHEN ms BETWEEN -9000000000000 AND 9000000000000
-         THEN timestamp '2000-01-01 00:00:00' + interval '1 millisecond' * ms
+         THEN timestamp '2000-01-01 00:00:00' + interval '1 millisecond' * ms::pg_catalog.float8
          ELSE timestamp '2000-01-01 00:00:00'
               + pg_catalog.make_interval(hours => (ms / 7200000)::pg_catalog.int4)
               + pg_catalog.make_interval(hours => (ms / 3600000 - ms / 7200000)::pg_catalog.int4,
-                                         secs => (ms % 3600000)::pg_catalog.float8 / 1000)
+                                         secs => (ms % 3600000::pg_catalog.int8)::pg_catalog.float8
+                                                 / 1000::pg_catalog.float8)
     END);
 
 COMMENT ON FUNCTION @extschema@._snowflake_ms_timestamptz(pg_catalog.int8) IS
@@ -4262,19 +4287,19 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE
     WHEN id >= 0 AND @extschema@._snowflake_prefix_ok(prefix)
     THEN prefix || pg_catalog.encode(
-               @extschema@._snowflake_base32_char((id >> 60) & 31)
-            || @extschema@._snowflake_base32_char((id >> 55) & 31)
-            || @extschema@._snowflake_base32_char((id >> 50) & 31)
-            || @extschema@._snowflake_base32_char((id >> 45) & 31)
-            || @extschema@._snowflake_base32_char((id >> 40) & 31)
-            || @extschema@._snowflake_base32_char((id >> 35) & 31)
-            || @extschema@._snowflake_base32_char((id >> 30) & 31)
-            || @extschema@._snowflake_base32_char((id >> 25) & 31)
-            || @extschema@._snowflake_base32_char((id >> 20) & 31)
-            || @extschema@._snowflake_base32_char((id >> 15) & 31)
-            || @extschema@._snowflake_base32_char((id >> 10) & 31)
-            || @extschema@._snowflake_base32_char((id >> 5) & 31)
-            || @extschema@._snowflake_base32_char(id & 31), 'escape')
+               @extschema@._snowflake_base32_char((id >> 60) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 55) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 50) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 45) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 40) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 35) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 30) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 25) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 20) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 15) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 10) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 5) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char(id & 31::pg_catalog.int8), 'escape')
     ELSE @extschema@._snowflake_text_encode_error(id, prefix)
 END;
 
@@ -4376,17 +4401,17 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE
     WHEN id >= 0 AND @extschema@._snowflake_prefix_ok(prefix)
     THEN prefix || pg_catalog.encode(
-               @extschema@._snowflake_base62_char(id / 839299365868340224 % 62)
-            || @extschema@._snowflake_base62_char(id / 13537086546263552 % 62)
-            || @extschema@._snowflake_base62_char(id / 218340105584896 % 62)
-            || @extschema@._snowflake_base62_char(id / 3521614606208 % 62)
-            || @extschema@._snowflake_base62_char(id / 56800235584 % 62)
-            || @extschema@._snowflake_base62_char(id / 916132832 % 62)
-            || @extschema@._snowflake_base62_char(id / 14776336 % 62)
-            || @extschema@._snowflake_base62_char(id / 238328 % 62)
-            || @extschema@._snowflake_base62_char(id / 3844 % 62)
-            || @extschema@._snowflake_base62_char(id / 62 % 62)
-            || @extschema@._snowflake_base62_char(id % 62), 'escape')
+               @extschema@._snowflake_base62_char(id / 839299365868340224 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 13537086546263552 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 218340105584896 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 3521614606208 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 56800235584 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 916132832 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 14776336 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 238328 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 3844 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 62 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id % 62::pg_catalog.int8), 'escape')
     ELSE @extschema@._snowflake_text_encode_error(id, prefix)
 END;
 
@@ -4486,17 +4511,17 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE
     WHEN id >= 0 AND @extschema@._snowflake_prefix_ok(prefix)
     THEN prefix || COALESCE(NULLIF(pg_catalog.ltrim(pg_catalog.encode(
-               @extschema@._snowflake_base58_char(id / 430804206899405824 % 58)
-            || @extschema@._snowflake_base58_char(id / 7427658739644928 % 58)
-            || @extschema@._snowflake_base58_char(id / 128063081718016 % 58)
-            || @extschema@._snowflake_base58_char(id / 2207984167552 % 58)
-            || @extschema@._snowflake_base58_char(id / 38068692544 % 58)
-            || @extschema@._snowflake_base58_char(id / 656356768 % 58)
-            || @extschema@._snowflake_base58_char(id / 11316496 % 58)
-            || @extschema@._snowflake_base58_char(id / 195112 % 58)
-            || @extschema@._snowflake_base58_char(id / 3364 % 58)
-            || @extschema@._snowflake_base58_char(id / 58 % 58)
-            || @extschema@._snowflake_base58_char(id % 58), 'escape'), '1'), ''), '1')
+               @extschema@._snowflake_base58_char(id / 430804206899405824 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 7427658739644928 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 128063081718016 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 2207984167552 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 38068692544 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 656356768 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 11316496 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 195112 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 3364 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 58 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id % 58::pg_catalog.int8), 'escape'), '1'), ''), '1')
     ELSE @extschema@._snowflake_text_encode_error(id, prefix)
 END;
 
@@ -4599,19 +4624,19 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE
     WHEN id >= 0 AND @extschema@._snowflake_prefix_ok(prefix)
     THEN prefix || COALESCE(NULLIF(pg_catalog.ltrim(pg_catalog.encode(
-               @extschema@._snowflake_base36_char(id / 4738381338321616896 % 36)
-            || @extschema@._snowflake_base36_char(id / 131621703842267136 % 36)
-            || @extschema@._snowflake_base36_char(id / 3656158440062976 % 36)
-            || @extschema@._snowflake_base36_char(id / 101559956668416 % 36)
-            || @extschema@._snowflake_base36_char(id / 2821109907456 % 36)
-            || @extschema@._snowflake_base36_char(id / 78364164096 % 36)
-            || @extschema@._snowflake_base36_char(id / 2176782336 % 36)
-            || @extschema@._snowflake_base36_char(id / 60466176 % 36)
-            || @extschema@._snowflake_base36_char(id / 1679616 % 36)
-            || @extschema@._snowflake_base36_char(id / 46656 % 36)
-            || @extschema@._snowflake_base36_char(id / 1296 % 36)
-            || @extschema@._snowflake_base36_char(id / 36 % 36)
-            || @extschema@._snowflake_base36_char(id % 36), 'escape'), '0'), ''), '0')
+               @extschema@._snowflake_base36_char(id / 4738381338321616896 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 131621703842267136 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 3656158440062976 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 101559956668416 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 2821109907456 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 78364164096 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 2176782336 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 60466176 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 1679616 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 46656 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 1296 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 36 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id % 36::pg_catalog.int8), 'escape'), '0'), ''), '0')
     ELSE @extschema@._snowflake_text_encode_error(id, prefix)
 END;
 
@@ -4829,7 +4854,7 @@ COMMENT ON FUNCTION @extschema@.snowflake_from_hex(pg_catalog.text, pg_catalog.t
 CREATE OR REPLACE FUNCTION @extschema@._snowflake_clock_ms()
 RETURNS pg_catalog.int8
 LANGUAGE sql VOLATILE PARALLEL UNSAFE
-RETURN pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::pg_catalog.int8
+RETURN pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000::pg_catalog.float8)::pg_catalog.int8
        - 1704067200000;
 
 COMMENT ON FUNCTION @extschema@._snowflake_clock_ms() IS
@@ -4841,13 +4866,15 @@ COMMENT ON FUNCTION @extschema@._snowflake_clock_ms() IS
 -- _snowflake_move and only ever skips this check: the move checks the life
 -- again itself), no move is under way (moving even), and the last key
 -- taken is not behind the clock (else the call moves the sequence at once:
--- at everyday rates, every call).
+-- at everyday rates, every call).  (bigint % integer is pg_catalog's only
+-- through a cast: OPERATOR(pg_catalog.%), as every operator of a standard
+-- body takes operands of exactly its types, 20-decoders.sql.)
 CREATE FUNCTION @extschema@._snowflake_ready(node pg_catalog.int8, moving pg_catalog.int8,
                                              now_ms pg_catalog.int8)
 RETURNS pg_catalog.bool
 LANGUAGE sql VOLATILE PARALLEL UNSAFE
 RETURN node IS NOT NULL
-   AND coalesce(moving, 0) % 2 = 0
+   AND coalesce(moving, 0) OPERATOR(pg_catalog.%) 2 = 0
    AND pg_catalog.current_setting('transaction_read_only') = 'off'
    AND pg_catalog.current_setting('snowflake_edition.life', true) <> ''
    AND pg_catalog.pg_sequence_last_value('_snowflake._snowflake_id_seq'::pg_catalog.regclass) >> 22 >= now_ms;
@@ -4860,7 +4887,7 @@ COMMENT ON FUNCTION @extschema@._snowflake_ready(pg_catalog.int8, pg_catalog.int
 CREATE OR REPLACE FUNCTION @extschema@._snowflake_fits(id pg_catalog.int8, node pg_catalog.int8, now_ms pg_catalog.int8)
 RETURNS pg_catalog.bool
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN ((id >> 12) & 1023) = node
+RETURN ((id >> 12) & 1023::pg_catalog.int8) = node
    AND (id >> 22) BETWEEN now_ms AND now_ms + 1000;
 
 COMMENT ON FUNCTION @extschema@._snowflake_fits(pg_catalog.int8, pg_catalog.int8, pg_catalog.int8) IS
@@ -4874,9 +4901,9 @@ CREATE OR REPLACE FUNCTION @extschema@._snowflake_life_marker()
 RETURNS pg_catalog.int8
 LANGUAGE sql STABLE PARALLEL SAFE
 RETURN pg_catalog.hashtextextended(
-    (pg_catalog.date_part('epoch', pg_catalog.pg_postmaster_start_time()) * 1000000)::pg_catalog.int8::pg_catalog.text
+    (pg_catalog.date_part('epoch', pg_catalog.pg_postmaster_start_time()) * 1000000::pg_catalog.float8)::pg_catalog.int8::pg_catalog.text
     || '/' || coalesce((pg_catalog.date_part('epoch', pg_catalog.pg_stat_get_bgwriter_stat_reset_time())
-                        * 1000000)::pg_catalog.int8::pg_catalog.text, ''), 0);
+                        * 1000000::pg_catalog.float8)::pg_catalog.int8::pg_catalog.text, ''), 0);
 
 COMMENT ON FUNCTION @extschema@._snowflake_life_marker() IS
 'a number that changes with every server life: restart, crash recovery, promotion (internal)';
@@ -4946,6 +4973,7 @@ CREATE OR REPLACE FUNCTION @extschema@._snowflake_wait(id_ms pg_catalog.int8, no
                                             behind pg_catalog.bool)
 RETURNS pg_catalog.void
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     deadline int8 := now_ms + 1000;
@@ -4980,9 +5008,9 @@ CREATE OR REPLACE FUNCTION @extschema@._snowflake_first(last pg_catalog.int8, no
 RETURNS pg_catalog.int8
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE
-    WHEN (greatest(last + 1, floor_ms << 22) >> 12) & 1023 > node
+    WHEN (greatest(last + 1, floor_ms << 22) >> 12) & 1023::pg_catalog.int8 > node
     THEN (((greatest(last + 1, floor_ms << 22) >> 22) + 1) << 22) | (node << 12)
-    WHEN (greatest(last + 1, floor_ms << 22) >> 12) & 1023 < node
+    WHEN (greatest(last + 1, floor_ms << 22) >> 12) & 1023::pg_catalog.int8 < node
     THEN ((greatest(last + 1, floor_ms << 22) >> 22) << 22) | (node << 12)
     ELSE greatest(last + 1, floor_ms << 22)
 END;
@@ -4995,9 +5023,10 @@ COMMENT ON FUNCTION @extschema@._snowflake_first(pg_catalog.int8, pg_catalog.int
 CREATE OR REPLACE FUNCTION @extschema@._snowflake_after(first pg_catalog.int8, node pg_catalog.int8, n pg_catalog.int8)
 RETURNS pg_catalog.int8
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN ((((((first >> 22) << 12) | (first & 4095)) + n) >> 12) << 22)
+RETURN ((((((first >> 22) << 12) | (first & 4095::pg_catalog.int8)) + n) >> 12) << 22)
        | (node << 12)
-       | (((((first >> 22) << 12) | (first & 4095)) + n) & 4095);
+       | (((((first >> 22) << 12) | (first & 4095::pg_catalog.int8)) + n)
+          & 4095::pg_catalog.int8);
 
 COMMENT ON FUNCTION @extschema@._snowflake_after(pg_catalog.int8, pg_catalog.int8, pg_catalog.int8) IS
 'the key some places after another, of one node id (internal)';
@@ -5022,7 +5051,7 @@ RETURNS pg_catalog.bool
 LANGUAGE sql STABLE PARALLEL SAFE
 RETURN coalesce((SELECT l.lanname <> 'plpgsql'
                    FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_language l ON l.oid = p.prolang
-                  WHERE p.oid = pg_catalog.to_regprocedure('@extschema@.snowflake_nextval()')), true);
+                  WHERE p.oid OPERATOR(pg_catalog.=) pg_catalog.to_regprocedure('@extschema@.snowflake_nextval()')), true);
 
 COMMENT ON FUNCTION @extschema@._snowflake_switched() IS
 'whether snowflake_nextval() is the C extension''s now (internal)';
@@ -5540,7 +5569,8 @@ COMMENT ON FUNCTION @extschema@.snowflake_decrypt_id(pg_catalog.int8, pg_catalog
 -- TOAST table.
 CREATE TABLE _snowflake._snowflake_public_keys (
     key_id pg_catalog.int4 PRIMARY KEY CHECK (key_id BETWEEN 0 AND 31),
-    key pg_catalog.varchar(64) NOT NULL CHECK (key COLLATE "C" ~ '^[0-9a-f]{32}([0-9a-f]{16}){0,2}$'),
+    key pg_catalog.varchar(64) NOT NULL
+        CHECK (key::pg_catalog.text COLLATE pg_catalog."C" ~ '^[0-9a-f]{32}([0-9a-f]{16}){0,2}$'),
     mac pg_catalog.varchar(32) NOT NULL,
     current pg_catalog.bool NOT NULL DEFAULT false,
     CONSTRAINT _snowflake_public_keys_one_current EXCLUDE (current WITH pg_catalog.=) WHERE (current)

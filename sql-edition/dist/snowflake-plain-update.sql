@@ -22,22 +22,35 @@ DECLARE
     todo pg_catalog.text[];
     statement pg_catalog.text;
 BEGIN
+    -- First: no name of this script resolves through the caller's
+    -- search_path (a database's default one, public first, say).
+    PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
     SELECT pg_catalog.array_agg(n.nspname ORDER BY n.nspname) INTO found
       FROM pg_catalog.pg_proc p
       JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
       JOIN pg_catalog.pg_language l ON l.oid = p.prolang
      WHERE p.proname = 'snowflake_set_node_id' AND p.proargtypes = '23'::pg_catalog.oidvector
-       AND l.lanname = 'plpgsql';
+       AND l.lanname = 'plpgsql'
+       AND CASE WHEN pg_catalog.to_regnamespace('_snowflake') IS NOT NULL
+                THEN p.proowner = (SELECT s.nspowner FROM pg_catalog.pg_namespace s WHERE s.nspname = '_snowflake')
+                     AND EXISTS (SELECT FROM pg_catalog.pg_proc v
+                                  WHERE v.pronamespace = n.oid AND v.proname = '_snowflake_edition_version'
+                                    AND v.pronargs = 0 AND v.proowner = p.proowner)
+                ELSE pg_catalog.pg_has_role(p.proowner, 'USAGE')
+                     AND EXISTS (SELECT FROM pg_catalog.pg_class c
+                                  WHERE c.relnamespace = n.oid AND c.relname = '_snowflake_node_seq'
+                                    AND c.relkind = 'S' AND c.relowner = p.proowner)
+           END;
     IF found IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'undefined_object',
             MESSAGE = 'no SQL edition of snowflake in this database',
-            HINT = 'Connect to the database the edition is installed in.';
+            HINT = 'Connect to the database the edition is installed in, as the role that owns it.';
     END IF;
     IF pg_catalog.cardinality(found) > 1 THEN
         RAISE EXCEPTION USING ERRCODE = 'duplicate_object',
             MESSAGE = pg_catalog.format('the SQL edition of snowflake is installed in more than one schema: %s',
                                         pg_catalog.array_to_string(found, ', ')),
-            HINT = 'One edition per database: remove the others with snowflake-plain-uninstall.sql.';
+            HINT = 'One edition per database: remove the others with snowflake-plain-uninstall.sql, or run this as the role that owns the edition.';
     END IF;
     target := found[1];
     SELECT e.extname INTO extension
@@ -45,13 +58,15 @@ BEGIN
      WHERE d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass
        AND d.objid = pg_catalog.to_regprocedure(pg_catalog.format('%I.snowflake_set_node_id(integer)', target))
        AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND d.deptype = 'e';
+    SELECT coalesce(pg_catalog.substring(pg_catalog.pg_get_functiondef(p.oid), 'RETURN ''([0-9.]+)'''), '?')
+      INTO installed
+      FROM pg_catalog.pg_proc p
+     WHERE p.oid = pg_catalog.to_regprocedure(pg_catalog.format('%I._snowflake_edition_version()', target));
+    installed := coalesce(installed, '1.2');
     IF extension IS NOT NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
             MESSAGE = pg_catalog.format('the SQL edition of snowflake is the extension "%s" here', extension),
             HINT = 'Update it with ALTER EXTENSION, after giving pg_tle the new version (snowflake-pgtle-update.sql).';
-    END IF;
-    IF pg_catalog.to_regprocedure(pg_catalog.format('%I._snowflake_edition_version()', target)) IS NOT NULL THEN
-        EXECUTE pg_catalog.format('SELECT %I._snowflake_edition_version()', target) INTO installed;
     END IF;
     IF installed = '1.3' THEN
         RAISE NOTICE 'the snowflake SQL edition in schema "%" is at version 1.3 already', target;
@@ -551,11 +566,12 @@ RETURNS pg_catalog.timestamptz
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN pg_catalog.timezone('UTC',
     CASE WHEN ms BETWEEN -9000000000000 AND 9000000000000
-         THEN timestamp '2000-01-01 00:00:00' + interval '1 millisecond' * ms
+         THEN timestamp '2000-01-01 00:00:00' + interval '1 millisecond' * ms::pg_catalog.float8
          ELSE timestamp '2000-01-01 00:00:00'
               + pg_catalog.make_interval(hours => (ms / 7200000)::pg_catalog.int4)
               + pg_catalog.make_interval(hours => (ms / 3600000 - ms / 7200000)::pg_catalog.int4,
-                                         secs => (ms % 3600000)::pg_catalog.float8 / 1000)
+                                         secs => (ms % 3600000::pg_catalog.int8)::pg_catalog.float8
+                                                 / 1000::pg_catalog.float8)
     END)
 $snowflake_statement$,
 $snowflake_statement$
@@ -1218,19 +1234,19 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE
     WHEN id >= 0 AND @extschema@._snowflake_prefix_ok(prefix)
     THEN prefix || pg_catalog.encode(
-               @extschema@._snowflake_base32_char((id >> 60) & 31)
-            || @extschema@._snowflake_base32_char((id >> 55) & 31)
-            || @extschema@._snowflake_base32_char((id >> 50) & 31)
-            || @extschema@._snowflake_base32_char((id >> 45) & 31)
-            || @extschema@._snowflake_base32_char((id >> 40) & 31)
-            || @extschema@._snowflake_base32_char((id >> 35) & 31)
-            || @extschema@._snowflake_base32_char((id >> 30) & 31)
-            || @extschema@._snowflake_base32_char((id >> 25) & 31)
-            || @extschema@._snowflake_base32_char((id >> 20) & 31)
-            || @extschema@._snowflake_base32_char((id >> 15) & 31)
-            || @extschema@._snowflake_base32_char((id >> 10) & 31)
-            || @extschema@._snowflake_base32_char((id >> 5) & 31)
-            || @extschema@._snowflake_base32_char(id & 31), 'escape')
+               @extschema@._snowflake_base32_char((id >> 60) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 55) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 50) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 45) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 40) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 35) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 30) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 25) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 20) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 15) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 10) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 5) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char(id & 31::pg_catalog.int8), 'escape')
     ELSE @extschema@._snowflake_text_encode_error(id, prefix)
 END
 $snowflake_statement$,
@@ -1346,17 +1362,17 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE
     WHEN id >= 0 AND @extschema@._snowflake_prefix_ok(prefix)
     THEN prefix || pg_catalog.encode(
-               @extschema@._snowflake_base62_char(id / 839299365868340224 % 62)
-            || @extschema@._snowflake_base62_char(id / 13537086546263552 % 62)
-            || @extschema@._snowflake_base62_char(id / 218340105584896 % 62)
-            || @extschema@._snowflake_base62_char(id / 3521614606208 % 62)
-            || @extschema@._snowflake_base62_char(id / 56800235584 % 62)
-            || @extschema@._snowflake_base62_char(id / 916132832 % 62)
-            || @extschema@._snowflake_base62_char(id / 14776336 % 62)
-            || @extschema@._snowflake_base62_char(id / 238328 % 62)
-            || @extschema@._snowflake_base62_char(id / 3844 % 62)
-            || @extschema@._snowflake_base62_char(id / 62 % 62)
-            || @extschema@._snowflake_base62_char(id % 62), 'escape')
+               @extschema@._snowflake_base62_char(id / 839299365868340224 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 13537086546263552 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 218340105584896 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 3521614606208 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 56800235584 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 916132832 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 14776336 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 238328 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 3844 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 62 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id % 62::pg_catalog.int8), 'escape')
     ELSE @extschema@._snowflake_text_encode_error(id, prefix)
 END
 $snowflake_statement$,
@@ -1470,17 +1486,17 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE
     WHEN id >= 0 AND @extschema@._snowflake_prefix_ok(prefix)
     THEN prefix || COALESCE(NULLIF(pg_catalog.ltrim(pg_catalog.encode(
-               @extschema@._snowflake_base58_char(id / 430804206899405824 % 58)
-            || @extschema@._snowflake_base58_char(id / 7427658739644928 % 58)
-            || @extschema@._snowflake_base58_char(id / 128063081718016 % 58)
-            || @extschema@._snowflake_base58_char(id / 2207984167552 % 58)
-            || @extschema@._snowflake_base58_char(id / 38068692544 % 58)
-            || @extschema@._snowflake_base58_char(id / 656356768 % 58)
-            || @extschema@._snowflake_base58_char(id / 11316496 % 58)
-            || @extschema@._snowflake_base58_char(id / 195112 % 58)
-            || @extschema@._snowflake_base58_char(id / 3364 % 58)
-            || @extschema@._snowflake_base58_char(id / 58 % 58)
-            || @extschema@._snowflake_base58_char(id % 58), 'escape'), '1'), ''), '1')
+               @extschema@._snowflake_base58_char(id / 430804206899405824 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 7427658739644928 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 128063081718016 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 2207984167552 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 38068692544 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 656356768 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 11316496 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 195112 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 3364 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 58 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id % 58::pg_catalog.int8), 'escape'), '1'), ''), '1')
     ELSE @extschema@._snowflake_text_encode_error(id, prefix)
 END
 $snowflake_statement$,
@@ -1597,19 +1613,19 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE
     WHEN id >= 0 AND @extschema@._snowflake_prefix_ok(prefix)
     THEN prefix || COALESCE(NULLIF(pg_catalog.ltrim(pg_catalog.encode(
-               @extschema@._snowflake_base36_char(id / 4738381338321616896 % 36)
-            || @extschema@._snowflake_base36_char(id / 131621703842267136 % 36)
-            || @extschema@._snowflake_base36_char(id / 3656158440062976 % 36)
-            || @extschema@._snowflake_base36_char(id / 101559956668416 % 36)
-            || @extschema@._snowflake_base36_char(id / 2821109907456 % 36)
-            || @extschema@._snowflake_base36_char(id / 78364164096 % 36)
-            || @extschema@._snowflake_base36_char(id / 2176782336 % 36)
-            || @extschema@._snowflake_base36_char(id / 60466176 % 36)
-            || @extschema@._snowflake_base36_char(id / 1679616 % 36)
-            || @extschema@._snowflake_base36_char(id / 46656 % 36)
-            || @extschema@._snowflake_base36_char(id / 1296 % 36)
-            || @extschema@._snowflake_base36_char(id / 36 % 36)
-            || @extschema@._snowflake_base36_char(id % 36), 'escape'), '0'), ''), '0')
+               @extschema@._snowflake_base36_char(id / 4738381338321616896 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 131621703842267136 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 3656158440062976 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 101559956668416 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 2821109907456 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 78364164096 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 2176782336 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 60466176 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 1679616 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 46656 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 1296 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 36 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id % 36::pg_catalog.int8), 'escape'), '0'), ''), '0')
     ELSE @extschema@._snowflake_text_encode_error(id, prefix)
 END
 $snowflake_statement$,
@@ -1788,7 +1804,7 @@ $snowflake_statement$
 CREATE OR REPLACE FUNCTION @extschema@._snowflake_clock_ms()
 RETURNS pg_catalog.int8
 LANGUAGE sql VOLATILE PARALLEL UNSAFE
-RETURN pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::pg_catalog.int8
+RETURN pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000::pg_catalog.float8)::pg_catalog.int8
        - 1704067200000
 $snowflake_statement$,
 $snowflake_statement$
@@ -1801,7 +1817,7 @@ CREATE FUNCTION @extschema@._snowflake_ready(node pg_catalog.int8, moving pg_cat
 RETURNS pg_catalog.bool
 LANGUAGE sql VOLATILE PARALLEL UNSAFE
 RETURN node IS NOT NULL
-   AND coalesce(moving, 0) % 2 = 0
+   AND coalesce(moving, 0) OPERATOR(pg_catalog.%) 2 = 0
    AND pg_catalog.current_setting('transaction_read_only') = 'off'
    AND pg_catalog.current_setting('snowflake_edition.life', true) <> ''
    AND pg_catalog.pg_sequence_last_value('_snowflake._snowflake_id_seq'::pg_catalog.regclass) >> 22 >= now_ms
@@ -1814,7 +1830,7 @@ $snowflake_statement$
 CREATE OR REPLACE FUNCTION @extschema@._snowflake_fits(id pg_catalog.int8, node pg_catalog.int8, now_ms pg_catalog.int8)
 RETURNS pg_catalog.bool
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN ((id >> 12) & 1023) = node
+RETURN ((id >> 12) & 1023::pg_catalog.int8) = node
    AND (id >> 22) BETWEEN now_ms AND now_ms + 1000
 $snowflake_statement$,
 $snowflake_statement$
@@ -1826,9 +1842,9 @@ CREATE OR REPLACE FUNCTION @extschema@._snowflake_life_marker()
 RETURNS pg_catalog.int8
 LANGUAGE sql STABLE PARALLEL SAFE
 RETURN pg_catalog.hashtextextended(
-    (pg_catalog.date_part('epoch', pg_catalog.pg_postmaster_start_time()) * 1000000)::pg_catalog.int8::pg_catalog.text
+    (pg_catalog.date_part('epoch', pg_catalog.pg_postmaster_start_time()) * 1000000::pg_catalog.float8)::pg_catalog.int8::pg_catalog.text
     || '/' || coalesce((pg_catalog.date_part('epoch', pg_catalog.pg_stat_get_bgwriter_stat_reset_time())
-                        * 1000000)::pg_catalog.int8::pg_catalog.text, ''), 0)
+                        * 1000000::pg_catalog.float8)::pg_catalog.int8::pg_catalog.text, ''), 0)
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@._snowflake_life_marker() IS
@@ -1895,6 +1911,7 @@ CREATE OR REPLACE FUNCTION @extschema@._snowflake_wait(id_ms pg_catalog.int8, no
                                             behind pg_catalog.bool)
 RETURNS pg_catalog.void
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     deadline int8 := now_ms + 1000;
@@ -1928,9 +1945,9 @@ CREATE OR REPLACE FUNCTION @extschema@._snowflake_first(last pg_catalog.int8, no
 RETURNS pg_catalog.int8
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE
-    WHEN (greatest(last + 1, floor_ms << 22) >> 12) & 1023 > node
+    WHEN (greatest(last + 1, floor_ms << 22) >> 12) & 1023::pg_catalog.int8 > node
     THEN (((greatest(last + 1, floor_ms << 22) >> 22) + 1) << 22) | (node << 12)
-    WHEN (greatest(last + 1, floor_ms << 22) >> 12) & 1023 < node
+    WHEN (greatest(last + 1, floor_ms << 22) >> 12) & 1023::pg_catalog.int8 < node
     THEN ((greatest(last + 1, floor_ms << 22) >> 22) << 22) | (node << 12)
     ELSE greatest(last + 1, floor_ms << 22)
 END
@@ -1943,9 +1960,10 @@ $snowflake_statement$
 CREATE OR REPLACE FUNCTION @extschema@._snowflake_after(first pg_catalog.int8, node pg_catalog.int8, n pg_catalog.int8)
 RETURNS pg_catalog.int8
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN ((((((first >> 22) << 12) | (first & 4095)) + n) >> 12) << 22)
+RETURN ((((((first >> 22) << 12) | (first & 4095::pg_catalog.int8)) + n) >> 12) << 22)
        | (node << 12)
-       | (((((first >> 22) << 12) | (first & 4095)) + n) & 4095)
+       | (((((first >> 22) << 12) | (first & 4095::pg_catalog.int8)) + n)
+          & 4095::pg_catalog.int8)
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@._snowflake_after(pg_catalog.int8, pg_catalog.int8, pg_catalog.int8) IS
@@ -1967,7 +1985,7 @@ RETURNS pg_catalog.bool
 LANGUAGE sql STABLE PARALLEL SAFE
 RETURN coalesce((SELECT l.lanname <> 'plpgsql'
                    FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_language l ON l.oid = p.prolang
-                  WHERE p.oid = pg_catalog.to_regprocedure('@extschema@.snowflake_nextval()')), true)
+                  WHERE p.oid OPERATOR(pg_catalog.=) pg_catalog.to_regprocedure('@extschema@.snowflake_nextval()')), true)
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@._snowflake_switched() IS
@@ -2442,7 +2460,8 @@ $snowflake_statement$,
 $snowflake_statement$
 CREATE TABLE _snowflake._snowflake_public_keys (
     key_id pg_catalog.int4 PRIMARY KEY CHECK (key_id BETWEEN 0 AND 31),
-    key pg_catalog.varchar(64) NOT NULL CHECK (key COLLATE "C" ~ '^[0-9a-f]{32}([0-9a-f]{16}){0,2}$'),
+    key pg_catalog.varchar(64) NOT NULL
+        CHECK (key::pg_catalog.text COLLATE pg_catalog."C" ~ '^[0-9a-f]{32}([0-9a-f]{16}){0,2}$'),
     mac pg_catalog.varchar(32) NOT NULL,
     current pg_catalog.bool NOT NULL DEFAULT false,
     CONSTRAINT _snowflake_public_keys_one_current EXCLUDE (current WITH pg_catalog.=) WHERE (current)
@@ -2786,7 +2805,6 @@ $snowflake_statement$
             MESSAGE = pg_catalog.format('no update of the snowflake SQL edition from version %s to 1.3', installed),
             HINT = 'Updates go from each released version to this one; see the CHANGELOG.';
     END IF;
-    PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
     FOREACH statement IN ARRAY todo LOOP
         EXECUTE pg_catalog.replace(statement, '@extschema@', pg_catalog.quote_ident(target));
     END LOOP;

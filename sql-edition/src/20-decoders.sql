@@ -56,16 +56,25 @@ COMMENT ON FUNCTION @extschema@._snowflake_ts_error(pg_catalog.int8, @extschema@
 -- interval * float8 is exact while the product of 1000 microseconds and the
 -- milliseconds stays below 2^53 (about 285 years either side of 2000);
 -- beyond, whole hours (two halves, each an int4) and the rest.
+--
+-- Every operator here, and in every SQL function with a standard body, has
+-- operands of exactly its argument types (a literal written with its type
+-- where it would be another): such a body is bound to its operators when
+-- it is created, under the search_path of the script that creates it, and
+-- an operator that pg_catalog reaches only through an implicit cast would
+-- lose to one of those exact types in any schema of that path (the
+-- extension's own, when it is public) for good (test/t/080_sql_edition_hostile.pl).
 CREATE FUNCTION @extschema@._snowflake_ms_timestamptz(ms pg_catalog.int8)
 RETURNS pg_catalog.timestamptz
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN pg_catalog.timezone('UTC',
     CASE WHEN ms BETWEEN -9000000000000 AND 9000000000000
-         THEN timestamp '2000-01-01 00:00:00' + interval '1 millisecond' * ms
+         THEN timestamp '2000-01-01 00:00:00' + interval '1 millisecond' * ms::pg_catalog.float8
          ELSE timestamp '2000-01-01 00:00:00'
               + pg_catalog.make_interval(hours => (ms / 7200000)::pg_catalog.int4)
               + pg_catalog.make_interval(hours => (ms / 3600000 - ms / 7200000)::pg_catalog.int4,
-                                         secs => (ms % 3600000)::pg_catalog.float8 / 1000)
+                                         secs => (ms % 3600000::pg_catalog.int8)::pg_catalog.float8
+                                                 / 1000::pg_catalog.float8)
     END);
 
 COMMENT ON FUNCTION @extschema@._snowflake_ms_timestamptz(pg_catalog.int8) IS
