@@ -135,114 +135,6 @@ sub step
 
 # --- the interface's calls ---
 
-# The SQL calling every function of the interface of the edition in
-# $schema (those named snowflake_..., of the edition's owner): a call that
-# succeeds for any role, and the calls of its errors, generated from each
-# function's arguments (a function with an argument no rule knows fails
-# the test: give it a rule).
-sub interface_calls
-{
-	my ($db, $schema) = @_;
-	my (@good, @bad);
-	my $key = q{'\x000102030405060708090a0b0c0d0e0f'::pg_catalog.bytea};
-	foreach my $row (split /\n/, hq($node, $db, qq{
-SELECT p.proname, coalesce(array_to_string(p.proargnames, ','), ''),
-       coalesce((SELECT string_agg(format_type(t, NULL), ',' ORDER BY o)
-                   FROM unnest(p.proargtypes::oid[]) WITH ORDINALITY u(t, o)), '')
-  FROM pg_proc p
- WHERE p.pronamespace = '$schema'::regnamespace AND p.proname LIKE 'snowflake\\_%'
-   AND p.proowner <> 'planter'::regrole
- ORDER BY 1, 2, 3}))
-	{
-		my ($name, $argnames, $types) = split /\|/, $row, -1;
-		my @names = split /,/, $argnames;
-		my @types = split /,/, $types;
-		my (@args, @errors);
-		for my $i (0 .. $#types)
-		{
-			my ($n, $t) = ($names[$i] // '', $types[$i]);
-			my $arg;
-			if ($t eq 'bigint' && ($n eq 'id' || $n eq 'public_id'))
-			{
-				$arg = '382958333860159488::pg_catalog.int8';
-				push @errors, [ $i, '(-1)::pg_catalog.int8' ];
-			}
-			elsif ($t eq 'text' && $n eq 'layout')
-			{
-				$arg = q{'twitter'::pg_catalog.text};
-				push @errors, [ $i, q{'epoch=2015-01-01; fields=timestamp:42,w:10,sequence:12'::pg_catalog.text} ],
-				  [ $i, q{'epoch=now; fields=timestamp:41'::pg_catalog.text} ],
-				  [ $i, q{'epoch=2015-13-45; fields=timestamp:41,sequence:12'::pg_catalog.text} ];
-			}
-			elsif ($t eq 'timestamp with time zone' && $n eq 'ts')
-			{
-				$arg = q{'2025-06-01 12:00:00+00'::pg_catalog.timestamptz};
-				push @errors, [ $i, q{'1900-01-01 00:00:00+00'::pg_catalog.timestamptz} ];
-			}
-			elsif ($t eq 'integer' && $n eq 'node_id')
-			{
-				$arg = $name eq 'snowflake_set_node_id' ? '17::pg_catalog.int4' : '1::pg_catalog.int4';
-				push @errors, [ $i, '5000::pg_catalog.int4' ];
-			}
-			elsif ($t eq 'integer' && $n eq 'sequence')
-			{
-				$arg = '2::pg_catalog.int4';
-				push @errors, [ $i, '(-2)::pg_catalog.int4' ];
-			}
-			elsif ($t eq 'integer' && $n eq 'count')
-			{
-				$arg = '3::pg_catalog.int4';
-				push @errors, [ $i, '0::pg_catalog.int4' ];
-			}
-			elsif ($t eq 'integer' && $n eq 'key_id')
-			{
-				$arg = '1::pg_catalog.int4';
-				push @errors, [ $i, '9::pg_catalog.int4' ], [ $i, '40::pg_catalog.int4' ];
-			}
-			elsif ($t eq 'text' && $n eq 'prefix')
-			{
-				$arg = q{'ord_'::pg_catalog.text};
-				push @errors, [ $i, q{'bad prefix'::pg_catalog.text} ];
-			}
-			elsif ($t eq 'bytea' && $n eq 'key')
-			{
-				$arg = $key;
-				push @errors, [ $i, q{'\x00'::pg_catalog.bytea} ];
-			}
-			elsif ($t eq 'boolean' && $n eq 'current')
-			{
-				$arg = 'true';
-			}
-			elsif ($t eq 'text' && ($n eq 'id_text' || $n eq 'public_text'))
-			{
-				(my $encoder = $name) =~ s/^snowflake_from_/snowflake_to_/;
-				my $prefixed = @types > 1;
-				$arg = "$schema.$encoder(382958333860159488::pg_catalog.int8"
-				  . ($prefixed ? q{, 'ord_'::pg_catalog.text} : '') . ')';
-				my $p = $prefixed ? 'ord_' : '';
-				push @errors, [ $i, qq{'${p}0-0-0-0-0-0-0-0-0-0-0-0-1'::pg_catalog.text} ],
-				  [ $i, qq{'${p}0U'::pg_catalog.text} ], [ $i, qq{'${p}ZZZZZZZZZZZZZZZZZZZZ'::pg_catalog.text} ],
-				  [ $i, q{'x'::pg_catalog.text} ];
-			}
-			else
-			{
-				BAIL_OUT("no argument for $n $t of $name: give 080_sql_edition_hostile.pl a rule for it");
-			}
-			push @args, $arg;
-		}
-		my $call = sub { "SELECT $schema.$name(" . join(', ', @_) . ');' };
-		# (snowflake_lastval() after a key was handed out.)
-		if ($name eq 'snowflake_nextval') { unshift @good, $call->(@args) } else { push @good, $call->(@args) }
-		foreach my $e (@errors)
-		{
-			my @a = @args;
-			$a[ $e->[0] ] = $e->[1];
-			push @bad, $call->(@a);
-		}
-	}
-	return (\@good, \@bad);
-}
-
 # Every function of the interface in $schema of $db, called by each role:
 # the calls that succeed for any role succeed (the administrator's for the
 # edition's owner $owner and a superuser), and the calls of the errors
@@ -253,7 +145,7 @@ sub call_everything
 {
 	my ($what, $db, $schema, $owner) = @_;
 	local $Test::Builder::Level = $Test::Builder::Level + 1;
-	my ($good, $bad) = interface_calls($db, $schema);
+	my ($good, $bad) = interface_calls($node, $db, $schema);
 	my @admin = grep { /snowflake_set_/ } @$good;
 	my @open = grep { !/snowflake_set_/ } @$good;
 	my $mark = hostile_mark($node);
@@ -424,7 +316,7 @@ foreach my $case ([ 'sw_plain', 'app' ], [ 'sw_ext', 'public' ])
 		  . "GRANT SELECT, INSERT ON $schema.orders TO app_user",
 		extra_params => [ '-U', 'owner_role' ]);
 	# The calls of the interface, which the C extension then answers.
-	my ($good) = interface_calls($db, $schema);
+	my ($good) = interface_calls($node, $db, $schema);
 	$calls{$db} = [ grep { !/snowflake_set_/ } @$good ];
 }
 $node->stop;

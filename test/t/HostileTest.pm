@@ -41,13 +41,16 @@ use strict;
 use warnings;
 
 use Exporter 'import';
+use File::Basename ();
+use File::Path ();
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
 our @EXPORT = qw(hostile_roles hostile_database plant unqualified_calls
-  hostile_mark hostile_ran foreign_bindings hq victim run_victim_file);
+  hostile_mark hostile_ran foreign_bindings hq victim run_victim_file
+  interface_calls installation_with);
 
 # The planter's kit: functions of the planting role, in a schema of its
 # own, that plant in a schema they are given (as that role).  Their own
@@ -439,6 +442,167 @@ sub run_victim_file
 		],
 		'>', \$out, '2>', \$err);
 	return ($ok ? 1 : 0, $out, $err);
+}
+
+# The SQL calling every function of the interface in $schema of $db (those
+# named snowflake_..., that are not the planter's and return no trigger):
+# for each, a call that succeeds given the right role and state, and the
+# calls of its errors, generated from each function's arguments (a
+# function with an argument no rule knows fails the test: give it a rule).
+# snowflake_nextval() comes first (snowflake_lastval() needs a key handed
+# out); snowflake_convert_column() converts $schema.hostile_keyed.id (a
+# dry run).
+sub interface_calls
+{
+	my ($node, $db, $schema) = @_;
+	my (@good, @bad);
+	my $key = q{'\x000102030405060708090a0b0c0d0e0f'::pg_catalog.bytea};
+	foreach my $row (split /\n/, hq($node, $db, qq{
+SELECT p.proname, coalesce(array_to_string(p.proargnames, ','), ''),
+       coalesce((SELECT string_agg(format_type(t, NULL), ',' ORDER BY o)
+                   FROM unnest(p.proargtypes::oid[]) WITH ORDINALITY u(t, o)), '')
+  FROM pg_proc p
+ WHERE p.pronamespace = '$schema'::regnamespace AND p.proname LIKE 'snowflake\\_%'
+   AND p.proowner <> 'planter'::regrole AND p.prorettype <> 'trigger'::regtype
+ ORDER BY 1, 2, 3}))
+	{
+		my ($name, $argnames, $types) = split /\|/, $row, -1;
+		my @names = split /,/, $argnames;
+		my @types = split /,/, $types;
+		my (@args, @errors);
+		for my $i (0 .. $#types)
+		{
+			my ($n, $t) = ($names[$i] // '', $types[$i]);
+			my $arg;
+			if ($t eq 'bigint' && ($n eq 'id' || $n eq 'public_id'))
+			{
+				$arg = '382958333860159488::pg_catalog.int8';
+				push @errors, [ $i, '(-1)::pg_catalog.int8' ];
+			}
+			elsif ($t eq 'text' && $n eq 'layout')
+			{
+				$arg = q{'twitter'::pg_catalog.text};
+				push @errors, [ $i, q{'epoch=2015-01-01; fields=timestamp:42,w:10,sequence:12'::pg_catalog.text} ],
+				  [ $i, q{'epoch=now; fields=timestamp:41'::pg_catalog.text} ],
+				  [ $i, q{'epoch=2015-13-45; fields=timestamp:41,sequence:12'::pg_catalog.text} ];
+			}
+			elsif ($t eq 'timestamp with time zone' && $n eq 'ts')
+			{
+				$arg = q{'2025-06-01 12:00:00+00'::pg_catalog.timestamptz};
+				push @errors, [ $i, q{'1900-01-01 00:00:00+00'::pg_catalog.timestamptz} ];
+			}
+			elsif ($t eq 'integer' && $n eq 'node_id')
+			{
+				$arg = $name eq 'snowflake_set_node_id' ? '17::pg_catalog.int4' : '1::pg_catalog.int4';
+				push @errors, [ $i, '5000::pg_catalog.int4' ];
+			}
+			elsif ($t eq 'integer' && $n eq 'sequence')
+			{
+				$arg = '2::pg_catalog.int4';
+				push @errors, [ $i, '(-2)::pg_catalog.int4' ];
+			}
+			elsif ($t eq 'integer' && $n eq 'count')
+			{
+				$arg = '3::pg_catalog.int4';
+				push @errors, [ $i, '0::pg_catalog.int4' ];
+			}
+			elsif ($t eq 'integer' && $n eq 'key_id')
+			{
+				$arg = '1::pg_catalog.int4';
+				push @errors, [ $i, '9::pg_catalog.int4' ], [ $i, '40::pg_catalog.int4' ];
+			}
+			elsif ($t eq 'text' && $n eq 'prefix')
+			{
+				$arg = q{'ord_'::pg_catalog.text};
+				push @errors, [ $i, q{'bad prefix'::pg_catalog.text} ];
+			}
+			elsif ($t eq 'bytea' && $n eq 'key')
+			{
+				$arg = $key;
+				push @errors, [ $i, q{'\x00'::pg_catalog.bytea} ];
+			}
+			elsif ($t eq 'boolean' && ($n eq 'current' || $n eq 'dry_run'))
+			{
+				$arg = 'true';
+			}
+			elsif ($t eq 'boolean' && $n eq 'force')
+			{
+				$arg = 'false';
+			}
+			elsif ($t eq 'regclass' && $n eq 'tbl')
+			{
+				$arg = "'$schema.hostile_keyed'::pg_catalog.regclass";
+				push @errors, [ $i, q{'pg_catalog.pg_class'::pg_catalog.regclass} ];
+			}
+			elsif ($t eq 'name' && $n eq 'col')
+			{
+				$arg = q{'id'::pg_catalog.name};
+				push @errors, [ $i, q{'nothing'::pg_catalog.name} ];
+			}
+			elsif ($t eq 'text' && $n eq 'server_name')
+			{
+				$arg = q{'hostile-test'::pg_catalog.text};
+			}
+			elsif ($t eq 'text' && ($n eq 'id_text' || $n eq 'public_text'))
+			{
+				(my $encoder = $name) =~ s/^snowflake_from_/snowflake_to_/;
+				my $prefixed = @types > 1;
+				$arg = "$schema.$encoder(382958333860159488::pg_catalog.int8"
+				  . ($prefixed ? q{, 'ord_'::pg_catalog.text} : '') . ')';
+				my $p = $prefixed ? 'ord_' : '';
+				push @errors, [ $i, qq{'${p}0-0-0-0-0-0-0-0-0-0-0-0-1'::pg_catalog.text} ],
+				  [ $i, qq{'${p}0U'::pg_catalog.text} ], [ $i, qq{'${p}ZZZZZZZZZZZZZZZZZZZZ'::pg_catalog.text} ],
+				  [ $i, q{'x'::pg_catalog.text} ];
+			}
+			else
+			{
+				BAIL_OUT("no argument for $n $t of $name: give interface_calls() in HostileTest.pm a rule for it");
+			}
+			push @args, $arg;
+		}
+		my $call = sub { "SELECT $schema.$name(" . join(', ', @_) . ');' };
+		# (snowflake_lastval() after a key was handed out.)
+		if ($name eq 'snowflake_nextval') { unshift @good, $call->(@args) } else { push @good, $call->(@args) }
+		foreach my $e (@errors)
+		{
+			my @a = @args;
+			$a[ $e->[0] ] = $e->[1];
+			push @bad, $call->(@a);
+		}
+	}
+	return (\@good, \@bad);
+}
+
+# A copy of the PostgreSQL installation that PATH's pg_config describes
+# (bindir's parent, sharedir and pkglibdir at the same paths under a
+# temporary directory, hard links where it can, as EditionTest.pm makes
+# one), with the files of %$extension (name => text) added to its
+# extension directory.  Returns the install_path for start_snowflake_node.
+sub installation_with
+{
+	my (%extension) = @_;
+	my $probe = PostgreSQL::Test::Cluster->new('probe_' . int(rand(1e9)));
+	my $bindir = $probe->config_data('--bindir');
+	my $sharedir = $probe->config_data('--sharedir');
+	my $pkglibdir = $probe->config_data('--pkglibdir');
+	my $copy = PostgreSQL::Test::Utils::tempdir() . '/pg';
+	foreach my $dir (File::Basename::dirname($bindir), $sharedir, $pkglibdir)
+	{
+		next if -d "$copy$dir";
+		File::Path::make_path(File::Basename::dirname("$copy$dir"));
+		next if system('cp', '-al', $dir, "$copy$dir") == 0;
+		File::Path::remove_tree("$copy$dir");
+		system('cp', '-a', $dir, "$copy$dir") == 0 or die "could not copy $dir";
+	}
+	foreach my $name (sort keys %extension)
+	{
+		my $path = "$copy$sharedir/extension/$name";
+		unlink($path);
+		open my $fh, '>', $path or die "$path: $!";
+		print $fh $extension{$name};
+		close $fh or die "$path: $!";
+	}
+	return $copy . File::Basename::dirname($bindir);
 }
 
 1;
