@@ -622,7 +622,10 @@ sub plain_array
 # has its _snowflake_edition_version()); 1.2 kept its sequences beside its
 # functions, with the same owner, and a schema of another role that looks
 # the same is told apart only by who runs the script (a role that may act
-# as its owner).  Then the extension the edition belongs to, if any, and
+# as its owner).  Both ways are asked, so that a schema _snowflake made by
+# another role (with CREATE on the database) beside a 1.2 edition finds
+# two, and the script refuses, naming them, rather than take the wrong
+# one.  Then the extension the edition belongs to, if any, and
 # the version installed, read from the definition of its
 # _snowflake_edition_version() (1.2 had none): the script never calls a
 # function of the edition, which its owner could have replaced, as the
@@ -634,16 +637,14 @@ my $find_schema = <<'EOT';
       JOIN pg_catalog.pg_language l ON l.oid = p.prolang
      WHERE p.proname = 'snowflake_set_node_id' AND p.proargtypes = '23'::pg_catalog.oidvector
        AND l.lanname = 'plpgsql'
-       AND CASE WHEN pg_catalog.to_regnamespace('_snowflake') IS NOT NULL
-                THEN p.proowner = (SELECT s.nspowner FROM pg_catalog.pg_namespace s WHERE s.nspname = '_snowflake')
-                     AND EXISTS (SELECT FROM pg_catalog.pg_proc v
-                                  WHERE v.pronamespace = n.oid AND v.proname = '_snowflake_edition_version'
-                                    AND v.pronargs = 0 AND v.proowner = p.proowner)
-                ELSE pg_catalog.pg_has_role(p.proowner, 'USAGE')
-                     AND EXISTS (SELECT FROM pg_catalog.pg_class c
-                                  WHERE c.relnamespace = n.oid AND c.relname = '_snowflake_node_seq'
-                                    AND c.relkind = 'S' AND c.relowner = p.proowner)
-           END;
+       AND ((p.proowner = (SELECT s.nspowner FROM pg_catalog.pg_namespace s WHERE s.nspname = '_snowflake')
+             AND EXISTS (SELECT FROM pg_catalog.pg_proc v
+                          WHERE v.pronamespace = n.oid AND v.proname = '_snowflake_edition_version'
+                            AND v.pronargs = 0 AND v.proowner = p.proowner))
+            OR (pg_catalog.pg_has_role(p.proowner, 'USAGE')
+                AND EXISTS (SELECT FROM pg_catalog.pg_class c
+                             WHERE c.relnamespace = n.oid AND c.relname = '_snowflake_node_seq'
+                               AND c.relkind = 'S' AND c.relowner = p.proowner)));
     IF found IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'undefined_object',
             MESSAGE = 'no SQL edition of snowflake in this database',
@@ -778,7 +779,9 @@ BEGIN
             DETAIL = pg_catalog.format('No schema of the search_path, %s, exists that this role may use.', saved),
             HINT = 'Set search_path to the schema first, such as: SET search_path = app.';
     END IF;
-    IF pg_catalog.to_regclass('_snowflake._snowflake_id_seq') IS NOT NULL OR target = '_snowflake' THEN
+    IF EXISTS (SELECT FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+                WHERE n.nspname = '_snowflake' AND c.relname = '_snowflake_id_seq')
+       OR target = '_snowflake' THEN
         RAISE EXCEPTION USING ERRCODE = 'duplicate_schema',
             MESSAGE = 'the snowflake SQL edition is installed in this database already',
             HINT = 'Update it with snowflake-plain-update.sql. A database has one edition, its state in the schema _snowflake.';

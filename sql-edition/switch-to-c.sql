@@ -70,7 +70,7 @@ DECLARE
     f record;
     node int8;
     c_node int4;
-    accepted text := current_setting('snowflake_switch.node_id', true);
+    accepted text := pg_catalog.current_setting('snowflake_switch.node_id', true);
     same_layout bool;
     last_key int8;
     first_key int8;

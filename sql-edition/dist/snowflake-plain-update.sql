@@ -31,16 +31,14 @@ BEGIN
       JOIN pg_catalog.pg_language l ON l.oid = p.prolang
      WHERE p.proname = 'snowflake_set_node_id' AND p.proargtypes = '23'::pg_catalog.oidvector
        AND l.lanname = 'plpgsql'
-       AND CASE WHEN pg_catalog.to_regnamespace('_snowflake') IS NOT NULL
-                THEN p.proowner = (SELECT s.nspowner FROM pg_catalog.pg_namespace s WHERE s.nspname = '_snowflake')
-                     AND EXISTS (SELECT FROM pg_catalog.pg_proc v
-                                  WHERE v.pronamespace = n.oid AND v.proname = '_snowflake_edition_version'
-                                    AND v.pronargs = 0 AND v.proowner = p.proowner)
-                ELSE pg_catalog.pg_has_role(p.proowner, 'USAGE')
-                     AND EXISTS (SELECT FROM pg_catalog.pg_class c
-                                  WHERE c.relnamespace = n.oid AND c.relname = '_snowflake_node_seq'
-                                    AND c.relkind = 'S' AND c.relowner = p.proowner)
-           END;
+       AND ((p.proowner = (SELECT s.nspowner FROM pg_catalog.pg_namespace s WHERE s.nspname = '_snowflake')
+             AND EXISTS (SELECT FROM pg_catalog.pg_proc v
+                          WHERE v.pronamespace = n.oid AND v.proname = '_snowflake_edition_version'
+                            AND v.pronargs = 0 AND v.proowner = p.proowner))
+            OR (pg_catalog.pg_has_role(p.proowner, 'USAGE')
+                AND EXISTS (SELECT FROM pg_catalog.pg_class c
+                             WHERE c.relnamespace = n.oid AND c.relname = '_snowflake_node_seq'
+                               AND c.relkind = 'S' AND c.relowner = p.proowner)));
     IF found IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'undefined_object',
             MESSAGE = 'no SQL edition of snowflake in this database',

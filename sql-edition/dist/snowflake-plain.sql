@@ -32,7 +32,9 @@ BEGIN
             DETAIL = pg_catalog.format('No schema of the search_path, %s, exists that this role may use.', saved),
             HINT = 'Set search_path to the schema first, such as: SET search_path = app.';
     END IF;
-    IF pg_catalog.to_regclass('_snowflake._snowflake_id_seq') IS NOT NULL OR target = '_snowflake' THEN
+    IF EXISTS (SELECT FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+                WHERE n.nspname = '_snowflake' AND c.relname = '_snowflake_id_seq')
+       OR target = '_snowflake' THEN
         RAISE EXCEPTION USING ERRCODE = 'duplicate_schema',
             MESSAGE = 'the snowflake SQL edition is installed in this database already',
             HINT = 'Update it with snowflake-plain-update.sql. A database has one edition, its state in the schema _snowflake.';

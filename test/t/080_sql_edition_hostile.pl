@@ -220,6 +220,22 @@ step('plain uninstall by a superuser', 'plain_super', 'public', undef, undef,
 	file => "$dist/snowflake-plain-uninstall.sql");
 is(planter_snowflakes('plain_super'), $mine, 'the planter\'s own snowflake_ functions in public are untouched');
 
+# A schema _snowflake of another role (one with CREATE on the database)
+# stops the plain install before it changes anything, naming its owner.
+new_db('precreated', 'tpl_planted');
+hq($node, 'precreated', 'GRANT CREATE ON DATABASE precreated TO planter');
+hq($node, 'precreated', 'CREATE SCHEMA _snowflake', extra_params => [ '-U', 'planter' ]);
+{
+	my $mark = hostile_mark($node);
+	my ($ok, undef, $err) = run_victim_file($node, 'precreated', 'owner_role', "$dist/snowflake-plain.sql");
+	ok(!$ok, 'a schema _snowflake of another role: the plain install refuses');
+	like($err, qr/ERROR:  schema "_snowflake" already exists and is not the snowflake SQL edition's\nDETAIL:  It belongs to role planter; the edition keeps its state in a schema of that name, which only its owner may use\.\nHINT:  Drop or rename that schema first \(its owner or a superuser\), then install the edition\./,
+		'naming its owner, and what to do');
+	is(hostile_ran($node, $mark), '', 'and ran no planted object');
+	is(hq($node, 'precreated', q{SELECT count(*) FROM pg_proc WHERE proname LIKE '%snowflake%' AND proowner = 'owner_role'::regrole}),
+		'0', 'nothing was created');
+}
+
 # The plain update from 1.2, installed before anything was planted.
 foreach my $case ([ 'owner_role', 'app' ], [ undef, 'public' ])
 {
@@ -301,6 +317,25 @@ new_db('sw_plain', 'tpl_planted');
 hq($node, 'sw_plain', 'CREATE SCHEMA app AUTHORIZATION owner_role; GRANT USAGE ON SCHEMA app TO app_user');
 step('plain install by the owner into app, for the switch', 'sw_plain', 'app', 'owner_role', undef,
 	file => "$dist/snowflake-plain.sql", before => ['SET search_path = app, public, pg_catalog']);
+# A plain install with node id 18, whose database owner would set
+# snowflake_switch.node_id = 17 as the database's default, to decide the
+# switch for the superuser: it may not (a setting no library defines, set
+# per database or role, is a superuser's from PostgreSQL 15 on).
+new_db('sw_node', 'tpl_planted');
+hq($node, 'sw_node', 'CREATE SCHEMA app AUTHORIZATION owner_role');
+step('plain install by the owner into app, node id 18', 'sw_node', 'app', 'owner_role', undef,
+	file => "$dist/snowflake-plain.sql", before => ['SET search_path = app, public, pg_catalog']);
+hq($node, 'sw_node', 'SELECT app.snowflake_set_node_id(18)');
+{
+	my ($ok, undef, $err) = victim($node, 'sw_node', 'owner_role',
+		q{ALTER DATABASE sw_node SET snowflake_switch.node_id = '17'});
+	like($err, qr/ERROR:  permission denied to set parameter "snowflake_switch\.node_id"/,
+		'the database owner cannot set snowflake_switch.node_id as the database\'s default');
+	($ok, undef, $err) = victim($node, 'sw_node', 'owner_role',
+		q{ALTER DATABASE sw_node SET snowflake_edition.life = 'x'});
+	like($err, qr/ERROR:  permission denied to set parameter "snowflake_edition\.life"/,
+		'nor snowflake_edition.life');
+}
 new_db('sw_ext', 'tpl_planted');
 step('CREATE EXTENSION by the owner into public, for the switch', 'sw_ext', 'public', 'owner_role',
 	'CREATE EXTENSION snowflake');
@@ -346,6 +381,17 @@ foreach my $case ([ 'sw_plain', 'app' ], [ 'sw_ext', 'public' ])
 		  or diag($e);
 	}
 	is(hostile_ran($node, $mark), '', "$db: no planted object ran in the C extension's calls");
+}
+{
+	my $mark = hostile_mark($node);
+	my ($ok, undef, $err) = run_victim_file($node, 'sw_node', undef, "$dist/snowflake-switch-to-c.sql");
+	ok(!$ok, 'sw_node: told nothing, the switch refuses another node id');
+	like($err, qr/ERROR:  the snowflake C extension mints with node id 17, the SQL edition with 18\n/, 'sw_node: naming both');
+	is(hostile_ran($node, $mark), '', 'sw_node: no planted object ran');
+	is(hq($node, 'sw_node', q{SELECT count(*) FROM pg_extension WHERE extname = 'snowflake'}), '0', 'sw_node: and changed nothing');
+	($ok, undef, $err) = run_victim_file($node, 'sw_node', undef, "$dist/snowflake-switch-to-c.sql",
+		['SET snowflake_switch.node_id = 17']);
+	ok($ok, 'sw_node: told in its session, it switches') or diag($err);
 }
 is(planter_snowflakes('sw_ext'), $mine_before{sw_ext},
 	'sw_ext: the planter\'s own snowflake_ functions in the edition\'s schema are untouched by the switch');
