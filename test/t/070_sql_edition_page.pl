@@ -86,6 +86,7 @@ $node->safe_psql('appdb', 'CREATE VIEW app.orders_decoded AS SELECT o.id, d.* FR
 		'naming the view');
 	is( $node->safe_psql(
 			'appdb', q{
+SET search_path = pg_catalog;
 SELECT pg_get_expr(adbin, adrelid), to_regnamespace('_snowflake') IS NOT NULL
   FROM pg_attrdef WHERE adrelid = 'app.orders'::regclass}),
 		'app.snowflake_nextval()|t', 'and changes nothing: the default it dropped first is back (one transaction), the edition is there');
