@@ -99,7 +99,7 @@ COMMENT ON FUNCTION @extschema@.snowflake_from_public_base32(pg_catalog.text, pg
 -- index expression) as that role: a superuser converting a table of its
 -- own ran another role's code as a superuser.  It now refuses, naming
 -- them, when a table of the chain belongs to another role, superusers
--- included (test/t/079_hostile_objects.pl, sql/convert.sql).  The rest is
+-- included (test/t/090_hostile_objects.pl, sql/convert.sql).  The rest is
 -- 1.1's.
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_convert_column(tbl pg_catalog.regclass, col pg_catalog.name,
                                          dry_run pg_catalog.bool DEFAULT false)
@@ -370,7 +370,7 @@ $convert$;
 
 -- Node id claims under Citus (1.3): the query sent to every node, run
 -- there in a new session of a superuser under the database's default
--- search_path, qualifies every name and operator (test/t/079_hostile_objects.pl
+-- search_path, qualifies every name and operator (test/t/090_hostile_objects.pl
 -- runs it so).  The rest is 1.2's.
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_claim_node(server_name pg_catalog.text DEFAULT NULL)
 RETURNS pg_catalog.int4

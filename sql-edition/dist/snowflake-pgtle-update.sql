@@ -613,7 +613,7 @@ COMMENT ON FUNCTION @extschema@._snowflake_ts_error(pg_catalog.int8, @extschema@
 -- it is created, under the search_path of the script that creates it, and
 -- an operator that pg_catalog reaches only through an implicit cast would
 -- lose to one of those exact types in any schema of that path (the
--- extension's own, when it is public) for good (test/t/080_sql_edition_hostile.pl).
+-- extension's own, when it is public) for good (test/t/091_sql_edition_hostile.pl).
 CREATE FUNCTION @extschema@._snowflake_ms_timestamptz(ms pg_catalog.int8)
 RETURNS pg_catalog.timestamptz
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
@@ -3517,7 +3517,7 @@ COMMENT ON FUNCTION @extschema@._snowflake_ts_error(pg_catalog.int8, @extschema@
 -- it is created, under the search_path of the script that creates it, and
 -- an operator that pg_catalog reaches only through an implicit cast would
 -- lose to one of those exact types in any schema of that path (the
--- extension's own, when it is public) for good (test/t/080_sql_edition_hostile.pl).
+-- extension's own, when it is public) for good (test/t/091_sql_edition_hostile.pl).
 CREATE OR REPLACE FUNCTION @extschema@._snowflake_ms_timestamptz(ms pg_catalog.int8)
 RETURNS pg_catalog.timestamptz
 LANGUAGE sql IMMUTABLE PARALLEL SAFE

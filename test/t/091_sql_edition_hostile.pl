@@ -1,6 +1,6 @@
 # Copyright: see LICENSE
 #
-# 080_sql_edition_hostile.pl
+# 091_sql_edition_hostile.pl
 #	No role can steer a privileged one through the SQL edition: a role
 #	that plants objects everywhere it may (HostileTest.pm) never has one
 #	run, by any install, update, uninstall, switch or call of the edition,

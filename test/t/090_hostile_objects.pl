@@ -1,6 +1,6 @@
 # Copyright: see LICENSE
 #
-# 079_hostile_objects.pl
+# 090_hostile_objects.pl
 #	No role can steer a privileged one through the C extension: a role
 #	that plants objects everywhere it may (HostileTest.pm) never has one
 #	run by an install, an update, a call of any function, a key's
@@ -86,7 +86,7 @@ BEGIN
 END $f$;
 EOT
 my $install = installation_with(
-	'citus.control' => "comment = 'a stand-in for Citus (test/t/079_hostile_objects.pl)'\n"
+	'citus.control' => "comment = 'a stand-in for Citus (test/t/090_hostile_objects.pl)'\n"
 	  . "default_version = '0.0'\nrelocatable = false\nschema = pg_catalog\nsuperuser = true\nrequires = 'dblink'\n",
 	'citus--0.0.sql' => $citus);
 my $node = start_snowflake_node('hostile_objects', install_path => $install, node_id => 1);
