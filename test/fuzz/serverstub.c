@@ -67,6 +67,13 @@ errstart(int elevel, const char *domain)
 	return false;
 }
 
+bool
+errstart_cold(int elevel, const char *domain)
+{
+	stub_called("errstart_cold");
+	return false;
+}
+
 void
 errfinish(const char *filename, int lineno, const char *funcname)
 {
