@@ -564,10 +564,15 @@ COMMENT ON FUNCTION @extschema@._snowflake_layout(pg_catalog.text) IS
 
 -- Errors, raised where a CASE of the inlined bodies reaches them.
 
--- A negative ID (22023); NULL when the ID or the layout is NULL.
-CREATE FUNCTION @extschema@._snowflake_negative(id pg_catalog.int8, layout pg_catalog.text,
-                                                result anyelement)
-RETURNS anyelement
+-- A negative ID (22023); NULL when the ID or the layout is NULL, which the
+-- callers turn into their result's type (a NULL bigint into a NULL integer
+-- or timestamptz).  Not polymorphic (1.2's took a value of the result's
+-- type): a call of a polymorphic function is not an exact match, and a
+-- function of the same name with concrete types in the same schema (any
+-- role's, where any role may create, such as public) would be bound
+-- instead when the callers are created.
+CREATE FUNCTION @extschema@._snowflake_negative_id(id pg_catalog.int8, layout pg_catalog.text)
+RETURNS pg_catalog.int8
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -581,7 +586,7 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION @extschema@._snowflake_negative(pg_catalog.int8, pg_catalog.text, anyelement) IS
+COMMENT ON FUNCTION @extschema@._snowflake_negative_id(pg_catalog.int8, pg_catalog.text) IS
 'the error of a negative ID (internal)';
 
 -- An ID's timestamp field past the largest timestamptz (22008).
@@ -704,7 +709,7 @@ COMMENT ON FUNCTION @extschema@._snowflake_node_fields(pg_catalog.int8, @extsche
 CREATE FUNCTION @extschema@._snowflake_id(id pg_catalog.int8)
 RETURNS pg_catalog.int8
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN CASE WHEN id >= 0 THEN id ELSE @extschema@._snowflake_negative(id, '', NULL::pg_catalog.int8) END;
+RETURN CASE WHEN id >= 0 THEN id ELSE @extschema@._snowflake_negative_id(id, ''::pg_catalog.text) END;
 
 COMMENT ON FUNCTION @extschema@._snowflake_id(pg_catalog.int8) IS
 'an ID checked not to be negative (internal)';
@@ -868,7 +873,7 @@ RETURNS pg_catalog.timestamptz
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN id >= 0
             THEN @extschema@._snowflake_ts(id, @extschema@._snowflake_server_layout())
-            ELSE @extschema@._snowflake_negative(id, '', NULL::pg_catalog.timestamptz) END;
+            ELSE @extschema@._snowflake_ms_timestamptz(@extschema@._snowflake_negative_id(id, ''::pg_catalog.text)) END;
 
 COMMENT ON FUNCTION @extschema@.snowflake_timestamp(pg_catalog.int8) IS
 'the time an ID was minted, to the millisecond';
@@ -878,7 +883,7 @@ RETURNS pg_catalog.int4
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN id >= 0
             THEN @extschema@._snowflake_node(id, @extschema@._snowflake_server_layout())
-            ELSE @extschema@._snowflake_negative(id, '', NULL::pg_catalog.int4) END;
+            ELSE @extschema@._snowflake_negative_id(id, ''::pg_catalog.text)::pg_catalog.int4 END;
 
 COMMENT ON FUNCTION @extschema@.snowflake_node_id(pg_catalog.int8) IS
 'the node id of the server that minted an ID';
@@ -888,7 +893,7 @@ RETURNS pg_catalog.int4
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN id >= 0
             THEN @extschema@._snowflake_seq(id, @extschema@._snowflake_server_layout())
-            ELSE @extschema@._snowflake_negative(id, '', NULL::pg_catalog.int4) END;
+            ELSE @extschema@._snowflake_negative_id(id, ''::pg_catalog.text)::pg_catalog.int4 END;
 
 COMMENT ON FUNCTION @extschema@.snowflake_sequence(pg_catalog.int8) IS
 'the sequence number of an ID within its millisecond';
@@ -943,7 +948,7 @@ RETURNS pg_catalog.timestamptz
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN id >= 0
             THEN @extschema@._snowflake_ts(id, @extschema@._snowflake_layout(layout))
-            ELSE @extschema@._snowflake_negative(id, layout, NULL::pg_catalog.timestamptz) END;
+            ELSE @extschema@._snowflake_ms_timestamptz(@extschema@._snowflake_negative_id(id, layout)) END;
 
 COMMENT ON FUNCTION @extschema@.snowflake_timestamp(pg_catalog.int8, pg_catalog.text) IS
 'the time an ID of the given layout was minted';
@@ -953,7 +958,7 @@ RETURNS pg_catalog.int4
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN id >= 0
             THEN @extschema@._snowflake_node(id, @extschema@._snowflake_layout(layout))
-            ELSE @extschema@._snowflake_negative(id, layout, NULL::pg_catalog.int4) END;
+            ELSE @extschema@._snowflake_negative_id(id, layout)::pg_catalog.int4 END;
 
 COMMENT ON FUNCTION @extschema@.snowflake_node_id(pg_catalog.int8, pg_catalog.text) IS
 'the node field of an ID of the given layout (all its parts together)';
@@ -963,7 +968,7 @@ RETURNS pg_catalog.int4
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN id >= 0
             THEN @extschema@._snowflake_seq(id, @extschema@._snowflake_layout(layout))
-            ELSE @extschema@._snowflake_negative(id, layout, NULL::pg_catalog.int4) END;
+            ELSE @extschema@._snowflake_negative_id(id, layout)::pg_catalog.int4 END;
 
 COMMENT ON FUNCTION @extschema@.snowflake_sequence(pg_catalog.int8, pg_catalog.text) IS
 'the sequence field of an ID of the given layout';
@@ -984,7 +989,7 @@ BEGIN
     ts := @extschema@._snowflake_ts(checked, f);
     node_id := @extschema@._snowflake_node(checked, f);
     sequence := @extschema@._snowflake_seq(checked, f);
-    node_fields := @extschema@._snowflake_node_fields(node_id, f);
+    node_fields := @extschema@._snowflake_node_fields(node_id::pg_catalog.int8, f);
 END
 $$;
 
@@ -1443,7 +1448,7 @@ RETURN CASE
         | (@extschema@._snowflake_base32_digit(t, pg_catalog.octet_length(prefix), 11) << 10)
         | (@extschema@._snowflake_base32_digit(t, pg_catalog.octet_length(prefix), 12) << 5)
         | @extschema@._snowflake_base32_digit(t, pg_catalog.octet_length(prefix), 13)
-    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base32', '0123456789ABCDEFGHJKMNPQRSTVWXYZ', 13, 'Crockford base32', 'abcdefghjkmnpqrstvwxyzIiLlOo', 'ABCDEFGHJKMNPQRSTVWXYZ111100', '-', '7ZZZZZZZZZZZZ')
+    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base32'::pg_catalog.text, '0123456789ABCDEFGHJKMNPQRSTVWXYZ'::pg_catalog.text, 13, 'Crockford base32'::pg_catalog.text, 'abcdefghjkmnpqrstvwxyzIiLlOo'::pg_catalog.text, 'ABCDEFGHJKMNPQRSTVWXYZ111100'::pg_catalog.text, '-'::pg_catalog.text, '7ZZZZZZZZZZZZ'::pg_catalog.text)
 END;
 
 COMMENT ON FUNCTION @extschema@._snowflake_from_base32(pg_catalog.text, pg_catalog.text) IS
@@ -1452,7 +1457,7 @@ COMMENT ON FUNCTION @extschema@._snowflake_from_base32(pg_catalog.text, pg_catal
 CREATE FUNCTION @extschema@.snowflake_to_base32(id pg_catalog.int8)
 RETURNS pg_catalog.text
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_to_base32(id, ''); END $$;
+AS $$ BEGIN RETURN @extschema@._snowflake_to_base32(id, ''::pg_catalog.text); END $$;
 
 COMMENT ON FUNCTION @extschema@.snowflake_to_base32(pg_catalog.int8) IS
 'an ID as Crockford base32, 13 characters, upper case (sorts as the number)';
@@ -1468,7 +1473,7 @@ COMMENT ON FUNCTION @extschema@.snowflake_to_base32(pg_catalog.int8, pg_catalog.
 CREATE FUNCTION @extschema@.snowflake_from_base32(id_text pg_catalog.text)
 RETURNS pg_catalog.int8
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_from_base32(id_text, ''); END $$;
+AS $$ BEGIN RETURN @extschema@._snowflake_from_base32(id_text, ''::pg_catalog.text); END $$;
 
 COMMENT ON FUNCTION @extschema@.snowflake_from_base32(pg_catalog.text) IS
 'the ID written in Crockford base32 (13 digits; any case, I and L read as 1, O as 0, hyphens ignored)';
@@ -1553,7 +1558,7 @@ RETURN CASE
         + @extschema@._snowflake_base62_digit(t, pg_catalog.octet_length(prefix), 9) * 3844
         + @extschema@._snowflake_base62_digit(t, pg_catalog.octet_length(prefix), 10) * 62
         + @extschema@._snowflake_base62_digit(t, pg_catalog.octet_length(prefix), 11)
-    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base62', '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz', 11, 'base62', '', '', '', 'AzL8n0Y58m7')
+    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base62'::pg_catalog.text, '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'::pg_catalog.text, 11, 'base62'::pg_catalog.text, ''::pg_catalog.text, ''::pg_catalog.text, ''::pg_catalog.text, 'AzL8n0Y58m7'::pg_catalog.text)
 END;
 
 COMMENT ON FUNCTION @extschema@._snowflake_from_base62(pg_catalog.text, pg_catalog.text) IS
@@ -1562,7 +1567,7 @@ COMMENT ON FUNCTION @extschema@._snowflake_from_base62(pg_catalog.text, pg_catal
 CREATE FUNCTION @extschema@.snowflake_to_base62(id pg_catalog.int8)
 RETURNS pg_catalog.text
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_to_base62(id, ''); END $$;
+AS $$ BEGIN RETURN @extschema@._snowflake_to_base62(id, ''::pg_catalog.text); END $$;
 
 COMMENT ON FUNCTION @extschema@.snowflake_to_base62(pg_catalog.int8) IS
 'an ID as base62 (0-9A-Za-z), 11 characters (sorts as the number under the C collation)';
@@ -1578,7 +1583,7 @@ COMMENT ON FUNCTION @extschema@.snowflake_to_base62(pg_catalog.int8, pg_catalog.
 CREATE FUNCTION @extschema@.snowflake_from_base62(id_text pg_catalog.text)
 RETURNS pg_catalog.int8
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_from_base62(id_text, ''); END $$;
+AS $$ BEGIN RETURN @extschema@._snowflake_from_base62(id_text, ''::pg_catalog.text); END $$;
 
 COMMENT ON FUNCTION @extschema@.snowflake_from_base62(pg_catalog.text) IS
 'the ID written in base62 (exactly 11 digits of 0-9A-Za-z)';
@@ -1666,7 +1671,7 @@ RETURN CASE
         + @extschema@._snowflake_base58_digit(t, pg_catalog.octet_length(prefix), 9) * 3364
         + @extschema@._snowflake_base58_digit(t, pg_catalog.octet_length(prefix), 10) * 58
         + @extschema@._snowflake_base58_digit(t, pg_catalog.octet_length(prefix), 11)
-    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base58', '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz', 0, 'base58', '', '', '', 'NQm6nKp8qFC')
+    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base58'::pg_catalog.text, '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz'::pg_catalog.text, 0, 'base58'::pg_catalog.text, ''::pg_catalog.text, ''::pg_catalog.text, ''::pg_catalog.text, 'NQm6nKp8qFC'::pg_catalog.text)
 END;
 
 COMMENT ON FUNCTION @extschema@._snowflake_from_base58(pg_catalog.text, pg_catalog.text) IS
@@ -1675,7 +1680,7 @@ COMMENT ON FUNCTION @extschema@._snowflake_from_base58(pg_catalog.text, pg_catal
 CREATE FUNCTION @extschema@.snowflake_to_base58(id pg_catalog.int8)
 RETURNS pg_catalog.text
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_to_base58(id, ''); END $$;
+AS $$ BEGIN RETURN @extschema@._snowflake_to_base58(id, ''::pg_catalog.text); END $$;
 
 COMMENT ON FUNCTION @extschema@.snowflake_to_base58(pg_catalog.int8) IS
 'an ID as base58 (Bitcoin alphabet), no padding';
@@ -1691,7 +1696,7 @@ COMMENT ON FUNCTION @extschema@.snowflake_to_base58(pg_catalog.int8, pg_catalog.
 CREATE FUNCTION @extschema@.snowflake_from_base58(id_text pg_catalog.text)
 RETURNS pg_catalog.int8
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_from_base58(id_text, ''); END $$;
+AS $$ BEGIN RETURN @extschema@._snowflake_from_base58(id_text, ''::pg_catalog.text); END $$;
 
 COMMENT ON FUNCTION @extschema@.snowflake_from_base58(pg_catalog.text) IS
 'the ID written in base58 (Bitcoin alphabet, no leading 1)';
@@ -1783,7 +1788,7 @@ RETURN CASE
         + @extschema@._snowflake_base36_digit(t, pg_catalog.octet_length(prefix), 11) * 1296
         + @extschema@._snowflake_base36_digit(t, pg_catalog.octet_length(prefix), 12) * 36
         + @extschema@._snowflake_base36_digit(t, pg_catalog.octet_length(prefix), 13)
-    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base36', '0123456789abcdefghijklmnopqrstuvwxyz', 0, 'base36', 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz', '', '1y2p0ij32e8e7')
+    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base36'::pg_catalog.text, '0123456789abcdefghijklmnopqrstuvwxyz'::pg_catalog.text, 0, 'base36'::pg_catalog.text, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ'::pg_catalog.text, 'abcdefghijklmnopqrstuvwxyz'::pg_catalog.text, ''::pg_catalog.text, '1y2p0ij32e8e7'::pg_catalog.text)
 END;
 
 COMMENT ON FUNCTION @extschema@._snowflake_from_base36(pg_catalog.text, pg_catalog.text) IS
@@ -1792,7 +1797,7 @@ COMMENT ON FUNCTION @extschema@._snowflake_from_base36(pg_catalog.text, pg_catal
 CREATE FUNCTION @extschema@.snowflake_to_base36(id pg_catalog.int8)
 RETURNS pg_catalog.text
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_to_base36(id, ''); END $$;
+AS $$ BEGIN RETURN @extschema@._snowflake_to_base36(id, ''::pg_catalog.text); END $$;
 
 COMMENT ON FUNCTION @extschema@.snowflake_to_base36(pg_catalog.int8) IS
 'an ID as base36 (0-9a-z), no padding';
@@ -1808,7 +1813,7 @@ COMMENT ON FUNCTION @extschema@.snowflake_to_base36(pg_catalog.int8, pg_catalog.
 CREATE FUNCTION @extschema@.snowflake_from_base36(id_text pg_catalog.text)
 RETURNS pg_catalog.int8
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_from_base36(id_text, ''); END $$;
+AS $$ BEGIN RETURN @extschema@._snowflake_from_base36(id_text, ''::pg_catalog.text); END $$;
 
 COMMENT ON FUNCTION @extschema@.snowflake_from_base36(pg_catalog.text) IS
 'the ID written in base36 (any case, no leading 0)';
@@ -1846,7 +1851,7 @@ RETURN CASE
          AND pg_catalog.substr(t, pg_catalog.octet_length(prefix) + 1) COLLATE pg_catalog."C"
              ~ '^[0-7][0-9A-Fa-f]*$'
     THEN ('x' || pg_catalog.substr(t, pg_catalog.octet_length(prefix) + 1))::pg_catalog."bit"(64)::pg_catalog.int8
-    ELSE @extschema@._snowflake_text_decode(t, prefix, 'hex', '0123456789abcdef', 16, 'hexadecimal', 'ABCDEF', 'abcdef', '', '7fffffffffffffff')
+    ELSE @extschema@._snowflake_text_decode(t, prefix, 'hex'::pg_catalog.text, '0123456789abcdef'::pg_catalog.text, 16, 'hexadecimal'::pg_catalog.text, 'ABCDEF'::pg_catalog.text, 'abcdef'::pg_catalog.text, ''::pg_catalog.text, '7fffffffffffffff'::pg_catalog.text)
 END;
 
 COMMENT ON FUNCTION @extschema@._snowflake_from_hex(pg_catalog.text, pg_catalog.text) IS
@@ -1855,7 +1860,7 @@ COMMENT ON FUNCTION @extschema@._snowflake_from_hex(pg_catalog.text, pg_catalog.
 CREATE FUNCTION @extschema@.snowflake_to_hex(id pg_catalog.int8)
 RETURNS pg_catalog.text
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_to_hex(id, ''); END $$;
+AS $$ BEGIN RETURN @extschema@._snowflake_to_hex(id, ''::pg_catalog.text); END $$;
 
 COMMENT ON FUNCTION @extschema@.snowflake_to_hex(pg_catalog.int8) IS
 'an ID as hexadecimal, 16 characters, lower case (sorts as the number)';
@@ -1871,7 +1876,7 @@ COMMENT ON FUNCTION @extschema@.snowflake_to_hex(pg_catalog.int8, pg_catalog.tex
 CREATE FUNCTION @extschema@.snowflake_from_hex(id_text pg_catalog.text)
 RETURNS pg_catalog.int8
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_from_hex(id_text, ''); END $$;
+AS $$ BEGIN RETURN @extschema@._snowflake_from_hex(id_text, ''::pg_catalog.text); END $$;
 
 COMMENT ON FUNCTION @extschema@.snowflake_from_hex(pg_catalog.text) IS
 'the ID written in hexadecimal (exactly 16 digits, any case)';
@@ -2044,7 +2049,7 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'numeric_value_out_of_range',
             MESSAGE = 'current time is before the snowflake epoch',
             DETAIL = format('The epoch, %s, is %s ms in the future.',
-                            @extschema@._snowflake_format_ms(1704067200000), -now_ms);
+                            @extschema@._snowflake_format_ms(1704067200000::pg_catalog.int8), -now_ms);
     ELSIF refusal = 5 THEN
         RAISE EXCEPTION USING ERRCODE = 'numeric_value_out_of_range',
             MESSAGE = 'current time is past the last millisecond the snowflake timestamp field can hold',
@@ -2218,7 +2223,7 @@ BEGIN
             -- Variables as the arguments: the planner inlines the arithmetic
             -- only where they are simple.
             first := @extschema@._snowflake_first(last, node, floor_ms);
-            last := @extschema@._snowflake_after(first, node, count - 1);
+            last := @extschema@._snowflake_after(first, node, (count - 1)::pg_catalog.int8);
             IF last >> 22 <= 2199023255551 AND (last >> 22) - now_ms <= 1000 + 1000 THEN
                 done := setval('_snowflake._snowflake_id_seq'::regclass, last);
                 IF new_life THEN
@@ -2630,7 +2635,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     IF id < 0 OR octet_length(key) NOT IN (16, 24, 32) THEN
-        PERFORM @extschema@._snowflake_public_check(id, false, key, NULL);
+        PERFORM @extschema@._snowflake_public_check(id, false, key, NULL::pg_catalog.int4);
     END IF;
     RETURN @extschema@._snowflake_ff1(id, key, @extschema@._snowflake_ff1_mac(key), true);
 END
@@ -2646,7 +2651,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     IF public_id < 0 OR octet_length(key) NOT IN (16, 24, 32) THEN
-        PERFORM @extschema@._snowflake_public_check(public_id, true, key, NULL);
+        PERFORM @extschema@._snowflake_public_check(public_id, true, key, NULL::pg_catalog.int4);
     END IF;
     RETURN @extschema@._snowflake_ff1(public_id, key, @extschema@._snowflake_ff1_mac(key), false);
 END
@@ -2730,7 +2735,7 @@ AS $$
 DECLARE
     k record;
 BEGIN
-    PERFORM @extschema@._snowflake_public_check(id, false, '\x00000000000000000000000000000000', key_id);
+    PERFORM @extschema@._snowflake_public_check(id, false, '\x00000000000000000000000000000000'::pg_catalog.bytea, key_id);
     k := @extschema@._snowflake_public_key(key_id);
     RETURN @extschema@._snowflake_ff1(id, k.key, k.mac, true);
 END
@@ -2748,7 +2753,7 @@ AS $$
 DECLARE
     k record;
 BEGIN
-    PERFORM @extschema@._snowflake_public_check(public_id, true, '\x00000000000000000000000000000000', key_id);
+    PERFORM @extschema@._snowflake_public_check(public_id, true, '\x00000000000000000000000000000000'::pg_catalog.bytea, key_id);
     k := @extschema@._snowflake_public_key(key_id);
     RETURN @extschema@._snowflake_ff1(public_id, k.key, k.mac, false);
 END
@@ -2767,7 +2772,7 @@ AS $$
 DECLARE
     k record;
 BEGIN
-    PERFORM @extschema@._snowflake_public_check(id, false, '\x00000000000000000000000000000000', 0);
+    PERFORM @extschema@._snowflake_public_check(id, false, '\x00000000000000000000000000000000'::pg_catalog.bytea, 0);
     PERFORM @extschema@._snowflake_prefix_check(prefix);
     SELECT p.key_id, decode(p.key, 'hex') AS key, decode(p.mac, 'hex') AS mac INTO k
       FROM _snowflake._snowflake_public_keys p WHERE p.current;
@@ -2891,7 +2896,7 @@ RETURNS pg_catalog.text
 LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
-AS $$ BEGIN RETURN @extschema@._snowflake_to_public_base32(id, ''); END $$;
+AS $$ BEGIN RETURN @extschema@._snowflake_to_public_base32(id, ''::pg_catalog.text); END $$;
 
 COMMENT ON FUNCTION @extschema@.snowflake_to_public_base32(pg_catalog.int8) IS
 'the public text of a snowflake ID: the current key''s id and the public ID under it, 14 Crockford base32 digits';
@@ -2911,7 +2916,7 @@ RETURNS pg_catalog.int8
 LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
-AS $$ BEGIN RETURN @extschema@._snowflake_from_public_base32(public_text, ''); END $$;
+AS $$ BEGIN RETURN @extschema@._snowflake_from_public_base32(public_text, ''::pg_catalog.text); END $$;
 
 COMMENT ON FUNCTION @extschema@.snowflake_from_public_base32(pg_catalog.text) IS
 'the snowflake ID of a public text made by snowflake_to_public_base32(), under the configured key it names';
@@ -2943,7 +2948,7 @@ BEGIN
             DETAIL = 'Key ids are between 0 and 31.';
     END IF;
     IF octet_length(key) NOT IN (16, 24, 32) THEN
-        PERFORM @extschema@._snowflake_public_check(0, false, key, key_id);
+        PERFORM @extschema@._snowflake_public_check(0::pg_catalog.int8, false, key, key_id);
     END IF;
     -- (The table found by its OID: the caller may have no USAGE on
     -- _snowflake, which a name would need.)
@@ -3468,10 +3473,15 @@ COMMENT ON FUNCTION @extschema@._snowflake_layout(pg_catalog.text) IS
 
 -- Errors, raised where a CASE of the inlined bodies reaches them.
 
--- A negative ID (22023); NULL when the ID or the layout is NULL.
-CREATE OR REPLACE FUNCTION @extschema@._snowflake_negative(id pg_catalog.int8, layout pg_catalog.text,
-                                                result anyelement)
-RETURNS anyelement
+-- A negative ID (22023); NULL when the ID or the layout is NULL, which the
+-- callers turn into their result's type (a NULL bigint into a NULL integer
+-- or timestamptz).  Not polymorphic (1.2's took a value of the result's
+-- type): a call of a polymorphic function is not an exact match, and a
+-- function of the same name with concrete types in the same schema (any
+-- role's, where any role may create, such as public) would be bound
+-- instead when the callers are created.
+CREATE FUNCTION @extschema@._snowflake_negative_id(id pg_catalog.int8, layout pg_catalog.text)
+RETURNS pg_catalog.int8
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -3485,7 +3495,7 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION @extschema@._snowflake_negative(pg_catalog.int8, pg_catalog.text, anyelement) IS
+COMMENT ON FUNCTION @extschema@._snowflake_negative_id(pg_catalog.int8, pg_catalog.text) IS
 'the error of a negative ID (internal)';
 
 -- An ID's timestamp field past the largest timestamptz (22008).
@@ -3608,7 +3618,7 @@ COMMENT ON FUNCTION @extschema@._snowflake_node_fields(pg_catalog.int8, @extsche
 CREATE OR REPLACE FUNCTION @extschema@._snowflake_id(id pg_catalog.int8)
 RETURNS pg_catalog.int8
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN CASE WHEN id >= 0 THEN id ELSE @extschema@._snowflake_negative(id, '', NULL::pg_catalog.int8) END;
+RETURN CASE WHEN id >= 0 THEN id ELSE @extschema@._snowflake_negative_id(id, ''::pg_catalog.text) END;
 
 COMMENT ON FUNCTION @extschema@._snowflake_id(pg_catalog.int8) IS
 'an ID checked not to be negative (internal)';
@@ -3772,7 +3782,7 @@ RETURNS pg_catalog.timestamptz
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN id >= 0
             THEN @extschema@._snowflake_ts(id, @extschema@._snowflake_server_layout())
-            ELSE @extschema@._snowflake_negative(id, '', NULL::pg_catalog.timestamptz) END;
+            ELSE @extschema@._snowflake_ms_timestamptz(@extschema@._snowflake_negative_id(id, ''::pg_catalog.text)) END;
 
 COMMENT ON FUNCTION @extschema@.snowflake_timestamp(pg_catalog.int8) IS
 'the time an ID was minted, to the millisecond';
@@ -3782,7 +3792,7 @@ RETURNS pg_catalog.int4
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN id >= 0
             THEN @extschema@._snowflake_node(id, @extschema@._snowflake_server_layout())
-            ELSE @extschema@._snowflake_negative(id, '', NULL::pg_catalog.int4) END;
+            ELSE @extschema@._snowflake_negative_id(id, ''::pg_catalog.text)::pg_catalog.int4 END;
 
 COMMENT ON FUNCTION @extschema@.snowflake_node_id(pg_catalog.int8) IS
 'the node id of the server that minted an ID';
@@ -3792,7 +3802,7 @@ RETURNS pg_catalog.int4
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN id >= 0
             THEN @extschema@._snowflake_seq(id, @extschema@._snowflake_server_layout())
-            ELSE @extschema@._snowflake_negative(id, '', NULL::pg_catalog.int4) END;
+            ELSE @extschema@._snowflake_negative_id(id, ''::pg_catalog.text)::pg_catalog.int4 END;
 
 COMMENT ON FUNCTION @extschema@.snowflake_sequence(pg_catalog.int8) IS
 'the sequence number of an ID within its millisecond';
@@ -3847,7 +3857,7 @@ RETURNS pg_catalog.timestamptz
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN id >= 0
             THEN @extschema@._snowflake_ts(id, @extschema@._snowflake_layout(layout))
-            ELSE @extschema@._snowflake_negative(id, layout, NULL::pg_catalog.timestamptz) END;
+            ELSE @extschema@._snowflake_ms_timestamptz(@extschema@._snowflake_negative_id(id, layout)) END;
 
 COMMENT ON FUNCTION @extschema@.snowflake_timestamp(pg_catalog.int8, pg_catalog.text) IS
 'the time an ID of the given layout was minted';
@@ -3857,7 +3867,7 @@ RETURNS pg_catalog.int4
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN id >= 0
             THEN @extschema@._snowflake_node(id, @extschema@._snowflake_layout(layout))
-            ELSE @extschema@._snowflake_negative(id, layout, NULL::pg_catalog.int4) END;
+            ELSE @extschema@._snowflake_negative_id(id, layout)::pg_catalog.int4 END;
 
 COMMENT ON FUNCTION @extschema@.snowflake_node_id(pg_catalog.int8, pg_catalog.text) IS
 'the node field of an ID of the given layout (all its parts together)';
@@ -3867,7 +3877,7 @@ RETURNS pg_catalog.int4
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN id >= 0
             THEN @extschema@._snowflake_seq(id, @extschema@._snowflake_layout(layout))
-            ELSE @extschema@._snowflake_negative(id, layout, NULL::pg_catalog.int4) END;
+            ELSE @extschema@._snowflake_negative_id(id, layout)::pg_catalog.int4 END;
 
 COMMENT ON FUNCTION @extschema@.snowflake_sequence(pg_catalog.int8, pg_catalog.text) IS
 'the sequence field of an ID of the given layout';
@@ -3888,7 +3898,7 @@ BEGIN
     ts := @extschema@._snowflake_ts(checked, f);
     node_id := @extschema@._snowflake_node(checked, f);
     sequence := @extschema@._snowflake_seq(checked, f);
-    node_fields := @extschema@._snowflake_node_fields(node_id, f);
+    node_fields := @extschema@._snowflake_node_fields(node_id::pg_catalog.int8, f);
 END
 $$;
 
@@ -4347,7 +4357,7 @@ RETURN CASE
         | (@extschema@._snowflake_base32_digit(t, pg_catalog.octet_length(prefix), 11) << 10)
         | (@extschema@._snowflake_base32_digit(t, pg_catalog.octet_length(prefix), 12) << 5)
         | @extschema@._snowflake_base32_digit(t, pg_catalog.octet_length(prefix), 13)
-    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base32', '0123456789ABCDEFGHJKMNPQRSTVWXYZ', 13, 'Crockford base32', 'abcdefghjkmnpqrstvwxyzIiLlOo', 'ABCDEFGHJKMNPQRSTVWXYZ111100', '-', '7ZZZZZZZZZZZZ')
+    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base32'::pg_catalog.text, '0123456789ABCDEFGHJKMNPQRSTVWXYZ'::pg_catalog.text, 13, 'Crockford base32'::pg_catalog.text, 'abcdefghjkmnpqrstvwxyzIiLlOo'::pg_catalog.text, 'ABCDEFGHJKMNPQRSTVWXYZ111100'::pg_catalog.text, '-'::pg_catalog.text, '7ZZZZZZZZZZZZ'::pg_catalog.text)
 END;
 
 COMMENT ON FUNCTION @extschema@._snowflake_from_base32(pg_catalog.text, pg_catalog.text) IS
@@ -4356,7 +4366,7 @@ COMMENT ON FUNCTION @extschema@._snowflake_from_base32(pg_catalog.text, pg_catal
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_to_base32(id pg_catalog.int8)
 RETURNS pg_catalog.text
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_to_base32(id, ''); END $$;
+AS $$ BEGIN RETURN @extschema@._snowflake_to_base32(id, ''::pg_catalog.text); END $$;
 
 COMMENT ON FUNCTION @extschema@.snowflake_to_base32(pg_catalog.int8) IS
 'an ID as Crockford base32, 13 characters, upper case (sorts as the number)';
@@ -4372,7 +4382,7 @@ COMMENT ON FUNCTION @extschema@.snowflake_to_base32(pg_catalog.int8, pg_catalog.
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_from_base32(id_text pg_catalog.text)
 RETURNS pg_catalog.int8
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_from_base32(id_text, ''); END $$;
+AS $$ BEGIN RETURN @extschema@._snowflake_from_base32(id_text, ''::pg_catalog.text); END $$;
 
 COMMENT ON FUNCTION @extschema@.snowflake_from_base32(pg_catalog.text) IS
 'the ID written in Crockford base32 (13 digits; any case, I and L read as 1, O as 0, hyphens ignored)';
@@ -4457,7 +4467,7 @@ RETURN CASE
         + @extschema@._snowflake_base62_digit(t, pg_catalog.octet_length(prefix), 9) * 3844
         + @extschema@._snowflake_base62_digit(t, pg_catalog.octet_length(prefix), 10) * 62
         + @extschema@._snowflake_base62_digit(t, pg_catalog.octet_length(prefix), 11)
-    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base62', '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz', 11, 'base62', '', '', '', 'AzL8n0Y58m7')
+    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base62'::pg_catalog.text, '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'::pg_catalog.text, 11, 'base62'::pg_catalog.text, ''::pg_catalog.text, ''::pg_catalog.text, ''::pg_catalog.text, 'AzL8n0Y58m7'::pg_catalog.text)
 END;
 
 COMMENT ON FUNCTION @extschema@._snowflake_from_base62(pg_catalog.text, pg_catalog.text) IS
@@ -4466,7 +4476,7 @@ COMMENT ON FUNCTION @extschema@._snowflake_from_base62(pg_catalog.text, pg_catal
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_to_base62(id pg_catalog.int8)
 RETURNS pg_catalog.text
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_to_base62(id, ''); END $$;
+AS $$ BEGIN RETURN @extschema@._snowflake_to_base62(id, ''::pg_catalog.text); END $$;
 
 COMMENT ON FUNCTION @extschema@.snowflake_to_base62(pg_catalog.int8) IS
 'an ID as base62 (0-9A-Za-z), 11 characters (sorts as the number under the C collation)';
@@ -4482,7 +4492,7 @@ COMMENT ON FUNCTION @extschema@.snowflake_to_base62(pg_catalog.int8, pg_catalog.
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_from_base62(id_text pg_catalog.text)
 RETURNS pg_catalog.int8
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_from_base62(id_text, ''); END $$;
+AS $$ BEGIN RETURN @extschema@._snowflake_from_base62(id_text, ''::pg_catalog.text); END $$;
 
 COMMENT ON FUNCTION @extschema@.snowflake_from_base62(pg_catalog.text) IS
 'the ID written in base62 (exactly 11 digits of 0-9A-Za-z)';
@@ -4570,7 +4580,7 @@ RETURN CASE
         + @extschema@._snowflake_base58_digit(t, pg_catalog.octet_length(prefix), 9) * 3364
         + @extschema@._snowflake_base58_digit(t, pg_catalog.octet_length(prefix), 10) * 58
         + @extschema@._snowflake_base58_digit(t, pg_catalog.octet_length(prefix), 11)
-    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base58', '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz', 0, 'base58', '', '', '', 'NQm6nKp8qFC')
+    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base58'::pg_catalog.text, '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz'::pg_catalog.text, 0, 'base58'::pg_catalog.text, ''::pg_catalog.text, ''::pg_catalog.text, ''::pg_catalog.text, 'NQm6nKp8qFC'::pg_catalog.text)
 END;
 
 COMMENT ON FUNCTION @extschema@._snowflake_from_base58(pg_catalog.text, pg_catalog.text) IS
@@ -4579,7 +4589,7 @@ COMMENT ON FUNCTION @extschema@._snowflake_from_base58(pg_catalog.text, pg_catal
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_to_base58(id pg_catalog.int8)
 RETURNS pg_catalog.text
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_to_base58(id, ''); END $$;
+AS $$ BEGIN RETURN @extschema@._snowflake_to_base58(id, ''::pg_catalog.text); END $$;
 
 COMMENT ON FUNCTION @extschema@.snowflake_to_base58(pg_catalog.int8) IS
 'an ID as base58 (Bitcoin alphabet), no padding';
@@ -4595,7 +4605,7 @@ COMMENT ON FUNCTION @extschema@.snowflake_to_base58(pg_catalog.int8, pg_catalog.
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_from_base58(id_text pg_catalog.text)
 RETURNS pg_catalog.int8
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_from_base58(id_text, ''); END $$;
+AS $$ BEGIN RETURN @extschema@._snowflake_from_base58(id_text, ''::pg_catalog.text); END $$;
 
 COMMENT ON FUNCTION @extschema@.snowflake_from_base58(pg_catalog.text) IS
 'the ID written in base58 (Bitcoin alphabet, no leading 1)';
@@ -4687,7 +4697,7 @@ RETURN CASE
         + @extschema@._snowflake_base36_digit(t, pg_catalog.octet_length(prefix), 11) * 1296
         + @extschema@._snowflake_base36_digit(t, pg_catalog.octet_length(prefix), 12) * 36
         + @extschema@._snowflake_base36_digit(t, pg_catalog.octet_length(prefix), 13)
-    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base36', '0123456789abcdefghijklmnopqrstuvwxyz', 0, 'base36', 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz', '', '1y2p0ij32e8e7')
+    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base36'::pg_catalog.text, '0123456789abcdefghijklmnopqrstuvwxyz'::pg_catalog.text, 0, 'base36'::pg_catalog.text, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ'::pg_catalog.text, 'abcdefghijklmnopqrstuvwxyz'::pg_catalog.text, ''::pg_catalog.text, '1y2p0ij32e8e7'::pg_catalog.text)
 END;
 
 COMMENT ON FUNCTION @extschema@._snowflake_from_base36(pg_catalog.text, pg_catalog.text) IS
@@ -4696,7 +4706,7 @@ COMMENT ON FUNCTION @extschema@._snowflake_from_base36(pg_catalog.text, pg_catal
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_to_base36(id pg_catalog.int8)
 RETURNS pg_catalog.text
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_to_base36(id, ''); END $$;
+AS $$ BEGIN RETURN @extschema@._snowflake_to_base36(id, ''::pg_catalog.text); END $$;
 
 COMMENT ON FUNCTION @extschema@.snowflake_to_base36(pg_catalog.int8) IS
 'an ID as base36 (0-9a-z), no padding';
@@ -4712,7 +4722,7 @@ COMMENT ON FUNCTION @extschema@.snowflake_to_base36(pg_catalog.int8, pg_catalog.
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_from_base36(id_text pg_catalog.text)
 RETURNS pg_catalog.int8
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_from_base36(id_text, ''); END $$;
+AS $$ BEGIN RETURN @extschema@._snowflake_from_base36(id_text, ''::pg_catalog.text); END $$;
 
 COMMENT ON FUNCTION @extschema@.snowflake_from_base36(pg_catalog.text) IS
 'the ID written in base36 (any case, no leading 0)';
@@ -4750,7 +4760,7 @@ RETURN CASE
          AND pg_catalog.substr(t, pg_catalog.octet_length(prefix) + 1) COLLATE pg_catalog."C"
              ~ '^[0-7][0-9A-Fa-f]*$'
     THEN ('x' || pg_catalog.substr(t, pg_catalog.octet_length(prefix) + 1))::pg_catalog."bit"(64)::pg_catalog.int8
-    ELSE @extschema@._snowflake_text_decode(t, prefix, 'hex', '0123456789abcdef', 16, 'hexadecimal', 'ABCDEF', 'abcdef', '', '7fffffffffffffff')
+    ELSE @extschema@._snowflake_text_decode(t, prefix, 'hex'::pg_catalog.text, '0123456789abcdef'::pg_catalog.text, 16, 'hexadecimal'::pg_catalog.text, 'ABCDEF'::pg_catalog.text, 'abcdef'::pg_catalog.text, ''::pg_catalog.text, '7fffffffffffffff'::pg_catalog.text)
 END;
 
 COMMENT ON FUNCTION @extschema@._snowflake_from_hex(pg_catalog.text, pg_catalog.text) IS
@@ -4759,7 +4769,7 @@ COMMENT ON FUNCTION @extschema@._snowflake_from_hex(pg_catalog.text, pg_catalog.
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_to_hex(id pg_catalog.int8)
 RETURNS pg_catalog.text
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_to_hex(id, ''); END $$;
+AS $$ BEGIN RETURN @extschema@._snowflake_to_hex(id, ''::pg_catalog.text); END $$;
 
 COMMENT ON FUNCTION @extschema@.snowflake_to_hex(pg_catalog.int8) IS
 'an ID as hexadecimal, 16 characters, lower case (sorts as the number)';
@@ -4775,7 +4785,7 @@ COMMENT ON FUNCTION @extschema@.snowflake_to_hex(pg_catalog.int8, pg_catalog.tex
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_from_hex(id_text pg_catalog.text)
 RETURNS pg_catalog.int8
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_from_hex(id_text, ''); END $$;
+AS $$ BEGIN RETURN @extschema@._snowflake_from_hex(id_text, ''::pg_catalog.text); END $$;
 
 COMMENT ON FUNCTION @extschema@.snowflake_from_hex(pg_catalog.text) IS
 'the ID written in hexadecimal (exactly 16 digits, any case)';
@@ -4948,7 +4958,7 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'numeric_value_out_of_range',
             MESSAGE = 'current time is before the snowflake epoch',
             DETAIL = format('The epoch, %s, is %s ms in the future.',
-                            @extschema@._snowflake_format_ms(1704067200000), -now_ms);
+                            @extschema@._snowflake_format_ms(1704067200000::pg_catalog.int8), -now_ms);
     ELSIF refusal = 5 THEN
         RAISE EXCEPTION USING ERRCODE = 'numeric_value_out_of_range',
             MESSAGE = 'current time is past the last millisecond the snowflake timestamp field can hold',
@@ -5122,7 +5132,7 @@ BEGIN
             -- Variables as the arguments: the planner inlines the arithmetic
             -- only where they are simple.
             first := @extschema@._snowflake_first(last, node, floor_ms);
-            last := @extschema@._snowflake_after(first, node, count - 1);
+            last := @extschema@._snowflake_after(first, node, (count - 1)::pg_catalog.int8);
             IF last >> 22 <= 2199023255551 AND (last >> 22) - now_ms <= 1000 + 1000 THEN
                 done := setval('_snowflake._snowflake_id_seq'::regclass, last);
                 IF new_life THEN
@@ -5534,7 +5544,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     IF id < 0 OR octet_length(key) NOT IN (16, 24, 32) THEN
-        PERFORM @extschema@._snowflake_public_check(id, false, key, NULL);
+        PERFORM @extschema@._snowflake_public_check(id, false, key, NULL::pg_catalog.int4);
     END IF;
     RETURN @extschema@._snowflake_ff1(id, key, @extschema@._snowflake_ff1_mac(key), true);
 END
@@ -5550,7 +5560,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     IF public_id < 0 OR octet_length(key) NOT IN (16, 24, 32) THEN
-        PERFORM @extschema@._snowflake_public_check(public_id, true, key, NULL);
+        PERFORM @extschema@._snowflake_public_check(public_id, true, key, NULL::pg_catalog.int4);
     END IF;
     RETURN @extschema@._snowflake_ff1(public_id, key, @extschema@._snowflake_ff1_mac(key), false);
 END
@@ -5634,7 +5644,7 @@ AS $$
 DECLARE
     k record;
 BEGIN
-    PERFORM @extschema@._snowflake_public_check(id, false, '\x00000000000000000000000000000000', key_id);
+    PERFORM @extschema@._snowflake_public_check(id, false, '\x00000000000000000000000000000000'::pg_catalog.bytea, key_id);
     k := @extschema@._snowflake_public_key(key_id);
     RETURN @extschema@._snowflake_ff1(id, k.key, k.mac, true);
 END
@@ -5652,7 +5662,7 @@ AS $$
 DECLARE
     k record;
 BEGIN
-    PERFORM @extschema@._snowflake_public_check(public_id, true, '\x00000000000000000000000000000000', key_id);
+    PERFORM @extschema@._snowflake_public_check(public_id, true, '\x00000000000000000000000000000000'::pg_catalog.bytea, key_id);
     k := @extschema@._snowflake_public_key(key_id);
     RETURN @extschema@._snowflake_ff1(public_id, k.key, k.mac, false);
 END
@@ -5671,7 +5681,7 @@ AS $$
 DECLARE
     k record;
 BEGIN
-    PERFORM @extschema@._snowflake_public_check(id, false, '\x00000000000000000000000000000000', 0);
+    PERFORM @extschema@._snowflake_public_check(id, false, '\x00000000000000000000000000000000'::pg_catalog.bytea, 0);
     PERFORM @extschema@._snowflake_prefix_check(prefix);
     SELECT p.key_id, decode(p.key, 'hex') AS key, decode(p.mac, 'hex') AS mac INTO k
       FROM _snowflake._snowflake_public_keys p WHERE p.current;
@@ -5795,7 +5805,7 @@ RETURNS pg_catalog.text
 LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
-AS $$ BEGIN RETURN @extschema@._snowflake_to_public_base32(id, ''); END $$;
+AS $$ BEGIN RETURN @extschema@._snowflake_to_public_base32(id, ''::pg_catalog.text); END $$;
 
 COMMENT ON FUNCTION @extschema@.snowflake_to_public_base32(pg_catalog.int8) IS
 'the public text of a snowflake ID: the current key''s id and the public ID under it, 14 Crockford base32 digits';
@@ -5815,7 +5825,7 @@ RETURNS pg_catalog.int8
 LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
-AS $$ BEGIN RETURN @extschema@._snowflake_from_public_base32(public_text, ''); END $$;
+AS $$ BEGIN RETURN @extschema@._snowflake_from_public_base32(public_text, ''::pg_catalog.text); END $$;
 
 COMMENT ON FUNCTION @extschema@.snowflake_from_public_base32(pg_catalog.text) IS
 'the snowflake ID of a public text made by snowflake_to_public_base32(), under the configured key it names';
@@ -5847,7 +5857,7 @@ BEGIN
             DETAIL = 'Key ids are between 0 and 31.';
     END IF;
     IF octet_length(key) NOT IN (16, 24, 32) THEN
-        PERFORM @extschema@._snowflake_public_check(0, false, key, key_id);
+        PERFORM @extschema@._snowflake_public_check(0::pg_catalog.int8, false, key, key_id);
     END IF;
     -- (The table found by its OID: the caller may have no USAGE on
     -- _snowflake, which a name would need.)
@@ -5888,6 +5898,7 @@ REVOKE ALL ON FUNCTION @extschema@._snowflake_from_public_base32(pg_catalog.text
 DROP FUNCTION @extschema@._snowflake_take(),
     @extschema@._snowflake_ready(int8, int8),
     @extschema@._snowflake_text_decode(text, text, text),
+    @extschema@._snowflake_negative(int8, text, anyelement),
     @extschema@._snowflake_parse_fields(text, @extschema@._snowflake_layout),
     @extschema@._snowflake_parse_epoch(text);
 $_pgtle_$);

@@ -31,7 +31,7 @@ DECLARE
             '@extschema@._snowflake_layout_parse(text)',
             '@extschema@._snowflake_preset_named(text)',
             '@extschema@._snowflake_layout(text)',
-            '@extschema@._snowflake_negative(int8, text, anyelement)',
+            '@extschema@._snowflake_negative_id(int8, text)',
             '@extschema@._snowflake_ts_error(int8, @extschema@._snowflake_layout)',
             '@extschema@._snowflake_ms_timestamptz(int8)',
             '@extschema@._snowflake_ts(int8, @extschema@._snowflake_layout)',

@@ -519,9 +519,8 @@ COMMENT ON FUNCTION @extschema@._snowflake_layout(pg_catalog.text) IS
 'a layout argument parsed; 22023 when it is invalid (internal)'
 $snowflake_statement$,
 $snowflake_statement$
-CREATE OR REPLACE FUNCTION @extschema@._snowflake_negative(id pg_catalog.int8, layout pg_catalog.text,
-                                                result anyelement)
-RETURNS anyelement
+CREATE FUNCTION @extschema@._snowflake_negative_id(id pg_catalog.int8, layout pg_catalog.text)
+RETURNS pg_catalog.int8
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -536,7 +535,7 @@ END
 $$
 $snowflake_statement$,
 $snowflake_statement$
-COMMENT ON FUNCTION @extschema@._snowflake_negative(pg_catalog.int8, pg_catalog.text, anyelement) IS
+COMMENT ON FUNCTION @extschema@._snowflake_negative_id(pg_catalog.int8, pg_catalog.text) IS
 'the error of a negative ID (internal)'
 $snowflake_statement$,
 $snowflake_statement$
@@ -650,7 +649,7 @@ $snowflake_statement$
 CREATE OR REPLACE FUNCTION @extschema@._snowflake_id(id pg_catalog.int8)
 RETURNS pg_catalog.int8
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN CASE WHEN id >= 0 THEN id ELSE @extschema@._snowflake_negative(id, '', NULL::pg_catalog.int8) END
+RETURN CASE WHEN id >= 0 THEN id ELSE @extschema@._snowflake_negative_id(id, ''::pg_catalog.text) END
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@._snowflake_id(pg_catalog.int8) IS
@@ -812,7 +811,7 @@ RETURNS pg_catalog.timestamptz
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN id >= 0
             THEN @extschema@._snowflake_ts(id, @extschema@._snowflake_server_layout())
-            ELSE @extschema@._snowflake_negative(id, '', NULL::pg_catalog.timestamptz) END
+            ELSE @extschema@._snowflake_ms_timestamptz(@extschema@._snowflake_negative_id(id, ''::pg_catalog.text)) END
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_timestamp(pg_catalog.int8) IS
@@ -824,7 +823,7 @@ RETURNS pg_catalog.int4
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN id >= 0
             THEN @extschema@._snowflake_node(id, @extschema@._snowflake_server_layout())
-            ELSE @extschema@._snowflake_negative(id, '', NULL::pg_catalog.int4) END
+            ELSE @extschema@._snowflake_negative_id(id, ''::pg_catalog.text)::pg_catalog.int4 END
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_node_id(pg_catalog.int8) IS
@@ -836,7 +835,7 @@ RETURNS pg_catalog.int4
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN id >= 0
             THEN @extschema@._snowflake_seq(id, @extschema@._snowflake_server_layout())
-            ELSE @extschema@._snowflake_negative(id, '', NULL::pg_catalog.int4) END
+            ELSE @extschema@._snowflake_negative_id(id, ''::pg_catalog.text)::pg_catalog.int4 END
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_sequence(pg_catalog.int8) IS
@@ -898,7 +897,7 @@ RETURNS pg_catalog.timestamptz
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN id >= 0
             THEN @extschema@._snowflake_ts(id, @extschema@._snowflake_layout(layout))
-            ELSE @extschema@._snowflake_negative(id, layout, NULL::pg_catalog.timestamptz) END
+            ELSE @extschema@._snowflake_ms_timestamptz(@extschema@._snowflake_negative_id(id, layout)) END
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_timestamp(pg_catalog.int8, pg_catalog.text) IS
@@ -910,7 +909,7 @@ RETURNS pg_catalog.int4
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN id >= 0
             THEN @extschema@._snowflake_node(id, @extschema@._snowflake_layout(layout))
-            ELSE @extschema@._snowflake_negative(id, layout, NULL::pg_catalog.int4) END
+            ELSE @extschema@._snowflake_negative_id(id, layout)::pg_catalog.int4 END
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_node_id(pg_catalog.int8, pg_catalog.text) IS
@@ -922,7 +921,7 @@ RETURNS pg_catalog.int4
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN id >= 0
             THEN @extschema@._snowflake_seq(id, @extschema@._snowflake_layout(layout))
-            ELSE @extschema@._snowflake_negative(id, layout, NULL::pg_catalog.int4) END
+            ELSE @extschema@._snowflake_negative_id(id, layout)::pg_catalog.int4 END
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_sequence(pg_catalog.int8, pg_catalog.text) IS
@@ -945,7 +944,7 @@ BEGIN
     ts := @extschema@._snowflake_ts(checked, f);
     node_id := @extschema@._snowflake_node(checked, f);
     sequence := @extschema@._snowflake_seq(checked, f);
-    node_fields := @extschema@._snowflake_node_fields(node_id, f);
+    node_fields := @extschema@._snowflake_node_fields(node_id::pg_catalog.int8, f);
 END
 $$
 $snowflake_statement$,
@@ -1296,7 +1295,7 @@ RETURN CASE
         | (@extschema@._snowflake_base32_digit(t, pg_catalog.octet_length(prefix), 11) << 10)
         | (@extschema@._snowflake_base32_digit(t, pg_catalog.octet_length(prefix), 12) << 5)
         | @extschema@._snowflake_base32_digit(t, pg_catalog.octet_length(prefix), 13)
-    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base32', '0123456789ABCDEFGHJKMNPQRSTVWXYZ', 13, 'Crockford base32', 'abcdefghjkmnpqrstvwxyzIiLlOo', 'ABCDEFGHJKMNPQRSTVWXYZ111100', '-', '7ZZZZZZZZZZZZ')
+    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base32'::pg_catalog.text, '0123456789ABCDEFGHJKMNPQRSTVWXYZ'::pg_catalog.text, 13, 'Crockford base32'::pg_catalog.text, 'abcdefghjkmnpqrstvwxyzIiLlOo'::pg_catalog.text, 'ABCDEFGHJKMNPQRSTVWXYZ111100'::pg_catalog.text, '-'::pg_catalog.text, '7ZZZZZZZZZZZZ'::pg_catalog.text)
 END
 $snowflake_statement$,
 $snowflake_statement$
@@ -1307,7 +1306,7 @@ $snowflake_statement$
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_to_base32(id pg_catalog.int8)
 RETURNS pg_catalog.text
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_to_base32(id, ''); END $$
+AS $$ BEGIN RETURN @extschema@._snowflake_to_base32(id, ''::pg_catalog.text); END $$
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_to_base32(pg_catalog.int8) IS
@@ -1327,7 +1326,7 @@ $snowflake_statement$
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_from_base32(id_text pg_catalog.text)
 RETURNS pg_catalog.int8
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_from_base32(id_text, ''); END $$
+AS $$ BEGIN RETURN @extschema@._snowflake_from_base32(id_text, ''::pg_catalog.text); END $$
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_from_base32(pg_catalog.text) IS
@@ -1420,7 +1419,7 @@ RETURN CASE
         + @extschema@._snowflake_base62_digit(t, pg_catalog.octet_length(prefix), 9) * 3844
         + @extschema@._snowflake_base62_digit(t, pg_catalog.octet_length(prefix), 10) * 62
         + @extschema@._snowflake_base62_digit(t, pg_catalog.octet_length(prefix), 11)
-    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base62', '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz', 11, 'base62', '', '', '', 'AzL8n0Y58m7')
+    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base62'::pg_catalog.text, '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'::pg_catalog.text, 11, 'base62'::pg_catalog.text, ''::pg_catalog.text, ''::pg_catalog.text, ''::pg_catalog.text, 'AzL8n0Y58m7'::pg_catalog.text)
 END
 $snowflake_statement$,
 $snowflake_statement$
@@ -1431,7 +1430,7 @@ $snowflake_statement$
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_to_base62(id pg_catalog.int8)
 RETURNS pg_catalog.text
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_to_base62(id, ''); END $$
+AS $$ BEGIN RETURN @extschema@._snowflake_to_base62(id, ''::pg_catalog.text); END $$
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_to_base62(pg_catalog.int8) IS
@@ -1451,7 +1450,7 @@ $snowflake_statement$
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_from_base62(id_text pg_catalog.text)
 RETURNS pg_catalog.int8
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_from_base62(id_text, ''); END $$
+AS $$ BEGIN RETURN @extschema@._snowflake_from_base62(id_text, ''::pg_catalog.text); END $$
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_from_base62(pg_catalog.text) IS
@@ -1547,7 +1546,7 @@ RETURN CASE
         + @extschema@._snowflake_base58_digit(t, pg_catalog.octet_length(prefix), 9) * 3364
         + @extschema@._snowflake_base58_digit(t, pg_catalog.octet_length(prefix), 10) * 58
         + @extschema@._snowflake_base58_digit(t, pg_catalog.octet_length(prefix), 11)
-    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base58', '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz', 0, 'base58', '', '', '', 'NQm6nKp8qFC')
+    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base58'::pg_catalog.text, '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz'::pg_catalog.text, 0, 'base58'::pg_catalog.text, ''::pg_catalog.text, ''::pg_catalog.text, ''::pg_catalog.text, 'NQm6nKp8qFC'::pg_catalog.text)
 END
 $snowflake_statement$,
 $snowflake_statement$
@@ -1558,7 +1557,7 @@ $snowflake_statement$
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_to_base58(id pg_catalog.int8)
 RETURNS pg_catalog.text
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_to_base58(id, ''); END $$
+AS $$ BEGIN RETURN @extschema@._snowflake_to_base58(id, ''::pg_catalog.text); END $$
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_to_base58(pg_catalog.int8) IS
@@ -1578,7 +1577,7 @@ $snowflake_statement$
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_from_base58(id_text pg_catalog.text)
 RETURNS pg_catalog.int8
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_from_base58(id_text, ''); END $$
+AS $$ BEGIN RETURN @extschema@._snowflake_from_base58(id_text, ''::pg_catalog.text); END $$
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_from_base58(pg_catalog.text) IS
@@ -1678,7 +1677,7 @@ RETURN CASE
         + @extschema@._snowflake_base36_digit(t, pg_catalog.octet_length(prefix), 11) * 1296
         + @extschema@._snowflake_base36_digit(t, pg_catalog.octet_length(prefix), 12) * 36
         + @extschema@._snowflake_base36_digit(t, pg_catalog.octet_length(prefix), 13)
-    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base36', '0123456789abcdefghijklmnopqrstuvwxyz', 0, 'base36', 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz', '', '1y2p0ij32e8e7')
+    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base36'::pg_catalog.text, '0123456789abcdefghijklmnopqrstuvwxyz'::pg_catalog.text, 0, 'base36'::pg_catalog.text, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ'::pg_catalog.text, 'abcdefghijklmnopqrstuvwxyz'::pg_catalog.text, ''::pg_catalog.text, '1y2p0ij32e8e7'::pg_catalog.text)
 END
 $snowflake_statement$,
 $snowflake_statement$
@@ -1689,7 +1688,7 @@ $snowflake_statement$
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_to_base36(id pg_catalog.int8)
 RETURNS pg_catalog.text
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_to_base36(id, ''); END $$
+AS $$ BEGIN RETURN @extschema@._snowflake_to_base36(id, ''::pg_catalog.text); END $$
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_to_base36(pg_catalog.int8) IS
@@ -1709,7 +1708,7 @@ $snowflake_statement$
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_from_base36(id_text pg_catalog.text)
 RETURNS pg_catalog.int8
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_from_base36(id_text, ''); END $$
+AS $$ BEGIN RETURN @extschema@._snowflake_from_base36(id_text, ''::pg_catalog.text); END $$
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_from_base36(pg_catalog.text) IS
@@ -1751,7 +1750,7 @@ RETURN CASE
          AND pg_catalog.substr(t, pg_catalog.octet_length(prefix) + 1) COLLATE pg_catalog."C"
              ~ '^[0-7][0-9A-Fa-f]*$'
     THEN ('x' || pg_catalog.substr(t, pg_catalog.octet_length(prefix) + 1))::pg_catalog."bit"(64)::pg_catalog.int8
-    ELSE @extschema@._snowflake_text_decode(t, prefix, 'hex', '0123456789abcdef', 16, 'hexadecimal', 'ABCDEF', 'abcdef', '', '7fffffffffffffff')
+    ELSE @extschema@._snowflake_text_decode(t, prefix, 'hex'::pg_catalog.text, '0123456789abcdef'::pg_catalog.text, 16, 'hexadecimal'::pg_catalog.text, 'ABCDEF'::pg_catalog.text, 'abcdef'::pg_catalog.text, ''::pg_catalog.text, '7fffffffffffffff'::pg_catalog.text)
 END
 $snowflake_statement$,
 $snowflake_statement$
@@ -1762,7 +1761,7 @@ $snowflake_statement$
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_to_hex(id pg_catalog.int8)
 RETURNS pg_catalog.text
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_to_hex(id, ''); END $$
+AS $$ BEGIN RETURN @extschema@._snowflake_to_hex(id, ''::pg_catalog.text); END $$
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_to_hex(pg_catalog.int8) IS
@@ -1782,7 +1781,7 @@ $snowflake_statement$
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_from_hex(id_text pg_catalog.text)
 RETURNS pg_catalog.int8
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_from_hex(id_text, ''); END $$
+AS $$ BEGIN RETURN @extschema@._snowflake_from_hex(id_text, ''::pg_catalog.text); END $$
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_from_hex(pg_catalog.text) IS
@@ -1886,7 +1885,7 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'numeric_value_out_of_range',
             MESSAGE = 'current time is before the snowflake epoch',
             DETAIL = format('The epoch, %s, is %s ms in the future.',
-                            @extschema@._snowflake_format_ms(1704067200000), -now_ms);
+                            @extschema@._snowflake_format_ms(1704067200000::pg_catalog.int8), -now_ms);
     ELSIF refusal = 5 THEN
         RAISE EXCEPTION USING ERRCODE = 'numeric_value_out_of_range',
             MESSAGE = 'current time is past the last millisecond the snowflake timestamp field can hold',
@@ -2044,7 +2043,7 @@ BEGIN
             -- Variables as the arguments: the planner inlines the arithmetic
             -- only where they are simple.
             first := @extschema@._snowflake_first(last, node, floor_ms);
-            last := @extschema@._snowflake_after(first, node, count - 1);
+            last := @extschema@._snowflake_after(first, node, (count - 1)::pg_catalog.int8);
             IF last >> 22 <= 2199023255551 AND (last >> 22) - now_ms <= 1000 + 1000 THEN
                 done := setval('_snowflake._snowflake_id_seq'::regclass, last);
                 IF new_life THEN
@@ -2427,7 +2426,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     IF id < 0 OR octet_length(key) NOT IN (16, 24, 32) THEN
-        PERFORM @extschema@._snowflake_public_check(id, false, key, NULL);
+        PERFORM @extschema@._snowflake_public_check(id, false, key, NULL::pg_catalog.int4);
     END IF;
     RETURN @extschema@._snowflake_ff1(id, key, @extschema@._snowflake_ff1_mac(key), true);
 END
@@ -2445,7 +2444,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     IF public_id < 0 OR octet_length(key) NOT IN (16, 24, 32) THEN
-        PERFORM @extschema@._snowflake_public_check(public_id, true, key, NULL);
+        PERFORM @extschema@._snowflake_public_check(public_id, true, key, NULL::pg_catalog.int4);
     END IF;
     RETURN @extschema@._snowflake_ff1(public_id, key, @extschema@._snowflake_ff1_mac(key), false);
 END
@@ -2526,7 +2525,7 @@ AS $$
 DECLARE
     k record;
 BEGIN
-    PERFORM @extschema@._snowflake_public_check(id, false, '\x00000000000000000000000000000000', key_id);
+    PERFORM @extschema@._snowflake_public_check(id, false, '\x00000000000000000000000000000000'::pg_catalog.bytea, key_id);
     k := @extschema@._snowflake_public_key(key_id);
     RETURN @extschema@._snowflake_ff1(id, k.key, k.mac, true);
 END
@@ -2546,7 +2545,7 @@ AS $$
 DECLARE
     k record;
 BEGIN
-    PERFORM @extschema@._snowflake_public_check(public_id, true, '\x00000000000000000000000000000000', key_id);
+    PERFORM @extschema@._snowflake_public_check(public_id, true, '\x00000000000000000000000000000000'::pg_catalog.bytea, key_id);
     k := @extschema@._snowflake_public_key(key_id);
     RETURN @extschema@._snowflake_ff1(public_id, k.key, k.mac, false);
 END
@@ -2565,7 +2564,7 @@ AS $$
 DECLARE
     k record;
 BEGIN
-    PERFORM @extschema@._snowflake_public_check(id, false, '\x00000000000000000000000000000000', 0);
+    PERFORM @extschema@._snowflake_public_check(id, false, '\x00000000000000000000000000000000'::pg_catalog.bytea, 0);
     PERFORM @extschema@._snowflake_prefix_check(prefix);
     SELECT p.key_id, decode(p.key, 'hex') AS key, decode(p.mac, 'hex') AS mac INTO k
       FROM _snowflake._snowflake_public_keys p WHERE p.current;
@@ -2689,7 +2688,7 @@ RETURNS pg_catalog.text
 LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
-AS $$ BEGIN RETURN @extschema@._snowflake_to_public_base32(id, ''); END $$
+AS $$ BEGIN RETURN @extschema@._snowflake_to_public_base32(id, ''::pg_catalog.text); END $$
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_to_public_base32(pg_catalog.int8) IS
@@ -2713,7 +2712,7 @@ RETURNS pg_catalog.int8
 LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
-AS $$ BEGIN RETURN @extschema@._snowflake_from_public_base32(public_text, ''); END $$
+AS $$ BEGIN RETURN @extschema@._snowflake_from_public_base32(public_text, ''::pg_catalog.text); END $$
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_from_public_base32(pg_catalog.text) IS
@@ -2745,7 +2744,7 @@ BEGIN
             DETAIL = 'Key ids are between 0 and 31.';
     END IF;
     IF octet_length(key) NOT IN (16, 24, 32) THEN
-        PERFORM @extschema@._snowflake_public_check(0, false, key, key_id);
+        PERFORM @extschema@._snowflake_public_check(0::pg_catalog.int8, false, key, key_id);
     END IF;
     -- (The table found by its OID: the caller may have no USAGE on
     -- _snowflake, which a name would need.)
@@ -2794,6 +2793,7 @@ $snowflake_statement$
 DROP FUNCTION @extschema@._snowflake_take(),
     @extschema@._snowflake_ready(int8, int8),
     @extschema@._snowflake_text_decode(text, text, text),
+    @extschema@._snowflake_negative(int8, text, anyelement),
     @extschema@._snowflake_parse_fields(text, @extschema@._snowflake_layout),
     @extschema@._snowflake_parse_epoch(text)
 $snowflake_statement$

@@ -155,7 +155,7 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'numeric_value_out_of_range',
             MESSAGE = 'current time is before the snowflake epoch',
             DETAIL = format('The epoch, %s, is %s ms in the future.',
-                            @extschema@._snowflake_format_ms(@EPOCH_MS@), -now_ms);
+                            @extschema@._snowflake_format_ms(@EPOCH_MS@::pg_catalog.int8), -now_ms);
     ELSIF refusal = 5 THEN
         RAISE EXCEPTION USING ERRCODE = 'numeric_value_out_of_range',
             MESSAGE = 'current time is past the last millisecond the snowflake timestamp field can hold',
@@ -329,7 +329,7 @@ BEGIN
             -- Variables as the arguments: the planner inlines the arithmetic
             -- only where they are simple.
             first := @extschema@._snowflake_first(last, node, floor_ms);
-            last := @extschema@._snowflake_after(first, node, count - 1);
+            last := @extschema@._snowflake_after(first, node, (count - 1)::pg_catalog.int8);
             IF last >> @SHIFT@ <= @MAX_MS@ AND (last >> @SHIFT@) - now_ms <= @MAX_LEAD_MS@ + @MAX_WAIT_MS@ THEN
                 done := setval('_snowflake._snowflake_id_seq'::regclass, last);
                 IF new_life THEN

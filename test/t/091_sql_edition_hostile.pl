@@ -85,7 +85,13 @@ BEGIN RAISE LOG 'HOSTILE: decoy snowflake_set_node_id ran as % (session %)', cur
 });
 hostile_database($node, 'tpl_planted', template => 'tpl_clean');
 my ($ops, $fns) = plant($node, 'tpl_planted', 'public', shadows => 1, names => $names);
-note("planted in public: $ops operators, $fns functions");
+# And look-alikes of the edition's own functions, for the installs into
+# public.
+my @edition_functions = script_functions("$dist/extension/snowflake--$version.sql");
+my $look = plant_lookalikes($node, 'tpl_planted', 'public', \@edition_functions);
+note("planted in public: $ops operators, $fns functions, $look look-alikes of "
+	  . scalar(@edition_functions) . ' functions of the edition');
+cmp_ok($look, '>', 500, 'look-alikes of the edition\'s functions planted');
 cmp_ok($ops, '>', 2000, 'thousands of operators planted');
 cmp_ok($fns, '>', 100, 'and functions for the names the scripts call');
 
@@ -98,11 +104,18 @@ sub new_db
 }
 
 # Plant everything in public of database $db after the fact (the released
-# version was installed there before).
+# version was installed there before; look-alikes of the edition's
+# functions that 1.2 has already are not made, those of the functions the
+# update will create are).
 sub plant_now
 {
 	my ($db) = @_;
 	plant($node, $db, 'public', shadows => 1, names => $names);
+	my %have = map { $_ => 1 } split /\n/, hq($node, $db, q{
+SELECT p.proname || '(' || coalesce((SELECT string_agg(format_type(t, NULL), ',' ORDER BY o)
+                                       FROM unnest(p.proargtypes::oid[]) WITH ORDINALITY u(t, o)), '') || ')'
+  FROM pg_proc p WHERE p.pronamespace = 'public'::regnamespace AND p.proname LIKE '%snowflake%'});
+	plant_lookalikes($node, $db, 'public', [ grep { my ($n) = /^(\w+)\|/; !grep { /^\Q$n\E\(/ } keys %have } @edition_functions ]);
 	return;
 }
 
@@ -145,6 +158,10 @@ sub call_everything
 {
 	my ($what, $db, $schema, $owner) = @_;
 	local $Test::Builder::Level = $Test::Builder::Level + 1;
+	# In public, look-alikes of every function of the edition now, its
+	# type's included: a PL/pgSQL body resolves its calls when it runs.
+	plant_lookalikes($node, $db, 'public', [ script_functions("$dist/extension/snowflake--$version.sql", 'public') ])
+	  if $schema eq 'public';
 	my ($good, $bad) = interface_calls($node, $db, $schema);
 	my @admin = grep { /snowflake_set_/ } @$good;
 	my @open = grep { !/snowflake_set_/ } @$good;
@@ -163,6 +180,15 @@ sub call_everything
 		  . "SELECT $schema.snowflake_nextval();");
 	ok($ok, "$what: batches that lead the clock, then a call that waits for it") or diag($err);
 	is(hostile_ran($node, $mark), '', "$what: no planted object ran in " . (3 * (scalar(@$good) + scalar(@$bad))) . ' calls');
+	# The look-alikes of the type's functions depend on the edition's type:
+	# they would stop its removal (which names them, and drops no role's
+	# object), so the planter drops them.
+	my $typed = hq($node, $db, q{
+SELECT string_agg(DISTINCT p.oid::regprocedure::text, ', ')
+  FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid
+ WHERE p.proowner = 'planter'::regrole AND d.refclassid = 'pg_type'::regclass
+   AND d.refobjid = to_regtype('public._snowflake_layout')});
+	hq($node, $db, "DROP FUNCTION $typed", extra_params => [ '-U', 'planter' ]) if $typed ne '';
 	return;
 }
 

@@ -27,7 +27,13 @@
 #  - with shadows, also a copy of each of those operators and functions
 #    with pg_catalog's very signature: it wins wherever the schema comes
 #    before pg_catalog in the search_path (a database's default
-#    search_path of public, pg_catalog), where exact types do not help.
+#    search_path of public, pg_catalog), where exact types do not help;
+#  - where an install's own schema is one the planter may create in,
+#    look-alikes of the functions it is about to create (from its script,
+#    script_functions): each argument in turn of a type that casts to it
+#    implicitly, or text, which an unknown literal prefers, polymorphic
+#    ones of a few types: a call of the install's own function whose
+#    arguments are not exactly its types would bind one instead.
 # Each planted object is a PL/pgSQL function (and an operator over it)
 # that raises a LOG line "HOSTILE: <what> ran as <role> (session <role>)"
 # into the server log, which the tests read, then returns what
@@ -50,7 +56,7 @@ use Test::More;
 
 our @EXPORT = qw(hostile_roles hostile_database plant unqualified_calls
   hostile_mark hostile_ran foreign_bindings hq victim run_victim_file
-  interface_calls installation_with);
+  interface_calls installation_with script_functions plant_lookalikes);
 
 # The planter's kit: functions of the planting role, in a schema of its
 # own, that plant in a schema they are given (as that role).  Their own
@@ -180,6 +186,67 @@ BEGIN
         EXECUTE format('CREATE OPERATOR %I.%s (%s RIGHTARG = %s, FUNCTION = %I.%I)', target, rec.op,
             CASE WHEN rec.l IS NULL THEN '' ELSE 'LEFTARG = ' || rec.l || ',' END, rec.r,
             target, 'hostile_op_' || n);
+    END LOOP;
+    RETURN n;
+END $f$;
+
+-- Look-alikes of the functions an install is about to create in target
+-- (see HostileTest.pm): sigs holds one line per function, "name|type,
+-- type,...|result type"; each argument in turn of a type that casts to it
+-- implicitly, or text (which an unknown literal prefers), polymorphic
+-- ones of a few types; never a signature the install has itself.
+CREATE FUNCTION planter_kit.plant_lookalikes(target name, sigs text) RETURNS int
+LANGUAGE plpgsql SET search_path = pg_catalog AS $f$
+DECLARE
+    line text;
+    parts text[];
+    args regtype[];
+    alt regtype[];
+    res regtype;
+    s record;
+    t regtype;
+    own text[] := '{}';
+    n int := 0;
+BEGIN
+    FOREACH line IN ARRAY string_to_array(sigs, E'\n') LOOP
+        parts := string_to_array(line, '|');
+        own := own || (parts[1] || '(' || CASE WHEN parts[2] = '' THEN ''
+                                              ELSE array_to_string(string_to_array(parts[2], ',')::regtype[], ',') END || ')');
+    END LOOP;
+    CREATE TEMP TABLE planter_look (fname name, args regtype[], res regtype, UNIQUE (fname, args)) ON COMMIT DROP;
+    FOREACH line IN ARRAY string_to_array(sigs, E'\n') LOOP
+        parts := string_to_array(line, '|');
+        args := CASE WHEN parts[2] = '' THEN '{}' ELSE string_to_array(parts[2], ',')::regtype[] END;
+        res := parts[3]::regtype;
+        FOR i IN 1 .. cardinality(args) LOOP
+            IF (SELECT y.typtype FROM pg_type y WHERE y.oid = args[i]) = 'p' THEN
+                FOREACH t IN ARRAY '{int2,int4,int8,text,bool,bytea,timestamptz,numeric,float8,jsonb}'::regtype[] LOOP
+                    alt := args;
+                    alt[i] := t;
+                    INSERT INTO planter_look VALUES (parts[1], alt, CASE WHEN res = args[i] THEN t ELSE res END)
+                    ON CONFLICT DO NOTHING;
+                END LOOP;
+                CONTINUE;
+            END IF;
+            FOR s IN SELECT c.castsource::regtype AS src FROM pg_cast c
+                      WHERE c.casttarget = args[i] AND c.castcontext = 'i' AND c.castsource <> c.casttarget
+                     UNION SELECT 'text'::regtype WHERE args[i] <> 'text'::regtype LOOP
+                alt := args;
+                alt[i] := s.src;
+                INSERT INTO planter_look VALUES (parts[1], alt, res) ON CONFLICT DO NOTHING;
+            END LOOP;
+        END LOOP;
+    END LOOP;
+    FOR s IN SELECT * FROM planter_look l
+              WHERE NOT (l.fname || '(' || array_to_string(l.args, ',') || ')') = ANY (own)
+                AND (SELECT y.typtype FROM pg_type y WHERE y.oid = l.res) <> 'p'
+                AND NOT EXISTS (SELECT FROM unnest(l.args) a JOIN pg_type y ON y.oid = a WHERE y.typtype = 'p')
+              ORDER BY 1, 2::text LOOP
+        IF planter_kit.plant_one(target, s.fname,
+               format('look-alike %s(%s) in schema %s', s.fname, array_to_string(s.args, ','), target),
+               s.args, s.res, false, 'NULL') THEN
+            n := n + 1;
+        END IF;
     END LOOP;
     RETURN n;
 END $f$;
@@ -337,6 +404,61 @@ sub unqualified_calls
 		}
 	}
 	return [ sort keys %names ];
+}
+
+# The functions that the script $file creates in @extschema@, as
+# "name|type,...|result" lines of pg_catalog's types (qualified or not); a
+# function with an argument or result of a type of the script's own is
+# left out, unless $schema is given: the schema the script was run with,
+# whose types are then written with it.
+sub script_functions
+{
+	my ($file, $schema) = @_;
+	my $text = slurp_file($file);
+	$text =~ s/\@extschema\@\.(?=_snowflake_layout\b)/$schema./g if defined $schema;
+	my $qual = '\@extschema\@';
+	my @out;
+	while ($text =~ /CREATE (?:OR REPLACE )?FUNCTION $qual\.(\w+)\(/g)
+	{
+		my ($name, $start) = ($1, pos($text));
+		my ($depth, $i) = (1, $start);
+		for (; $i < length $text && $depth > 0; $i++)
+		{
+			my $c = substr($text, $i, 1);
+			$depth++ if $c eq '(';
+			$depth-- if $c eq ')';
+		}
+		my $list = substr($text, $start, $i - 1 - $start);
+		my ($result) = substr($text, $i) =~ /\A\s*RETURNS\s+(?:SETOF\s+)?([^\s]+)/;
+		my @types;
+		my $skip = 0;
+		foreach my $arg (split /,(?![^(]*\))/, $list)
+		{
+			$arg =~ s/\s+DEFAULT\s.*//is;
+			my @words = split ' ', $arg;
+			next unless @words;
+			next if $words[0] =~ /^OUT$/i;
+			shift @words if $words[0] =~ /^(?:IN|INOUT|VARIADIC)$/i;
+			my $type = $words[-1];
+			$skip = 1 if $type =~ /\@/ || ($type =~ /\./ && $type !~ /^pg_catalog\./
+				&& !(defined $schema && $type =~ /^\Q$schema\E\./));
+			push @types, $type;
+		}
+		$skip = 1 if !defined $result || $result =~ /\@/ || ($result =~ /\./ && $result !~ /^pg_catalog\./
+			&& !(defined $schema && $result =~ /^\Q$schema\E\./));
+		push @out, "$name|" . join(',', @types) . "|$result" unless $skip;
+	}
+	return @out;
+}
+
+# Plant, as the planter, in schema $schema of database $db, look-alikes
+# of the functions @$sigs (script_functions' lines).  Returns how many.
+sub plant_lookalikes
+{
+	my ($node, $db, $schema, $sigs) = @_;
+	(my $text = join("\n", @$sigs)) =~ s/'/''/g;
+	return hq($node, $db, "SELECT planter_kit.plant_lookalikes('$schema', '$text')",
+		extra_params => [ '-U', 'planter' ]);
 }
 
 # Where the server log is now.
