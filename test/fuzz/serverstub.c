@@ -32,6 +32,16 @@ stub_called(const char *what)
 	abort();
 }
 
+#if PG_VERSION_NUM >= 170000
+/* The state file's custom wait event (src/compat.h, sf_wait_event). */
+uint32
+WaitEventExtensionNew(const char *wait_event_name)
+{
+	stub_called("WaitEventExtensionNew");
+	return 0;
+}
+#endif
+
 int
 BasicOpenFile(const char *fileName, int fileFlags)
 {
