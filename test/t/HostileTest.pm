@@ -38,8 +38,12 @@
 # that raises a LOG line "HOSTILE: <what> ran as <role> (session <role>)"
 # into the server log, which the tests read, then returns what
 # pg_catalog's would (OPERATOR(pg_catalog.op), pg_catalog.f()); it is
-# IMMUTABLE PARALLEL SAFE and not STRICT, so that it is run wherever it is
-# bound, constants folded at planning included.
+# IMMUTABLE and not STRICT, so that it is run wherever it is bound,
+# constants folded at planning included.  It logs once per session and
+# role (a setting of the session marks it): a script that binds one in a
+# query over the catalogs runs it for every row, and a line each time
+# filled a disk (63 GB in one switch); PARALLEL RESTRICTED, since a
+# parallel worker may set no setting (the leader runs it).
 
 package HostileTest;
 
@@ -108,10 +112,20 @@ BEGIN
     FOR i IN 1 .. coalesce(cardinality(args), 0) LOOP
         decl := decl || CASE WHEN i > 1 THEN ', ' ELSE '' END || 'a' || i || ' ' || args[i];
     END LOOP;
-    EXECUTE format($q$CREATE FUNCTION %I.%I(%s) RETURNS %s%s LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS %L$q$,
+    -- (Its body names nothing through the search_path: it runs under the
+    -- caller's, where the planted objects are.)
+    EXECUTE format($q$CREATE FUNCTION %I.%I(%s) RETURNS %s%s LANGUAGE plpgsql IMMUTABLE PARALLEL RESTRICTED AS %L$q$,
         target, fname, decl, CASE WHEN is_set THEN 'SETOF ' ELSE '' END, res,
-        format('BEGIN RAISE LOG %L, current_user, session_user; %s %s; END',
-               'HOSTILE: ' || replace(what, '%', '%%') || ' ran as % (session %)',
+        format($b$DECLARE
+    seen pg_catalog.text := pg_catalog.concat('hostile.r', pg_catalog.md5(pg_catalog.concat(%L, current_user)));
+BEGIN
+    IF pg_catalog.current_setting(seen, true) IS NULL THEN
+        RAISE LOG %L, current_user, session_user;
+        PERFORM pg_catalog.set_config(seen, 'ran', false);
+    END IF;
+    %s %s;
+END$b$,
+               what, 'HOSTILE: ' || replace(what, '%', '%%') || ' ran as % (session %)',
                CASE WHEN is_set THEN 'RETURN QUERY SELECT * FROM' ELSE 'RETURN' END, body));
     RETURN true;
 EXCEPTION WHEN duplicate_function THEN
