@@ -198,7 +198,7 @@ sub planter_snowflakes
 {
 	my ($db) = @_;
 	return hq($node, $db, q{
-SELECT string_agg(p.oid::regprocedure::text || ' ' || p.proowner::regrole::text, ', ' ORDER BY 1)
+SELECT string_agg(p.oid::regprocedure::text || ' ' || p.proowner::regrole::text, ', ' ORDER BY p.oid::regprocedure::text)
   FROM pg_proc p WHERE p.proname LIKE 'snowflake%' AND p.proowner = 'planter'::regrole});
 }
 my $planter_functions = q{
