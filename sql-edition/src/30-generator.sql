@@ -61,7 +61,7 @@
 CREATE FUNCTION @extschema@._snowflake_clock_ms()
 RETURNS pg_catalog.int8
 LANGUAGE sql VOLATILE PARALLEL UNSAFE
-RETURN pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::pg_catalog.int8
+RETURN pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000::pg_catalog.float8)::pg_catalog.int8
        - @EPOCH_MS@;
 
 COMMENT ON FUNCTION @extschema@._snowflake_clock_ms() IS
@@ -73,13 +73,15 @@ COMMENT ON FUNCTION @extschema@._snowflake_clock_ms() IS
 -- _snowflake_move and only ever skips this check: the move checks the life
 -- again itself), no move is under way (moving even), and the last key
 -- taken is not behind the clock (else the call moves the sequence at once:
--- at everyday rates, every call).
+-- at everyday rates, every call).  (bigint % integer is pg_catalog's only
+-- through a cast: OPERATOR(pg_catalog.%), as every operator of a standard
+-- body takes operands of exactly its types, 20-decoders.sql.)
 CREATE FUNCTION @extschema@._snowflake_ready(node pg_catalog.int8, moving pg_catalog.int8,
                                              now_ms pg_catalog.int8)
 RETURNS pg_catalog.bool
 LANGUAGE sql VOLATILE PARALLEL UNSAFE
 RETURN node IS NOT NULL
-   AND coalesce(moving, 0) % 2 = 0
+   AND coalesce(moving, 0) OPERATOR(pg_catalog.%) 2 = 0
    AND pg_catalog.current_setting('transaction_read_only') = 'off'
    AND pg_catalog.current_setting('snowflake_edition.life', true) <> ''
    AND pg_catalog.pg_sequence_last_value('_snowflake._snowflake_id_seq'::pg_catalog.regclass) >> @SHIFT@ >= now_ms;
@@ -92,7 +94,7 @@ COMMENT ON FUNCTION @extschema@._snowflake_ready(pg_catalog.int8, pg_catalog.int
 CREATE FUNCTION @extschema@._snowflake_fits(id pg_catalog.int8, node pg_catalog.int8, now_ms pg_catalog.int8)
 RETURNS pg_catalog.bool
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN ((id >> @SEQUENCE_BITS@) & @MAX_NODE@) = node
+RETURN ((id >> @SEQUENCE_BITS@) & @MAX_NODE@::pg_catalog.int8) = node
    AND (id >> @SHIFT@) BETWEEN now_ms AND now_ms + @MAX_LEAD_MS@;
 
 COMMENT ON FUNCTION @extschema@._snowflake_fits(pg_catalog.int8, pg_catalog.int8, pg_catalog.int8) IS
@@ -106,9 +108,9 @@ CREATE FUNCTION @extschema@._snowflake_life_marker()
 RETURNS pg_catalog.int8
 LANGUAGE sql STABLE PARALLEL SAFE
 RETURN pg_catalog.hashtextextended(
-    (pg_catalog.date_part('epoch', pg_catalog.pg_postmaster_start_time()) * 1000000)::pg_catalog.int8::pg_catalog.text
+    (pg_catalog.date_part('epoch', pg_catalog.pg_postmaster_start_time()) * 1000000::pg_catalog.float8)::pg_catalog.int8::pg_catalog.text
     || '/' || coalesce((pg_catalog.date_part('epoch', pg_catalog.pg_stat_get_bgwriter_stat_reset_time())
-                        * 1000000)::pg_catalog.int8::pg_catalog.text, ''), 0);
+                        * 1000000::pg_catalog.float8)::pg_catalog.int8::pg_catalog.text, ''), 0);
 
 COMMENT ON FUNCTION @extschema@._snowflake_life_marker() IS
 'a number that changes with every server life: restart, crash recovery, promotion (internal)';
@@ -153,7 +155,7 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'numeric_value_out_of_range',
             MESSAGE = 'current time is before the snowflake epoch',
             DETAIL = format('The epoch, %s, is %s ms in the future.',
-                            @extschema@._snowflake_format_ms(@EPOCH_MS@), -now_ms);
+                            @extschema@._snowflake_format_ms(@EPOCH_MS@::pg_catalog.int8), -now_ms);
     ELSIF refusal = 5 THEN
         RAISE EXCEPTION USING ERRCODE = 'numeric_value_out_of_range',
             MESSAGE = 'current time is past the last millisecond the snowflake timestamp field can hold',
@@ -178,6 +180,7 @@ CREATE FUNCTION @extschema@._snowflake_wait(id_ms pg_catalog.int8, now_ms pg_cat
                                             behind pg_catalog.bool)
 RETURNS pg_catalog.void
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     deadline int8 := now_ms + @MAX_WAIT_MS@;
@@ -212,9 +215,9 @@ CREATE FUNCTION @extschema@._snowflake_first(last pg_catalog.int8, node pg_catal
 RETURNS pg_catalog.int8
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE
-    WHEN (greatest(last + 1, floor_ms << @SHIFT@) >> @SEQUENCE_BITS@) & @MAX_NODE@ > node
+    WHEN (greatest(last + 1, floor_ms << @SHIFT@) >> @SEQUENCE_BITS@) & @MAX_NODE@::pg_catalog.int8 > node
     THEN (((greatest(last + 1, floor_ms << @SHIFT@) >> @SHIFT@) + 1) << @SHIFT@) | (node << @SEQUENCE_BITS@)
-    WHEN (greatest(last + 1, floor_ms << @SHIFT@) >> @SEQUENCE_BITS@) & @MAX_NODE@ < node
+    WHEN (greatest(last + 1, floor_ms << @SHIFT@) >> @SEQUENCE_BITS@) & @MAX_NODE@::pg_catalog.int8 < node
     THEN ((greatest(last + 1, floor_ms << @SHIFT@) >> @SHIFT@) << @SHIFT@) | (node << @SEQUENCE_BITS@)
     ELSE greatest(last + 1, floor_ms << @SHIFT@)
 END;
@@ -227,9 +230,10 @@ COMMENT ON FUNCTION @extschema@._snowflake_first(pg_catalog.int8, pg_catalog.int
 CREATE FUNCTION @extschema@._snowflake_after(first pg_catalog.int8, node pg_catalog.int8, n pg_catalog.int8)
 RETURNS pg_catalog.int8
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN ((((((first >> @SHIFT@) << @SEQUENCE_BITS@) | (first & @MAX_SEQUENCE@)) + n) >> @SEQUENCE_BITS@) << @SHIFT@)
+RETURN ((((((first >> @SHIFT@) << @SEQUENCE_BITS@) | (first & @MAX_SEQUENCE@::pg_catalog.int8)) + n) >> @SEQUENCE_BITS@) << @SHIFT@)
        | (node << @SEQUENCE_BITS@)
-       | (((((first >> @SHIFT@) << @SEQUENCE_BITS@) | (first & @MAX_SEQUENCE@)) + n) & @MAX_SEQUENCE@);
+       | (((((first >> @SHIFT@) << @SEQUENCE_BITS@) | (first & @MAX_SEQUENCE@::pg_catalog.int8)) + n)
+          & @MAX_SEQUENCE@::pg_catalog.int8);
 
 COMMENT ON FUNCTION @extschema@._snowflake_after(pg_catalog.int8, pg_catalog.int8, pg_catalog.int8) IS
 'the key some places after another, of one node id (internal)';
@@ -254,7 +258,7 @@ RETURNS pg_catalog.bool
 LANGUAGE sql STABLE PARALLEL SAFE
 RETURN coalesce((SELECT l.lanname <> 'plpgsql'
                    FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_language l ON l.oid = p.prolang
-                  WHERE p.oid = pg_catalog.to_regprocedure('@extschema@.snowflake_nextval()')), true);
+                  WHERE p.oid OPERATOR(pg_catalog.=) pg_catalog.to_regprocedure('@extschema@.snowflake_nextval()')), true);
 
 COMMENT ON FUNCTION @extschema@._snowflake_switched() IS
 'whether snowflake_nextval() is the C extension''s now (internal)';
@@ -325,7 +329,7 @@ BEGIN
             -- Variables as the arguments: the planner inlines the arithmetic
             -- only where they are simple.
             first := @extschema@._snowflake_first(last, node, floor_ms);
-            last := @extschema@._snowflake_after(first, node, count - 1);
+            last := @extschema@._snowflake_after(first, node, (count - 1)::pg_catalog.int8);
             IF last >> @SHIFT@ <= @MAX_MS@ AND (last >> @SHIFT@) - now_ms <= @MAX_LEAD_MS@ + @MAX_WAIT_MS@ THEN
                 done := setval('_snowflake._snowflake_id_seq'::regclass, last);
                 IF new_life THEN
