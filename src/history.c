@@ -52,11 +52,11 @@
 
 /*
  * sf_rule_floor
- *		Model: START.  Where the first ID of a start may lie at the earliest
- *		(Unix ms): past every ID the history can have issued under the leads
- *		it knows, and past the clock plus this server's own lead (a member of
- *		its history too), and never less than SNOWFLAKE_MIN_LEAD_MS past the
- *		clock.
+ *		Model: START.  The earliest millisecond (Unix ms) the first ID of a
+ *		start may take: past every ID the history can have issued under the
+ *		leads it knows (at or below the horizon, or the clock plus the
+ *		lead), and past the clock plus this server's own lead (a member of
+ *		its history too), the lead never less than SNOWFLAKE_MIN_LEAD_MS.
  */
 int64
 sf_rule_floor(const SfLeads *leads, int64 now_unix_ms, int64 own_drift_ms)
@@ -64,7 +64,7 @@ sf_rule_floor(const SfLeads *leads, int64 now_unix_ms, int64 own_drift_ms)
 	int64		lead = Max(Max(leads->lead_ms, own_drift_ms),
 						   SNOWFLAKE_MIN_LEAD_MS);
 
-	return Max(leads->horizon_unix_ms, now_unix_ms + lead);
+	return Max(leads->horizon_unix_ms, now_unix_ms + lead) + 1;
 }
 
 /*
@@ -343,8 +343,6 @@ sf_start_asks(const SfStartFacts *facts)
 		if (facts->control_in_recovery)
 			return SF_ASK_CONTINUED_STANDBY;
 	}
-	if (facts->in_span)
-		return SF_ASK_IN_SPAN;
 	if (!facts->first_look || !facts->confirm_restore || facts->standby_signal)
 		return SF_ASK_NONE;
 	if (facts->recovery_signal)
@@ -368,17 +366,17 @@ sf_start_asks(const SfStartFacts *facts)
  * field; a node id in the span of the history's node id is one a promoted
  * standby of the original takes; a restore, with snowflake.confirm_restore
  * on, may run beside its original.  Each asks, and a request recorded
- * earlier stands until confirmed, except that one is dropped when the
- * server mints with a node field of its own outside that span (it was
+ * earlier stands until confirmed, except that every one is dropped when
+ * the server mints with a node field of its own outside that span (it was
  * given its own node id), and a restore's when snowflake.confirm_restore
- * is off.
+ * is off.  A node id in the span asks first, whatever else the start is.
  */
 SfAsk
 sf_rule_start_request(const SfStartFacts *facts, SfHistory *h, uint64 new_id)
 {
-	SfAsk		ask = sf_start_asks(facts);
+	SfAsk		ask = facts->in_span ? SF_ASK_IN_SPAN : sf_start_asks(facts);
 
-	if (ask == SF_ASK_NONE && facts->node_changed)
+	if (ask != SF_ASK_IN_SPAN && facts->node_changed)
 	{
 		h->request_id = 0;
 		h->request_kind = SF_REQUEST_NONE;
