@@ -386,8 +386,8 @@ old_write_file(int s)
 	srv[s].fplace = s + 1;
 	srv[s].fl = srv[s].g.lead;
 	srv[s].fflags = srv[s].rq == R13_REQ_NONE ? 0 :
-		SNOWFLAKE_STATE_UNCONFIRMED |
-		(srv[s].rq == R13_REQ_CONTINUED ? SNOWFLAKE_STATE_CONTINUED : 0);
+		R13_STATE_UNCONFIRMED |
+		(srv[s].rq == R13_REQ_CONTINUED ? R13_STATE_CONTINUED : 0);
 }
 
 /* snowflake_extend_reservation, with the lineage and the WAL record */

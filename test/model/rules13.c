@@ -185,23 +185,23 @@ int
 r13_start_request(const R13Facts *facts, uint32 *flags, int file_node_id,
 				  bool *is_new)
 {
-	bool		recorded = (*flags & SNOWFLAKE_STATE_UNCONFIRMED) != 0;
+	bool		recorded = (*flags & R13_STATE_UNCONFIRMED) != 0;
 	int			why = facts->first_look ? r13_start_asks(facts) : R13_REQ_NONE;
 
 	if (why == R13_REQ_NONE && recorded)
 	{
-		if (*flags & SNOWFLAKE_STATE_CONTINUED)
+		if (*flags & R13_STATE_CONTINUED)
 			why = R13_REQ_CONTINUED;
 		else if (facts->confirm_restore)
 			why = R13_REQ_RESTORE;
 	}
-	*flags &= ~(SNOWFLAKE_STATE_UNCONFIRMED | SNOWFLAKE_STATE_CONTINUED);
+	*flags &= ~(R13_STATE_UNCONFIRMED | R13_STATE_CONTINUED);
 	*is_new = false;
 	if (why == R13_REQ_NONE ||
 		(facts->node_id_set && facts->file_node_field != file_node_id))
 		return R13_REQ_NONE;
-	*flags |= SNOWFLAKE_STATE_UNCONFIRMED |
-		(why == R13_REQ_CONTINUED ? SNOWFLAKE_STATE_CONTINUED : 0);
+	*flags |= R13_STATE_UNCONFIRMED |
+		(why == R13_REQ_CONTINUED ? R13_STATE_CONTINUED : 0);
 	*is_new = !recorded;
 	return why;
 }

@@ -70,6 +70,10 @@ typedef struct R13Facts
 #define R13_REQ_RESTORE		1
 #define R13_REQ_CONTINUED	2
 
+/* 1.3's state file flags (statefile.h at 92d2e11, version 3) */
+#define R13_STATE_UNCONFIRMED	0x0002
+#define R13_STATE_CONTINUED		0x0004
+
 extern int64 r13_history_lead(R13Lead *s, int64 drift, int64 now_unix_ms);
 extern int64 r13_raise_to_floor(R13Gen *g, const SnowflakeLayout *layout,
 								int64 now_ms, int64 lead);

@@ -476,7 +476,12 @@ inline node_field(s, t, res)
 
 #ifndef RULES13
 
-/* sf_rule_floor: START.  res: where the first ID of a start may lie. */
+/*
+ * sf_rule_floor: START.  res: the first unit the first ID of a start may
+ * take: max(horizon, clock + lead) + 1 ms in history.c, where the horizon
+ * is the end of a unit an ID was issued in (u * 1000 + 999 ms, so the next
+ * unit) and clock + lead the start of one (so that unit).
+ */
 inline sf_rule_floor(s, nowv, res)
 {
 	tX = srv[s].lead;
@@ -488,16 +493,9 @@ inline sf_rule_floor(s, nowv, res)
 	:: MIN > tX -> tX = MIN
 	:: else
 	fi;
-	res = srv[s].hor;
-#ifdef WHATIF_HORIZON
-	/* not history.c: IDs were issued at the horizon, start past it */
+	res = nowv + tX;
 	if
-	:: res != 0 -> res = res + 1
-	:: else
-	fi;
-#endif
-	if
-	:: nowv + tX > res -> res = nowv + tX
+	:: srv[s].hor + 1 > res -> res = srv[s].hor + 1
 	:: else
 	fi
 }
@@ -700,8 +698,7 @@ inline sf_start_asks(res)
 	:: f_first && !f_ss && !f_rs && !f_bl && f_cr -> res = A_CONT_STANDBY
 	:: else ->
 		if
-		:: f_is -> res = A_IN_SPAN
-		:: !f_is && (!f_first || !CONFIRM_RESTORE || f_ss) -> res = A_NONE
+		:: !f_first || !CONFIRM_RESTORE || f_ss -> res = A_NONE
 		:: else ->
 			if
 			:: f_rs -> res = A_RESTORE_ARCHIVE
@@ -715,34 +712,34 @@ inline sf_start_asks(res)
 
 inline sf_rule_start_request(s, res)
 {
-	sf_start_asks(res);
-#ifdef WHATIF_OWN_ID
-	/* not history.c: a node id of its own outside the span asks nothing */
 	if
-	:: f_nc && !f_is -> res = A_NONE
-	:: else
+	:: f_is -> res = A_IN_SPAN
+	:: else -> sf_start_asks(res)
 	fi;
-#endif
 	if
-	:: res == A_NONE && f_nc ->
+	:: res != A_IN_SPAN && f_nc ->
 		srv[s].rqid = 0;
-		srv[s].rqk = Q_NONE
-	:: res != A_NONE ->
-		if
-		:: srv[s].rqid == 0 -> nreq++; srv[s].rqid = nreq
-		:: else
-		fi;
-		srv[s].rqk = (res == A_IN_SPAN -> Q_IN_SPAN :
-					  (res == A_CONT_BACKUP || res == A_CONT_STANDBY -> Q_CONT :
-					   Q_RESTORE))
+		srv[s].rqk = Q_NONE;
+		res = A_NONE
 	:: else ->
 		if
-		:: srv[s].rqk == Q_CONT -> res = A_PENDING_CONT
-		:: srv[s].rqk == Q_IN_SPAN -> res = A_PENDING_IN_SPAN
-		:: srv[s].rqk == Q_RESTORE && CONFIRM_RESTORE -> res = A_PENDING_RESTORE
+		:: res != A_NONE ->
+			if
+			:: srv[s].rqid == 0 -> nreq++; srv[s].rqid = nreq
+			:: else
+			fi;
+			srv[s].rqk = (res == A_IN_SPAN -> Q_IN_SPAN :
+						  (res == A_CONT_BACKUP || res == A_CONT_STANDBY -> Q_CONT :
+						   Q_RESTORE))
 		:: else ->
-			srv[s].rqid = 0;
-			srv[s].rqk = Q_NONE
+			if
+			:: srv[s].rqk == Q_CONT -> res = A_PENDING_CONT
+			:: srv[s].rqk == Q_IN_SPAN -> res = A_PENDING_IN_SPAN
+			:: srv[s].rqk == Q_RESTORE && CONFIRM_RESTORE -> res = A_PENDING_RESTORE
+			:: else ->
+				srv[s].rqid = 0;
+				srv[s].rqk = Q_NONE
+			fi
 		fi
 	fi
 }
