@@ -63,6 +63,7 @@
 #define K_EOR		1
 #define K_LEADS		2
 #define K_CONFIRM	3
+#define K_REQUEST	4
 #define M_ISSUED	0
 #define M_WAIT		1
 #define M_REFUSED	2
@@ -100,6 +101,7 @@ typedef struct Srv
 				field,
 				rz,
 				rzrec,
+				rql,
 				wa,
 				wb;
 	int			fres,
@@ -537,7 +539,8 @@ replay_rec(int s, int r)
 		   MS2U(x->g.lead.max_lead_ms), MS2U(x->g.lead.lead_lowered_ms));
 		return;
 	}
-	if (rec[r].kind == K_LEADS || rec[r].kind == K_CONFIRM)
+	if (rec[r].kind == K_LEADS || rec[r].kind == K_CONFIRM ||
+		rec[r].kind == K_REQUEST)
 	{
 		SfTimelineStep seen_steps[MAXT];
 		SfTimelineStep rec_steps[MAXT];
@@ -547,16 +550,23 @@ replay_rec(int s, int r)
 		SfPos		pos = {(uint32) rec[r].tli, (uint64) rec[r].lsn};
 		SfRecord	rc;
 		SfOrder		ord;
+		uint64		had = x->h.request_id;
 
 		memset(&rc, 0, sizeof(rc));
-		rc.kind = rec[r].kind == K_LEADS ? SF_RECORD_LEADS : SF_RECORD_CONFIRM;
+		rc.kind = rec[r].kind == K_LEADS ? SF_RECORD_LEADS :
+			rec[r].kind == K_REQUEST ? SF_RECORD_REQUEST : SF_RECORD_CONFIRM;
 		rc.leads.lead_ms = rec[r].a;
 		rc.leads.horizon_unix_ms = rec[r].b;
 		rc.request_id = (uint64) rec[r].a;
+		rc.request_kind = (SfRequestKind) rec[r].b;
 		rc.node_base = (int32) rec[r].b;
 		rc.node_span = span;
 		ord = sf_rule_order(x->h.pos, seen_steps, nseen, pos, rec_steps, nr);
 		(void) sf_rule_replay(&x->h, &rc, pos, ord);
+		/* ghost: a request taken from WAL is one this server must answer */
+		if (rec[r].kind == K_REQUEST && had == 0 && x->h.request_id != 0 &&
+			x->gq == 0)
+			x->gq = rec[r].gq;
 		if (ord != SF_ORDER_SEEN)
 			x->fplace = s + 1;
 		rs("RS replay s=%d r=%d ord=%d lead=%d hor=%d rq=%d", s, r, (int) ord,
@@ -615,6 +625,7 @@ load(int s)
 		x->last = MS2U(r.last >> SB);
 		x->bound = MS2U(sf_rule_start_bound(U2MS(x->drift)));
 		x->rz = x->rzrec = 0;
+		x->rql = 0;
 		memset(&facts, 0, sizeof(facts));
 		facts.first_look = true;
 		facts.standby_signal = f_ss;
@@ -665,6 +676,26 @@ load(int s)
 	if (!(f_ss && ask != 0))
 		x->fplace = s + 1;
 	recover(s);
+}
+
+/*
+ * The end of recovery of a server that mints: the request its history has
+ * pending goes into WAL once a life (snowflake.pml log_request).
+ */
+static void
+log_request(int s)
+{
+	Srv		   *x = &srv[s];
+	int			r;
+
+	if (rules13 || x->h.request_id == 0 || x->rql)
+		return;
+	r = write_rec(s, K_REQUEST, (int64) x->h.request_id,
+				  (int64) x->h.request_kind, 0);
+	x->h.pos.tli = (uint32) rec[r].tli;
+	x->h.pos.lsn = (uint64) rec[r].lsn;
+	x->fplace = s + 1;
+	x->rql = 1;
 }
 
 /* the lead in force on s's line (the ghost of P3) */
@@ -910,6 +941,8 @@ op_start(int s)
 	facts_restart(s);
 	srv[s].up = 1;
 	load(s);
+	if (srv[s].role == R_PRIM)
+		log_request(s);
 }
 
 static void
@@ -931,6 +964,7 @@ op_promote(int s)
 	srv[s].role = R_PRIM;
 	srv[s].gset = 0;
 	P = s;
+	log_request(s);
 }
 
 static void
@@ -973,7 +1007,7 @@ clear_mem(int s)
 	srv[s].last = 0;
 	srv[s].bound = 0;
 	srv[s].rq = 0;
-	srv[s].rz = srv[s].rzrec = 0;
+	srv[s].rz = srv[s].rzrec = srv[s].rql = 0;
 	memset(&srv[s].g, 0, sizeof(srv[s].g));
 }
 
@@ -1085,6 +1119,7 @@ op_restore(int k, int mode)
 	}
 	if (mode == 1)
 		new_timeline(P);
+	log_request(P);
 }
 
 /* COPY: the image started beside the cluster as server 3, node id nid */
@@ -1115,6 +1150,7 @@ op_copy(int nid)
 	load(3);
 	r = write_rec(3, K_EOR, 0, 0, 0);
 	rec[r].gin = rec[r].gset = rec[r].gq = rec[r].who = 0;
+	log_request(3);
 }
 
 /* CONFIRM: a superuser confirms s's node id */

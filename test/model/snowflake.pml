@@ -86,10 +86,10 @@
 #define NS		4	/* servers: 0 1 2 the cluster, 3 the copy */
 /* WAL records, 0 the start of the history: at most one an operation, 15 in all */
 #ifndef NR
-#if MAXOPS + 3 > 15
+#if MAXOPS + 5 > 15
 #define NR		15
 #else
-#define NR		(MAXOPS + 3)
+#define NR		(MAXOPS + 5)
 #endif
 #endif
 #define NTL		(MAXOPS + 2)	/* timelines 1 .. */
@@ -115,6 +115,7 @@
 #define K_EOR	1	/* end of recovery: a new timeline, or a copy's first start */
 #define K_LEADS 2	/* snowflake: the history's leads (old: max_lead, lowered) */
 #define K_CONFIRM 3	/* snowflake: a confirmation (old: a marker only, ghost) */
+#define K_REQUEST 4	/* new: a request to confirm the node id */
 
 /* sf_rule_order */
 #define O_SEEN		0
@@ -166,6 +167,7 @@ typedef Srv {
 #else
 	byte rz;		/* new: a raise waiting for the standbys (0: none) */
 	byte rzrec;		/* ... the record they must flush */
+	byte rql;		/* new: the request is in WAL (once a life) */
 #endif
 	byte wa;		/* the leads this life logged last (old: wal_lead_ms, */
 	byte wb;		/*   wal_lowered_ms; new: lead, horizon), NO: none */
@@ -275,6 +277,7 @@ byte id[NF * TT];
 #define ID_HAS(c, m)	((id[c] & (m)) != 0)
 
 byte nreq;			/* new: request ids handed out */
+byte nlead;			/* changes of the setting so far (-DLEADS) */
 
 /* derived from the above after every operation (no new states): */
 byte nxt[3];		/* the record standby s receives next, 0: none */
@@ -522,23 +525,10 @@ inline sf_rule_lead(s)
 	stl = 0;
 	if
 	:: srv[s].drift > srv[s].bound && srv[s].drift > MIN ->
-#ifdef WHATIF_RAISE
-		/* not history.c: a larger lead never relied on gives way to the setting */
-		if
-		:: srv[s].lead > srv[s].drift ->
-			if
-			:: srv[s].last > srv[s].hor -> srv[s].hor = srv[s].last
-			:: else
-			fi
-		:: else
-		fi;
-		srv[s].lead = srv[s].drift;
-#else
 		if
 		:: srv[s].drift > srv[s].lead -> srv[s].lead = srv[s].drift
 		:: else
 		fi;
-#endif
 		str = srv[s].drift;
 		stl = 1
 	:: else ->
@@ -661,6 +651,11 @@ inline sf_rule_replay(s, r, ord)
 			fi;
 			if
 			:: rb[r] > srv[s].hor -> srv[s].hor = rb[r]
+			:: else
+			fi
+		:: rkind[r] == K_REQUEST ->
+			if
+			:: srv[s].rqid == 0 -> srv[s].rqid = ra[r]; srv[s].rqk = rb[r]
 			:: else
 			fi
 		:: rkind[r] == K_CONFIRM ->
@@ -933,9 +928,16 @@ inline replay_rec(s, r)
 {
 #ifndef RULES13
 	if
-	:: rkind[r] == K_LEADS || rkind[r] == K_CONFIRM ->
+	:: rkind[r] == K_LEADS || rkind[r] == K_CONFIRM || rkind[r] == K_REQUEST ->
 		sf_rule_order(srv[s].ptli, srv[s].plsn, rtli[r], rlsn[r], oo);
+		tB = srv[s].rqid;
 		sf_rule_replay(s, r, oo);
+		/* ghost: a request taken from WAL is one this server must answer */
+		if
+		:: rkind[r] == K_REQUEST && tB == 0 && srv[s].rqid != 0 && srv[s].gq == 0 ->
+			srv[s].gq = rgq[r]
+		:: else
+		fi;
 		printf("RS replay s=%d r=%d ord=%d lead=%d hor=%d rq=%d\n", s, r, oo,
 			   srv[s].lead, srv[s].hor, srv[s].rqid)
 	:: else
@@ -987,6 +989,7 @@ inline load(s)
 	srv[s].bound = sf_rule_start_bound(srv[s].drift);
 	srv[s].rz = 0;
 	srv[s].rzrec = 0;
+	srv[s].rql = 0;
 	sf_rule_node_in_span(s, srv[s].nid, SPAN, f_is);
 	f_is = f_is && f_nc;
 	sf_rule_start_request(s, tA);
@@ -1010,6 +1013,29 @@ inline load(s)
 	:: else
 	fi;
 	recover(s)
+}
+
+/*
+ * The end of recovery of a server that mints (its background writer
+ * starts, worker.c): the request its history has pending goes into WAL
+ * once a life (reservation.c snowflake_log_request), for the servers that
+ * replay it later.
+ */
+inline log_request(s)
+{
+#ifndef RULES13
+	if
+	:: srv[s].rqid != 0 && !srv[s].rql ->
+		write_rec(s, K_REQUEST, srv[s].rqid, srv[s].rqk);
+		srv[s].ptli = rtli[rr];
+		srv[s].plsn = rlsn[rr];
+		srv[s].fplace = s + 1;
+		srv[s].rql = 1
+	:: else
+	fi
+#else
+	skip
+#endif
 }
 
 /* whether s is refused until its node id is confirmed */
@@ -1283,6 +1309,7 @@ inline op_mint(s)
 inline op_lead(s, d)
 {
 	printf("EV LEAD s=%d d=%d now=%d\n", s, d, now);
+	nlead++;
 	srv[s].drift = d;
 	srv[s].gset = now;
 	/* a standby the primary cannot see takes the raise first (the docs) */
@@ -1361,7 +1388,11 @@ inline op_start(s)
 	printf("EV START s=%d now=%d\n", s, now);
 	facts_restart(s);
 	srv[s].up = 1;
-	load(s)
+	load(s);
+	if
+	:: srv[s].role == R_PRIM -> log_request(s)
+	:: else
+	fi
 }
 
 /* CKPT: a checkpoint (a restartpoint on a standby) */
@@ -1379,7 +1410,8 @@ inline op_promote(s)
 	new_timeline(s);
 	srv[s].role = R_PRIM;
 	srv[s].gset = 0;
-	P = s
+	P = s;
+	log_request(s)
 }
 
 /* REJOIN: an old primary starts as a standby of the new one (switchover) */
@@ -1436,7 +1468,8 @@ inline clear_mem(s)
 	srv[s].lw = 0
 #else
 	srv[s].rz = 0;
-	srv[s].rzrec = 0
+	srv[s].rzrec = 0;
+	srv[s].rql = 0
 #endif
 }
 
@@ -1590,7 +1623,8 @@ inline op_restore(k, mode)
 	if
 	:: mode == 1 -> new_timeline(P)
 	:: else
-	fi
+	fi;
+	log_request(P)
 }
 
 /* COPY: the image started beside the cluster as server 3, node id nid */
@@ -1631,7 +1665,8 @@ inline op_copy(cnid)
 	rkind[rr] = K_EOR;
 	srv[3].head = rr;
 	printf("RS rec s=3 r=%d kind=%d tli=%d lsn=%d a=0 b=0\n", rr, K_EOR,
-		   rtli[rr], rlsn[rr])
+		   rtli[rr], rlsn[rr]);
+	log_request(3)
 }
 
 /* CONFIRM: a superuser confirms s's node id (snowflake_confirm_restore) */
@@ -1733,7 +1768,18 @@ inline derive()
 
 #define CAN_MINT(s)	(ON(O_MINT) && ROOM && MINTER(s))
 /* no lowering before a start placed its floor: a standby's raised setting stays */
-#define CAN_LEAD(d)	(ROOM && MINTER(P) && srv[P].drift != (d) && \
+/*
+ * -DLEADS=N: the values the history's changes of the setting take, in
+ * order, four bits each from the lowest (Promela has no hex: run.sh passes
+ * $((0x213)), 3, then 1, then 2, then no more): a targeted run follows a
+ * finding's script of raises and lowerings and explores everything else
+ * around it.
+ */
+#ifndef LEADS
+#define LEADS		0
+#endif
+#define LEAD_OK(d)	(LEADS == 0 || ((LEADS >> (4 * nlead)) & 15) == (d))
+#define CAN_LEAD(d)	(ROOM && MINTER(P) && srv[P].drift != (d) && LEAD_OK(d) && \
 			 (((d) > srv[P].drift && ON(O_RAISE)) || \
 			  ((d) < srv[P].drift && ON(O_LOWER) && !srv[P].fpend)))
 #define CAN_CRASH(s)	(ON(O_CRASH) && ROOM && srv[s].up && SYM(s))
