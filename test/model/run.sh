@@ -16,9 +16,11 @@
 #      under src/history.c must break nothing; random histories of the
 #      current rules replayed the same way (the model says what the code
 #      does);
-#   4. a planted change of the current rules (-DPLANT_SKIP_ACK: a raise
-#      relied on before the standbys have its record) must make the
-#      exhaustive run fail: the check can fail.
+#   4. planted changes of the current rules must make the checks fail:
+#      -DPLANT_SKIP_ACK (a raise relied on before the standbys have its
+#      record) the exhaustive run, -DPLANT_HORIZON (a start's floor at the
+#      horizon of a lowering, not past it) a deeper run of one server and
+#      its clones that the exhaustive bound does not reach.
 #
 # Spin missing is a failure, not a skip.  Prints one line per run and a
 # final "model: PASS" or "model: FAIL"; exits non-zero on any failure.
@@ -139,6 +141,26 @@ for span in 1 2; do
     fi
 done
 
+# A deeper run of the current rules where the exhaustive bound does not
+# reach: one server and the standbys it clones, ticks free, a raise to 2,
+# to 3 and a lowering to 1 in that order, 8 other operations (the horizon
+# of a lowering placed past the clock plus the lead at a promotion).
+horizon="-DMAXOPS=8 -DFREE_TICKS -DCAUGHT_UP -DLEADS=$((0x132)) -DSTANDBYS=0 -DOPS=$((O_MINT | O_RAISE | O_LOWER | O_CLONE | O_CRASH | O_PROMOTE))"
+if ! pan horizon "$horizon" O2; then
+    fail "horizon: pan did not run"
+else
+    line="horizon (1 server and its clones, raises to 2 and 3, a lowering, 8 operations, ticks free): $pan_states states, depth $pan_depth, errors: $pan_errors, $pan_secs s"
+    if [ "$pan_errors" != 0 ]; then
+        trail horizon "$horizon"
+        sed 's/^/    /' "$work/horizon/trail.txt"
+        fail "$line"
+    elif [ "$pan_complete" != 1 ]; then
+        fail "$line: the search was cut short"
+    else
+        echo "ok   $line"
+    fi
+fi
+
 # 2, 3. the findings: NAME PROPERTY SPAN STANDBYS "-D FLAGS"
 findings=(
     "finding1 P1 1 1 -DMAXOPS=8 -DOPS=$((O_MINT | O_RAISE | O_CRASH | O_PROMOTE))"
@@ -225,26 +247,37 @@ for span in 1 2; do
 done
 echo "ok   $nsim random histories of 10 operations (span 1 and 2) replayed through history.c: the model's results are C's"
 
-# 4. a planted change must make the exhaustive check fail
-name=planted-skip-ack
-defs="-DMAXOPS=$MAXOPS -DSPAN=1 -DPLANT_SKIP_ACK"
-if ! pan "$name" "$defs"; then
-    fail "$name: pan did not run"
-elif [ "$pan_errors" = 0 ]; then
-    fail "$name: a raise relied on before the standbys have it, and the exhaustive check finds nothing"
-else
+# 4. planted changes must make the checks fail: a raise relied on before
+# the standbys have its record (the exhaustive run), a start's floor at the
+# horizon instead of past it (the deeper run of the horizon); each trail
+# must disagree with the C functions, which have no such change
+planted=(
+    "planted-skip-ack -DMAXOPS=$MAXOPS -DSPAN=1 -DPLANT_SKIP_ACK"
+    "planted-horizon -DPLANT_HORIZON $horizon"
+)
+for p in "${planted[@]}"; do
+    read -r name defs <<<"$p"
+    if ! pan "$name" "$defs"; then
+        fail "$name: pan did not run"
+        continue
+    fi
+    if [ "$pan_errors" = 0 ]; then
+        fail "$name: the planted change is not found ($pan_states states)"
+        continue
+    fi
     trail "$name" "$defs"
     pv=$(grep -m1 '^PV ' "$work/$name/trail.txt")
-    echo "ok   $name: the exhaustive check fails (${pv#PV }) after $pan_states states, $pan_secs s"
-    "$replay" --quiet "$work/$name/trail.txt" >"$work/$name/replay.out"
+    echo "ok   $name: the check fails (${pv#PV }) after $pan_states states, $pan_secs s"
+    "$replay" --quiet --standbys "$(sed -n 's/.*-DSTANDBYS=\([0-9]\).*/\1/p' <<<"$defs" | grep . || echo 2)" \
+        "$work/$name/trail.txt" >"$work/$name/replay.out"
     rc=$?
     if [ $rc -ne 3 ]; then
         cat "$work/$name/replay.out"
         fail "$name: replayed through history.c, exit $rc: the planted model should disagree with C (3)"
     else
-        echo "ok   $name replayed through history.c: the model disagrees with C, as planted ($(head -1 "$work/$name/replay.out" | cut -c1-100))"
+        echo "ok   $name replayed through history.c: the model disagrees with C, as planted ($(head -1 "$work/$name/replay.out" | cut -c1-90))"
     fi
-fi
+done
 
 echo "model: $((SECONDS - start_all)) s in all"
 if [ $failures -ne 0 ]; then

@@ -430,9 +430,9 @@ inline new_timeline(s)
 /* ------------------------------------------------------------------ */
 
 /*
- * sf_rule_node_offset (history.c; statefile.c snowflake_chain_offset in
- * 1.3, the same code): the offset within a span of the node field of the
- * last timeline of the chain ch.
+ * sf_rule_node_offset: PROMOTE (history.c; statefile.c
+ * snowflake_chain_offset in 1.3, the same code): the offset within a span
+ * of the node field of the last timeline of the chain ch.
  */
 inline sf_rule_node_offset(span, res)
 {
@@ -497,10 +497,18 @@ inline sf_rule_floor(s, nowv, res)
 	:: else
 	fi;
 	res = nowv + tX;
+#ifndef PLANT_HORIZON
 	if
 	:: srv[s].hor + 1 > res -> res = srv[s].hor + 1
 	:: else
 	fi
+#else
+	/* planted: the floor at the horizon, not past it (history.c before 1.3's fix) */
+	if
+	:: srv[s].hor > res -> res = srv[s].hor
+	:: else
+	fi
+#endif
 }
 
 /* sf_rule_start_bound: START.  The lead before this life raised it. */
