@@ -27,13 +27,17 @@
 #
 #   PG_CONFIG      the PostgreSQL whose libpgcommon/libpgport replay links
 #   MODEL_MAXOPS   operations of the exhaustive runs (default 8)
-#   MODEL_MEMLIM   pan's memory limit per run, MB (default 2048)
+#   MODEL_MEMLIM   pan's memory limit per run, MB (default 8192: the
+#                  exhaustive runs store states whole, about 450 bytes each,
+#                  5 and 6 GB)
+#   MODEL_JOBS=1   run the two exhaustive runs one after the other (default
+#                  side by side: two CPUs, about 12 GB of memory at once)
 #   MODEL_KEEP=1   keep the work directory (trails, pan's output)
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 PG_CONFIG=${PG_CONFIG:-pg_config}
 MAXOPS=${MODEL_MAXOPS:-8}
-MEMLIM=${MODEL_MEMLIM:-2048}
+MEMLIM=${MODEL_MEMLIM:-8192}
 start_all=$SECONDS
 failures=0
 
@@ -83,7 +87,7 @@ pan() {
     pan_errors=x pan_states=0 pan_depth=0 pan_secs=0 pan_mem=0 pan_complete=0
     # shellcheck disable=SC2086
     if ! (cd "$d" && spin $defs -a snowflake.pml >spin.out 2>&1 &&
-        gcc -$opt -w -DSAFETY -DHC4 -DMEMLIM="$MEMLIM" -o pan pan.c >>spin.out 2>&1); then
+        gcc -$opt -w -DSAFETY -DCOLLAPSE -DMEMLIM="$MEMLIM" -o pan pan.c >>spin.out 2>&1); then
         cat "$d/spin.out"
         return 1
     fi
@@ -115,9 +119,14 @@ exhaustive() {
     declare -p pan_out pan_errors pan_states pan_depth pan_secs pan_mem \
         pan_complete >"$work/exhaustive-span$1.vars"
 }
-exhaustive 1 &
-exhaustive 2 &
-wait
+if [ "${MODEL_JOBS:-2}" = 1 ]; then
+    exhaustive 1
+    exhaustive 2
+else
+    exhaustive 1 &
+    exhaustive 2 &
+    wait
+fi
 for span in 1 2; do
     name=exhaustive-span$span
     defs="-DMAXOPS=$MAXOPS -DSPAN=$span"
