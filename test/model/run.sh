@@ -69,8 +69,11 @@ if ! make -s -C "$here" PG_CONFIG="$PG_CONFIG" BUILD="$work/replay" >"$work/make
 fi
 replay=$work/replay/replay
 
-# The operations a targeted run enables (snowflake.pml, -DOPS).
+# The operations a targeted run enables (snowflake.pml, -DOPS), all of
+# them named though not every one is used here.
+# shellcheck disable=SC2034
 O_MINT=1 O_RAISE=2 O_LOWER=4 O_CRASH=8 O_STOP=16 O_START=32 O_CKPT=64
+# shellcheck disable=SC2034
 O_PROMOTE=128 O_REJOIN=256 O_CLONE=512 O_IMG=1024 O_RESTORE=2048
 O_COPY=4096 O_CONFIRM=8192
 
