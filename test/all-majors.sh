@@ -152,11 +152,12 @@ run_step patroni '^==> patroni: every check passed' bash "$here/patroni-check.sh
 # The framework recipes and the backup tools' tests run natively whatever
 # the environment says: CI must not pass with test/t/046_frameworks.pl,
 # 061_pgbackrest.pl or 062_barman.pl left out (the chroots skip the last
-# two: SF_BACKUP_TOOLS=0).  The seeded fault campaign (test/t/051_chaos.pl)
+# two: SF_BACKUP_TOOLS=0), and so does the model (test/model/run.sh; the
+# chroots leave it out: SF_MODEL=0).  The seeded fault campaign (test/t/051_chaos.pl)
 # runs its two minutes natively, seed 1; the chroot stages run its
 # 20-second smoke.
-start_step native '^==> PostgreSQL [0-9]+: every suite passed \(pg_regress, isolation, fuzzing \([1-9][0-9]* targets, [1-9][0-9]* s\), [1-9][0-9]* TAP files(, [1-9][0-9]* TAP files without the preload)?(; skipped, not installed here: .+)?\)$' \
-    env SF_FRAMEWORKS=1 SF_BACKUP_TOOLS=1 SNOWFLAKE_CHAOS_SECONDS=120 bash "$here/check.sh"
+start_step native '^==> PostgreSQL [0-9]+: every suite passed \(pg_regress, isolation, fuzzing \([1-9][0-9]* targets, [1-9][0-9]* s\), the model \([1-9][0-9]* s\), [1-9][0-9]* TAP files(, [1-9][0-9]* TAP files without the preload)?(; skipped, not installed here: .+)?\)$' \
+    env SF_FRAMEWORKS=1 SF_BACKUP_TOOLS=1 SF_MODEL=1 SNOWFLAKE_CHAOS_SECONDS=120 bash "$here/check.sh"
 i=0
 for m in $majors; do
     order+=("pg$m")

@@ -30,6 +30,11 @@
 #       is chosen, and the file must run those upgrades (test/chroot-check.sh
 #       sets 18 for 19)
 #
+#   SF_MODEL=0        neither install Spin nor check the model of a key
+#                     space's history (test/model/run.sh, a few minutes;
+#                     test/chroot-check.sh sets it: the model does not
+#                     depend on the PostgreSQL major)
+#
 #   SNOWFLAKE_FUZZ_SECONDS=N   how long the fuzz targets (test/fuzz/run.sh)
 #       run in all, before the suites (default 60, or 0 with PROVE_TESTS:
 #       0 runs them on their committed inputs only; test/chroot-check.sh
@@ -112,6 +117,28 @@ if [ "$fuzz_seconds" -gt 0 ]; then
     fuzz_summary="fuzzing ($fuzz_targets targets, $fuzz_seconds s)"
 else
     fuzz_summary="fuzzing ($fuzz_targets targets, committed inputs only)"
+fi
+
+# The model of a key space's history (test/model/run.sh): Spin explores
+# it, its counterexamples are replayed through the C rules.  Built and run
+# as the caller, in the copy; it must print "model: PASS" (Spin missing is
+# a failure there, not a skip).  Left out only by SF_MODEL=0, said so.
+if [ "${SF_MODEL:-1}" = 0 ]; then
+    echo "==> not checking the model (SF_MODEL=0: Spin is not installed; CI checks it natively)"
+    model_summary=""
+else
+    model_out=$(mktemp /tmp/snowflake-model.XXXXXX.log)
+    status=0
+    model_start=$SECONDS
+    PG_CONFIG="$PG_CONFIG" bash "$RUN_DIR/test/model/run.sh" 2>&1 |
+        tee "$model_out" || status=$?
+    if [ "$status" -ne 0 ] || ! grep -qx 'model: PASS' "$model_out"; then
+        rm -f "$model_out"
+        echo "FAILED: the model of a key space's history (test/model/run.sh)" >&2
+        exit 1
+    fi
+    rm -f "$model_out"
+    model_summary="the model ($((SECONDS - model_start)) s), "
 fi
 
 # The framework recipes' file runs only where their packages are installed.
@@ -297,7 +324,7 @@ NO_PRELOAD_TESTS="test/t/004_js_safe_layout.pl test/t/005_concurrent_pgbench.pl
     test/t/060_restore_pitr.pl test/t/064_start_rule.pl
     test/t/073_raised_lead.pl test/t/075_skipped_timeline.pl
     test/t/077_soak.pl test/t/078_public_ids.pl"
-summary="pg_regress, isolation, $fuzz_summary, $tap_files TAP files"
+summary="pg_regress, isolation, $fuzz_summary, $model_summary$tap_files TAP files"
 if [ "$PG_MAJOR" -ge 17 ] && [ "${SNOWFLAKE_NO_PRELOAD_PASS:-1}" = 0 ]; then
     echo "==> the no-preload pass is left out here (SNOWFLAKE_NO_PRELOAD_PASS=0)"
 elif [ "$PG_MAJOR" -ge 17 ]; then

@@ -31,6 +31,10 @@
 #                     test/t/061_pgbackrest.pl and 062_barman.pl in the
 #                     chroot too (default 0: they skip there; CI runs them
 #                     natively on 15, see CONTRIBUTING.md, CI)
+#   SF_MODEL          1 to install Spin and check the model
+#                     (test/model/run.sh) in the chroot too (default 0: it
+#                     does not depend on the PostgreSQL major; CI checks it
+#                     natively, see CONTRIBUTING.md, CI)
 #   SNOWFLAKE_FUZZ_SECONDS  how long the fuzz targets run (default 0: each
 #                     only on its committed inputs; test/check.sh's
 #                     native run fuzzes them for a minute)
@@ -229,6 +233,7 @@ chroot "$CHROOT" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF
     ${SNOWFLAKE_DEB:+SNOWFLAKE_DEB=1} ${SNOWFLAKE_IMAGE:+SNOWFLAKE_IMAGE=1} \
     ${SNOWFLAKE_NO_PRELOAD_PASS:+SNOWFLAKE_NO_PRELOAD_PASS="$SNOWFLAKE_NO_PRELOAD_PASS"} \
     SF_FRAMEWORKS="${SF_FRAMEWORKS:-0}" SF_BACKUP_TOOLS="${SF_BACKUP_TOOLS:-0}" \
+    SF_MODEL="${SF_MODEL:-0}" \
     ${SNOWFLAKE_CHAOS_SEED:+SNOWFLAKE_CHAOS_SEED="$SNOWFLAKE_CHAOS_SEED"} \
     ${SNOWFLAKE_CHAOS_SECONDS:+SNOWFLAKE_CHAOS_SECONDS="$SNOWFLAKE_CHAOS_SECONDS"} \
     ${SNOWFLAKE_CHAOS_NO_PRELOAD:+SNOWFLAKE_CHAOS_NO_PRELOAD="$SNOWFLAKE_CHAOS_NO_PRELOAD"} \

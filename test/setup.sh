@@ -20,7 +20,8 @@
 #              clang and its sanitizers' runtime (the fuzz targets),
 #              pg_partman, PL/Proxy, PgBouncer, pgpool-II, the Prometheus
 #              exporter and promtool, and the frameworks of the recipes
-#              (Python, Ruby, Java and Go packages) unless SF_FRAMEWORKS=0
+#              (Python, Ruby, Java and Go packages) unless SF_FRAMEWORKS=0,
+#              and Spin (the model, test/model/run.sh) unless SF_MODEL=0
 #   SNOWFLAKE_UPGRADE_FROM=N  also install PostgreSQL N (server and
 #              headers) and build and install the extension for it, for
 #              the upgrades from N of test/t/050_major_upgrade.pl
@@ -132,6 +133,13 @@ sf_wanted_packages() {
         # clang and the runtime of its sanitizers and libFuzzer, the
         # distribution's default version of both.
         wanted+=(clang libclang-rt-dev)
+        # The model of a key space's history (test/model/run.sh, which
+        # test/check.sh runs): the Spin model checker, unless SF_MODEL=0
+        # (test/chroot-check.sh's default: the model does not depend on
+        # the PostgreSQL major, CI checks it natively).
+        if [ "${SF_MODEL:-1}" != 0 ]; then
+            wanted+=(spin)
+        fi
         # The monitoring test (049_prometheus.pl) runs postgres_exporter
         # with monitoring/postgres_exporter.yml and promtool over the
         # alert rules.  Where systemd runs, installing the exporter starts
