@@ -92,19 +92,26 @@ COMMENT ON SEQUENCE _snowflake._snowflake_life_seq IS
 'the server life that last moved the snowflake keys (internal)'
 $snowflake_statement$,
 $snowflake_statement$
-CREATE SEQUENCE _snowflake._snowflake_move_seq
+CREATE SEQUENCE _snowflake._snowflake_state_seq
     AS pg_catalog.int8 MINVALUE -1 NO MAXVALUE START 0 CACHE 1 NO CYCLE
 $snowflake_statement$,
 $snowflake_statement$
-COMMENT ON SEQUENCE _snowflake._snowflake_move_seq IS
-'even, or odd while the snowflake key sequence is being moved (internal)'
+COMMENT ON SEQUENCE _snowflake._snowflake_state_seq IS
+'the snowflake node id while calls may take keys without the lock, else a move is under way (internal)'
 $snowflake_statement$,
 $snowflake_statement$
 CREATE TABLE _snowflake._snowflake_lock ()
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON TABLE _snowflake._snowflake_lock IS
-'the snowflake generator''s lock, taken by a move of the key sequence (internal, no rows)'
+'the snowflake generator''s lock: its one row, locked by a move of the key sequence (internal)'
+$snowflake_statement$,
+$snowflake_statement$
+DO $do$
+BEGIN
+    INSERT INTO _snowflake._snowflake_lock SELECT WHERE NOT EXISTS (SELECT FROM _snowflake._snowflake_lock);
+END
+$do$
 $snowflake_statement$,
 $snowflake_statement$
 CREATE FUNCTION @extschema@._snowflake_edition_version()
@@ -1788,47 +1795,68 @@ $snowflake_statement$
 CREATE OR REPLACE FUNCTION @extschema@._snowflake_clock_ms()
 RETURNS pg_catalog.int8
 LANGUAGE sql VOLATILE PARALLEL UNSAFE
-RETURN pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::pg_catalog.int8
-       - 1704067200000
+RETURN pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp())
+                        OPERATOR(pg_catalog.*) 1000::pg_catalog.float8)::pg_catalog.int8
+       OPERATOR(pg_catalog.-) 1704067200000::pg_catalog.int8
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@._snowflake_clock_ms() IS
 'milliseconds since the snowflake epoch, now (internal)'
 $snowflake_statement$,
 $snowflake_statement$
-CREATE FUNCTION @extschema@._snowflake_ready(node pg_catalog.int8, moving pg_catalog.int8,
-                                             now_ms pg_catalog.int8)
+CREATE FUNCTION @extschema@._snowflake_ready(state pg_catalog.int8)
 RETURNS pg_catalog.bool
 LANGUAGE sql VOLATILE PARALLEL UNSAFE
-RETURN node IS NOT NULL
-   AND coalesce(moving, 0) % 2 = 0
-   AND pg_catalog.current_setting('transaction_read_only') = 'off'
-   AND pg_catalog.current_setting('snowflake_edition.life', true) <> ''
-   AND pg_catalog.pg_sequence_last_value('_snowflake._snowflake_id_seq'::pg_catalog.regclass) >> 22 >= now_ms
+RETURN state OPERATOR(pg_catalog.>=) 0::pg_catalog.int8
+   AND state OPERATOR(pg_catalog.<=) 1023::pg_catalog.int8
+   AND pg_catalog.current_setting('transaction_read_only') OPERATOR(pg_catalog.=) 'off'::pg_catalog.text
+   AND pg_catalog.current_setting('snowflake_edition.life', true) OPERATOR(pg_catalog.<>) ''::pg_catalog.text
 $snowflake_statement$,
 $snowflake_statement$
-COMMENT ON FUNCTION @extschema@._snowflake_ready(pg_catalog.int8, pg_catalog.int8, pg_catalog.int8) IS
-'whether a call may take a key without moving the sequence (internal)'
+COMMENT ON FUNCTION @extschema@._snowflake_ready(pg_catalog.int8) IS
+'whether a call may take a key without the lock (internal)'
 $snowflake_statement$,
 $snowflake_statement$
 CREATE OR REPLACE FUNCTION @extschema@._snowflake_fits(id pg_catalog.int8, node pg_catalog.int8, now_ms pg_catalog.int8)
 RETURNS pg_catalog.bool
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN ((id >> 12) & 1023) = node
-   AND (id >> 22) BETWEEN now_ms AND now_ms + 1000
+RETURN ((id OPERATOR(pg_catalog.>>) 12) OPERATOR(pg_catalog.&) 1023::pg_catalog.int8)
+       OPERATOR(pg_catalog.=) node
+   AND (id OPERATOR(pg_catalog.>>) 22) OPERATOR(pg_catalog.>=) now_ms
+   AND (id OPERATOR(pg_catalog.>>) 22)
+       OPERATOR(pg_catalog.<=) (now_ms OPERATOR(pg_catalog.+) 1000::pg_catalog.int8)
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@._snowflake_fits(pg_catalog.int8, pg_catalog.int8, pg_catalog.int8) IS
 'whether a key taken may be handed out as it is (internal)'
 $snowflake_statement$,
 $snowflake_statement$
+CREATE FUNCTION @extschema@._snowflake_max_backends()
+RETURNS pg_catalog.int8
+LANGUAGE sql STABLE PARALLEL SAFE
+RETURN pg_catalog.current_setting('max_connections')::pg_catalog.int8
+       OPERATOR(pg_catalog.+) pg_catalog.current_setting('max_worker_processes')::pg_catalog.int8
+       OPERATOR(pg_catalog.+) pg_catalog.current_setting('max_wal_senders')::pg_catalog.int8
+       OPERATOR(pg_catalog.+) coalesce(pg_catalog.current_setting('autovacuum_worker_slots', true),
+                                       pg_catalog.current_setting('autovacuum_max_workers'))::pg_catalog.int8
+       OPERATOR(pg_catalog.+) 16::pg_catalog.int8
+$snowflake_statement$,
+$snowflake_statement$
+COMMENT ON FUNCTION @extschema@._snowflake_max_backends() IS
+'how many server processes there can be, with room to spare (internal)'
+$snowflake_statement$,
+$snowflake_statement$
 CREATE OR REPLACE FUNCTION @extschema@._snowflake_life_marker()
 RETURNS pg_catalog.int8
 LANGUAGE sql STABLE PARALLEL SAFE
 RETURN pg_catalog.hashtextextended(
-    (pg_catalog.date_part('epoch', pg_catalog.pg_postmaster_start_time()) * 1000000)::pg_catalog.int8::pg_catalog.text
-    || '/' || coalesce((pg_catalog.date_part('epoch', pg_catalog.pg_stat_get_bgwriter_stat_reset_time())
-                        * 1000000)::pg_catalog.int8::pg_catalog.text, ''), 0)
+    (pg_catalog.date_part('epoch', pg_catalog.pg_postmaster_start_time())
+     OPERATOR(pg_catalog.*) 1000000::pg_catalog.float8)::pg_catalog.int8::pg_catalog.text
+    OPERATOR(pg_catalog.||) '/'::pg_catalog.text
+    OPERATOR(pg_catalog.||) coalesce((pg_catalog.date_part('epoch', pg_catalog.pg_stat_get_bgwriter_stat_reset_time())
+                                      OPERATOR(pg_catalog.*) 1000000::pg_catalog.float8)::pg_catalog.int8::pg_catalog.text,
+                                     ''::pg_catalog.text),
+    0::pg_catalog.int8)
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@._snowflake_life_marker() IS
@@ -1839,10 +1867,10 @@ CREATE OR REPLACE FUNCTION @extschema@._snowflake_refusal(node pg_catalog.int8, 
 RETURNS pg_catalog.int4
 LANGUAGE sql VOLATILE PARALLEL UNSAFE
 RETURN CASE WHEN pg_catalog.pg_is_in_recovery() THEN 1
-            WHEN pg_catalog.current_setting('transaction_read_only') = 'on' THEN 2
+            WHEN pg_catalog.current_setting('transaction_read_only') OPERATOR(pg_catalog.=) 'on'::pg_catalog.text THEN 2
             WHEN node IS NULL THEN 3
-            WHEN now_ms < 0 THEN 4
-            WHEN now_ms > 2199023255551 THEN 5
+            WHEN now_ms OPERATOR(pg_catalog.<) 0::pg_catalog.int8 THEN 4
+            WHEN now_ms OPERATOR(pg_catalog.>) 2199023255551::pg_catalog.int8 THEN 5
             ELSE 0 END
 $snowflake_statement$,
 $snowflake_statement$
@@ -1895,6 +1923,7 @@ CREATE OR REPLACE FUNCTION @extschema@._snowflake_wait(id_ms pg_catalog.int8, no
                                             behind pg_catalog.bool)
 RETURNS pg_catalog.void
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     deadline int8 := now_ms + 1000;
@@ -1928,11 +1957,19 @@ CREATE OR REPLACE FUNCTION @extschema@._snowflake_first(last pg_catalog.int8, no
 RETURNS pg_catalog.int8
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE
-    WHEN (greatest(last + 1, floor_ms << 22) >> 12) & 1023 > node
-    THEN (((greatest(last + 1, floor_ms << 22) >> 22) + 1) << 22) | (node << 12)
-    WHEN (greatest(last + 1, floor_ms << 22) >> 12) & 1023 < node
-    THEN ((greatest(last + 1, floor_ms << 22) >> 22) << 22) | (node << 12)
-    ELSE greatest(last + 1, floor_ms << 22)
+    WHEN ((greatest(last OPERATOR(pg_catalog.+) 1::pg_catalog.int8, floor_ms OPERATOR(pg_catalog.<<) 22)
+           OPERATOR(pg_catalog.>>) 12) OPERATOR(pg_catalog.&) 1023::pg_catalog.int8)
+         OPERATOR(pg_catalog.>) node
+    THEN (((greatest(last OPERATOR(pg_catalog.+) 1::pg_catalog.int8, floor_ms OPERATOR(pg_catalog.<<) 22)
+            OPERATOR(pg_catalog.>>) 22) OPERATOR(pg_catalog.+) 1::pg_catalog.int8) OPERATOR(pg_catalog.<<) 22)
+         OPERATOR(pg_catalog.|) (node OPERATOR(pg_catalog.<<) 12)
+    WHEN ((greatest(last OPERATOR(pg_catalog.+) 1::pg_catalog.int8, floor_ms OPERATOR(pg_catalog.<<) 22)
+           OPERATOR(pg_catalog.>>) 12) OPERATOR(pg_catalog.&) 1023::pg_catalog.int8)
+         OPERATOR(pg_catalog.<) node
+    THEN ((greatest(last OPERATOR(pg_catalog.+) 1::pg_catalog.int8, floor_ms OPERATOR(pg_catalog.<<) 22)
+           OPERATOR(pg_catalog.>>) 22) OPERATOR(pg_catalog.<<) 22)
+         OPERATOR(pg_catalog.|) (node OPERATOR(pg_catalog.<<) 12)
+    ELSE greatest(last OPERATOR(pg_catalog.+) 1::pg_catalog.int8, floor_ms OPERATOR(pg_catalog.<<) 22)
 END
 $snowflake_statement$,
 $snowflake_statement$
@@ -1943,140 +1980,141 @@ $snowflake_statement$
 CREATE OR REPLACE FUNCTION @extschema@._snowflake_after(first pg_catalog.int8, node pg_catalog.int8, n pg_catalog.int8)
 RETURNS pg_catalog.int8
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN ((((((first >> 22) << 12) | (first & 4095)) + n) >> 12) << 22)
-       | (node << 12)
-       | (((((first >> 22) << 12) | (first & 4095)) + n) & 4095)
+RETURN ((((((first OPERATOR(pg_catalog.>>) 22) OPERATOR(pg_catalog.<<) 12)
+           OPERATOR(pg_catalog.|) (first OPERATOR(pg_catalog.&) 4095::pg_catalog.int8))
+          OPERATOR(pg_catalog.+) n) OPERATOR(pg_catalog.>>) 12) OPERATOR(pg_catalog.<<) 22)
+       OPERATOR(pg_catalog.|) (node OPERATOR(pg_catalog.<<) 12)
+       OPERATOR(pg_catalog.|) (((((first OPERATOR(pg_catalog.>>) 22) OPERATOR(pg_catalog.<<) 12)
+                                 OPERATOR(pg_catalog.|) (first OPERATOR(pg_catalog.&) 4095::pg_catalog.int8))
+                                OPERATOR(pg_catalog.+) n) OPERATOR(pg_catalog.&) 4095::pg_catalog.int8)
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@._snowflake_after(pg_catalog.int8, pg_catalog.int8, pg_catalog.int8) IS
 'the key some places after another, of one node id (internal)'
 $snowflake_statement$,
 $snowflake_statement$
-CREATE FUNCTION @extschema@._snowflake_same(a pg_catalog.int8, b pg_catalog.int8)
-RETURNS pg_catalog.bool
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN a IS NOT DISTINCT FROM b
-$snowflake_statement$,
-$snowflake_statement$
-COMMENT ON FUNCTION @extschema@._snowflake_same(pg_catalog.int8, pg_catalog.int8) IS
-'whether two values are the same, NULL included (internal)'
-$snowflake_statement$,
-$snowflake_statement$
 CREATE FUNCTION @extschema@._snowflake_switched()
 RETURNS pg_catalog.bool
 LANGUAGE sql STABLE PARALLEL SAFE
-RETURN coalesce((SELECT l.lanname <> 'plpgsql'
-                   FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_language l ON l.oid = p.prolang
-                  WHERE p.oid = pg_catalog.to_regprocedure('@extschema@.snowflake_nextval()')), true)
+RETURN coalesce((SELECT l.lanname OPERATOR(pg_catalog.<>) 'plpgsql'::pg_catalog.name
+                   FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_language l ON l.oid OPERATOR(pg_catalog.=) p.prolang
+                  WHERE p.oid OPERATOR(pg_catalog.=) pg_catalog.to_regprocedure('@extschema@.snowflake_nextval()')::pg_catalog.oid), true)
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@._snowflake_switched() IS
 'whether snowflake_nextval() is the C extension''s now (internal)'
 $snowflake_statement$,
 $snowflake_statement$
-CREATE OR REPLACE FUNCTION @extschema@._snowflake_move(node pg_catalog.int8, now_ms pg_catalog.int8,
-                                            count pg_catalog.int4)
+CREATE FUNCTION @extschema@._snowflake_move(taken pg_catalog.int8, state pg_catalog.int8,
+                                            now_ms pg_catalog.int8, count pg_catalog.int4)
 RETURNS pg_catalog.int8
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
-SET lock_timeout = 5000
 AS $$
 DECLARE
-    marker int8 := @extschema@._snowflake_life_marker();
-    queue bool := count > 1;
+    node int8 := pg_sequence_last_value('_snowflake._snowflake_node_seq'::regclass);
+    refusal int4 := @extschema@._snowflake_refusal(node, now_ms);
+    marker int8;
     switched bool := false;
     new_life bool;
-    moving int8;
-    taken int8;
-    floor_ms int8;
-    first int8;
     last int8;
+    first int8;
+    floor_ms int8;
     done int8;
 BEGIN
-    LOOP
-        -- The lock, held until this block is rolled back (SFREL), by its
-        -- end or by an error.
-        BEGIN
-            IF queue THEN
-                LOCK TABLE _snowflake._snowflake_lock IN SHARE UPDATE EXCLUSIVE MODE;
-            ELSE
-                LOCK TABLE _snowflake._snowflake_lock IN SHARE UPDATE EXCLUSIVE MODE NOWAIT;
-            END IF;
-            moving := coalesce(pg_sequence_last_value('_snowflake._snowflake_move_seq'::regclass), 0);
-            IF moving < 0 AND @extschema@._snowflake_switched() THEN
-                switched := true;
-                RAISE SQLSTATE 'SFREL';
-            END IF;
-            IF moving % 2 <> 0 THEN
-                -- Odd with the lock held: a move that failed half-way, a
-                -- crash, or a switch that was rolled back.
-                moving := moving + 1;
-                done := setval('_snowflake._snowflake_move_seq'::regclass, moving);
-            END IF;
-            new_life := pg_sequence_last_value('_snowflake._snowflake_life_seq'::regclass) IS DISTINCT FROM marker;
-            taken := nextval('_snowflake._snowflake_id_seq'::regclass);
-            IF count = 1 AND NOT new_life
-               AND @extschema@._snowflake_fits(taken, node, @extschema@._snowflake_clock_ms()) THEN
-                first := taken;
-                last := taken;
-                RAISE SQLSTATE 'SFREL';
-            END IF;
-            -- A move: odd while the sequence is read and set.
-            done := setval('_snowflake._snowflake_move_seq'::regclass, moving + 1);
-            last := pg_sequence_last_value('_snowflake._snowflake_id_seq'::regclass);
-            floor_ms := now_ms + CASE WHEN new_life THEN 1000 ELSE 0 END;
-            -- Variables as the arguments: the planner inlines the arithmetic
-            -- only where they are simple.
-            first := @extschema@._snowflake_first(last, node, floor_ms);
-            last := @extschema@._snowflake_after(first, node, count - 1);
-            IF last >> 22 <= 2199023255551 AND (last >> 22) - now_ms <= 1000 + 1000 THEN
-                done := setval('_snowflake._snowflake_id_seq'::regclass, last);
-                IF new_life THEN
-                    done := setval('_snowflake._snowflake_life_seq'::regclass, marker);
-                END IF;
-            END IF;
-            done := setval('_snowflake._snowflake_move_seq'::regclass, moving + 2);
-            RAISE SQLSTATE 'SFREL';
-        EXCEPTION
-            WHEN SQLSTATE 'SFREL' THEN
-                EXIT;
-            WHEN lock_not_available THEN
-                IF queue THEN
-                    RAISE EXCEPTION USING ERRCODE = 'lock_not_available',
-                        MESSAGE = 'could not move the snowflake key sequence',
-                        DETAIL = 'Another call held the snowflake generator''s lock for 5000 ms; no ID was issued.',
-                        HINT = 'Only a move of the key sequence, or the switch to the C extension, holds it, each for a few statements: look in pg_stat_activity for a session that stopped inside one.';
-                END IF;
-        END;
+    IF refusal <> 0 THEN
+        PERFORM @extschema@._snowflake_refuse(refusal, now_ms);
+    END IF;
+    IF (taken >> 12) & 1023 = state AND taken >> 22 > now_ms + 1000 THEN
+        PERFORM @extschema@._snowflake_wait(taken >> 22, now_ms, true);
+        RETURN taken;
+    END IF;
+    marker := @extschema@._snowflake_life_marker();
 
-        -- Another call holds the lock: once its move is made (the second
-        -- sequence even again), the next value fits.
-        moving := pg_sequence_last_value('_snowflake._snowflake_move_seq'::regclass);
-        IF coalesce(moving, 0) % 2 = 0
-           AND pg_sequence_last_value('_snowflake._snowflake_life_seq'::regclass) = marker THEN
-            taken := nextval('_snowflake._snowflake_id_seq'::regclass);
-            IF @extschema@._snowflake_same(moving, pg_sequence_last_value('_snowflake._snowflake_move_seq'::regclass))
-               AND @extschema@._snowflake_fits(taken, node, @extschema@._snowflake_clock_ms()) THEN
-                IF current_setting('snowflake_edition.life', true) IS DISTINCT FROM marker::text THEN
-                    PERFORM set_config('snowflake_edition.life', marker::text, false);
+    -- The lock, held until this block is rolled back (SFREL), by its end
+    -- or by an error.
+    BEGIN
+        PERFORM set_config('lock_timeout', '5000', true);
+        PERFORM FROM _snowflake._snowflake_lock FOR UPDATE;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
+                MESSAGE = 'the snowflake generator''s lock is missing',
+                DETAIL = 'The table _snowflake._snowflake_lock has no row; no ID was issued.',
+                HINT = 'The owner of the snowflake objects puts it back: INSERT INTO _snowflake._snowflake_lock DEFAULT VALUES.';
+        END IF;
+        state := pg_sequence_last_value('_snowflake._snowflake_state_seq'::regclass);
+        IF state = -1 AND @extschema@._snowflake_switched() THEN
+            switched := true;
+            RAISE SQLSTATE 'SFREL';
+        END IF;
+        node := pg_sequence_last_value('_snowflake._snowflake_node_seq'::regclass);
+        IF node IS NULL THEN
+            refusal := 3;
+            RAISE SQLSTATE 'SFREL';
+        END IF;
+
+        -- No move under way or owed, and the next value fits: take it.
+        IF count = 1 AND state = node THEN
+            last := pg_sequence_last_value('_snowflake._snowflake_id_seq'::regclass);
+            IF last < 9223372036854775807
+               AND @extschema@._snowflake_fits(last + 1, node, @extschema@._snowflake_clock_ms())
+               AND pg_sequence_last_value('_snowflake._snowflake_life_seq'::regclass) = marker THEN
+                first := nextval('_snowflake._snowflake_id_seq'::regclass);
+                IF @extschema@._snowflake_fits(first, node, @extschema@._snowflake_clock_ms()) THEN
+                    last := first;
+                    RAISE SQLSTATE 'SFREL';
                 END IF;
-                RETURN taken;
             END IF;
         END IF;
-        IF @extschema@._snowflake_clock_ms() > now_ms + 1 THEN
-            queue := true;
-        ELSE
-            PERFORM pg_sleep(0.00005);
+
+        -- The move: the state says so before the sequence is read (the
+        -- argument above), and the node id again at its end.  The sequence
+        -- is read with nextval() (the value is dropped), so that the
+        -- session's lastval() is the key sequence's, and returns the key the
+        -- setval() below hands out.
+        done := setval('_snowflake._snowflake_state_seq'::regclass, node + 1024);
+        last := nextval('_snowflake._snowflake_id_seq'::regclass);
+        new_life := pg_sequence_last_value('_snowflake._snowflake_life_seq'::regclass) IS DISTINCT FROM marker;
+        -- Where the sequence was moved less than 4 ms ago
+        -- (more than a call every 4 ms), the first key lies
+        -- that far past the clock, so that the calls of the next
+        -- milliseconds take theirs without a move; at lower rates keys carry
+        -- the clock's time.
+        floor_ms := now_ms + CASE WHEN new_life THEN 1000
+                                  WHEN last >> 22 >= now_ms - 4 THEN 4
+                                  ELSE 0 END;
+        -- Variables as the arguments: the planner inlines the arithmetic
+        -- only where they are simple.
+        last := last + @extschema@._snowflake_max_backends();
+        first := @extschema@._snowflake_first(last, node, floor_ms);
+        last := @extschema@._snowflake_after(first, node, count - 1);
+        IF last >> 22 > 2199023255551 THEN
+            refusal := 6;
+        ELSIF (last >> 22) - now_ms <= 1000 + 1000 THEN
+            done := setval('_snowflake._snowflake_id_seq'::regclass, last);
+            IF new_life THEN
+                done := setval('_snowflake._snowflake_life_seq'::regclass, marker);
+            END IF;
         END IF;
-    END LOOP;
+        done := setval('_snowflake._snowflake_state_seq'::regclass, node);
+        RAISE SQLSTATE 'SFREL';
+    EXCEPTION
+        WHEN SQLSTATE 'SFREL' THEN
+            NULL;
+        WHEN lock_not_available THEN
+            RAISE EXCEPTION USING ERRCODE = 'lock_not_available',
+                MESSAGE = 'could not move the snowflake key sequence',
+                DETAIL = 'Another call held the snowflake generator''s lock for 5000 ms; no ID was issued.',
+                HINT = 'Only a move of the key sequence, or the switch to the C extension, holds it, each for a few statements: look in pg_stat_activity for a session that stopped inside one.';
+    END;
     IF switched THEN
         RETURN NULL;
     END IF;
 
     -- Refused under the lock, raised without it; a key that leads the
     -- clock by more than it may waits for it.
-    IF last >> 22 > 2199023255551 THEN
-        PERFORM @extschema@._snowflake_refuse(6, now_ms);
+    IF refusal <> 0 THEN
+        PERFORM @extschema@._snowflake_refuse(refusal, now_ms);
     END IF;
     IF (last >> 22) - now_ms > 1000 THEN
         PERFORM @extschema@._snowflake_wait(last >> 22, now_ms, false);
@@ -2089,39 +2127,8 @@ END
 $$
 $snowflake_statement$,
 $snowflake_statement$
-COMMENT ON FUNCTION @extschema@._snowflake_move(pg_catalog.int8, pg_catalog.int8, pg_catalog.int4) IS
-'the next key under the generator''s lock, moving the key sequence to the clock, past a full millisecond or into a new server life where it must (internal)'
-$snowflake_statement$,
-$snowflake_statement$
-CREATE OR REPLACE FUNCTION @extschema@._snowflake_next(taken pg_catalog.int8, node pg_catalog.int8,
-                                            now_ms pg_catalog.int8)
-RETURNS pg_catalog.int8
-LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    refusal int4 := @extschema@._snowflake_refusal(node, now_ms);
-    id int8;
-BEGIN
-    IF refusal <> 0 THEN
-        PERFORM @extschema@._snowflake_refuse(refusal, now_ms);
-    END IF;
-    IF (taken >> 12) & 1023 = node AND taken >> 22 > now_ms + 1000
-       AND current_setting('snowflake_edition.life', true) <> '' THEN
-        PERFORM @extschema@._snowflake_wait(taken >> 22, now_ms, true);
-        RETURN taken;
-    END IF;
-    id := @extschema@._snowflake_move(node, now_ms, 1);
-    IF id IS NULL THEN
-        RETURN @extschema@.snowflake_nextval();
-    END IF;
-    RETURN id;
-END
-$$
-$snowflake_statement$,
-$snowflake_statement$
-COMMENT ON FUNCTION @extschema@._snowflake_next(pg_catalog.int8, pg_catalog.int8, pg_catalog.int8) IS
-'snowflake_nextval() where a key taken without the lock cannot be handed out as it is (internal)'
+COMMENT ON FUNCTION @extschema@._snowflake_move(pg_catalog.int8, pg_catalog.int8, pg_catalog.int8, pg_catalog.int4) IS
+'snowflake_nextval() where a key taken without the lock cannot be handed out as it is, and the batches: the next key under the generator''s lock, moving the key sequence where it must (internal)'
 $snowflake_statement$,
 $snowflake_statement$
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_nextval()
@@ -2129,25 +2136,27 @@ RETURNS pg_catalog.int8
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
 AS $$
 DECLARE
-    node pg_catalog.int8 := pg_catalog.pg_sequence_last_value('_snowflake._snowflake_node_seq'::pg_catalog.regclass);
-    moving pg_catalog.int8 := pg_catalog.pg_sequence_last_value('_snowflake._snowflake_move_seq'::pg_catalog.regclass);
     now_ms pg_catalog.int8 := @extschema@._snowflake_clock_ms();
+    state pg_catalog.int8 := pg_catalog.pg_sequence_last_value('_snowflake._snowflake_state_seq'::pg_catalog.regclass);
     id pg_catalog.int8;
 BEGIN
     -- Every name is qualified, and no operator is used (with no
     -- search_path of its own, which would cost every call): this runs as
     -- the edition's owner.  The clock is read before the key is taken, as
-    -- the C extension reads it before its spinlock.
-    IF @extschema@._snowflake_ready(node, moving, now_ms) THEN
+    -- the C extension reads it before its spinlock, and the state before
+    -- the key, as the argument above needs.
+    IF @extschema@._snowflake_ready(state) THEN
         id := pg_catalog.nextval('_snowflake._snowflake_id_seq'::pg_catalog.regclass);
-        IF NOT @extschema@._snowflake_same(moving, pg_catalog.pg_sequence_last_value('_snowflake._snowflake_move_seq'::pg_catalog.regclass)) THEN
-            -- A move began meanwhile: this key may lie on either side of it.
-            id := NULL;
-        ELSIF @extschema@._snowflake_fits(id, node, now_ms) THEN
+        IF @extschema@._snowflake_fits(id, state, now_ms) THEN
             RETURN id;
         END IF;
     END IF;
-    RETURN @extschema@._snowflake_next(id, node, now_ms);
+    id := @extschema@._snowflake_move(id, state, now_ms, 1);
+    IF id IS NULL THEN
+        -- Switched to the C extension while this call waited.
+        RETURN @extschema@.snowflake_nextval();
+    END IF;
+    RETURN id;
 END
 $$
 $snowflake_statement$,
@@ -2163,10 +2172,9 @@ SET search_path = pg_catalog, pg_temp
 ROWS 1000
 AS $$
 DECLARE
-    node int8 := pg_sequence_last_value('_snowflake._snowflake_node_seq'::regclass);
     now_ms int8 := @extschema@._snowflake_clock_ms();
-    refusal int4;
     first int8;
+    node int8;
     packed int8;
 BEGIN
     IF count < 1 OR count > 1000000 THEN
@@ -2174,16 +2182,13 @@ BEGIN
             MESSAGE = 'batch size must be between 1 and 1000000',
             DETAIL = format('The requested batch size was %s.', count);
     END IF;
-    refusal := @extschema@._snowflake_refusal(node, now_ms);
-    IF refusal <> 0 THEN
-        PERFORM @extschema@._snowflake_refuse(refusal, now_ms);
-    END IF;
-    first := @extschema@._snowflake_move(node, now_ms, count);
+    first := @extschema@._snowflake_move(NULL, NULL, now_ms, count);
     IF first IS NULL THEN
         -- Switched to the C extension while this call waited.
         RETURN QUERY SELECT * FROM @extschema@.snowflake_nextval_batch(count);
         RETURN;
     END IF;
+    node := (first >> 12) & 1023;
     packed := ((first >> 22) << 12) | (first & 4095);
     RETURN QUERY
         SELECT ((p >> 12) << 22) | (node << 12) | (p & 4095)
@@ -2235,6 +2240,7 @@ AS $$
 DECLARE
     seq regclass := @extschema@._snowflake_node_seq();
     old int8;
+    done int8;
 BEGIN
     IF node_id < 0 OR node_id > 1023 THEN
         RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
@@ -2246,11 +2252,21 @@ BEGIN
             MESSAGE = 'permission denied to set the snowflake node id',
             DETAIL = 'Only the owner of the snowflake objects (the role that installed them) and superusers may set it.';
     END IF;
-    old := pg_sequence_last_value(seq);
-    IF old <> node_id THEN
-        RAISE NOTICE 'snowflake node id changed from % to %', old, node_id;
-    END IF;
-    PERFORM setval(seq, node_id);
+    -- The lock, held until this block is rolled back.
+    BEGIN
+        PERFORM FROM _snowflake._snowflake_lock FOR UPDATE;
+        old := pg_sequence_last_value(seq);
+        IF old <> node_id THEN
+            RAISE NOTICE 'snowflake node id changed from % to %', old, node_id;
+        END IF;
+        done := setval(seq, node_id);
+        IF old IS DISTINCT FROM node_id THEN
+            done := setval('_snowflake._snowflake_state_seq'::regclass, node_id + 1024);
+        END IF;
+        RAISE SQLSTATE 'SFREL';
+    EXCEPTION WHEN SQLSTATE 'SFREL' THEN
+        NULL;
+    END;
     RETURN node_id;
 END
 $$
@@ -2266,10 +2282,7 @@ $snowflake_statement$
 REVOKE ALL ON FUNCTION @extschema@._snowflake_wait(pg_catalog.int8, pg_catalog.int8, pg_catalog.bool) FROM PUBLIC
 $snowflake_statement$,
 $snowflake_statement$
-REVOKE ALL ON FUNCTION @extschema@._snowflake_move(pg_catalog.int8, pg_catalog.int8, pg_catalog.int4) FROM PUBLIC
-$snowflake_statement$,
-$snowflake_statement$
-REVOKE ALL ON FUNCTION @extschema@._snowflake_next(pg_catalog.int8, pg_catalog.int8, pg_catalog.int8) FROM PUBLIC
+REVOKE ALL ON FUNCTION @extschema@._snowflake_move(pg_catalog.int8, pg_catalog.int8, pg_catalog.int8, pg_catalog.int4) FROM PUBLIC
 $snowflake_statement$,
 $snowflake_statement$
 CREATE FUNCTION @extschema@._snowflake_aes(block pg_catalog.bytea, key pg_catalog.bytea)
@@ -2774,7 +2787,9 @@ $snowflake_statement$
 REVOKE ALL ON FUNCTION @extschema@._snowflake_from_public_base32(pg_catalog.text, pg_catalog.text) FROM PUBLIC
 $snowflake_statement$,
 $snowflake_statement$
-DROP FUNCTION @extschema@._snowflake_take(),
+DROP FUNCTION @extschema@._snowflake_next(int8, int8, int8),
+    @extschema@._snowflake_move(int8, int8, int4),
+    @extschema@._snowflake_take(),
     @extschema@._snowflake_ready(int8, int8),
     @extschema@._snowflake_text_decode(text, text, text),
     @extschema@._snowflake_parse_fields(text, @extschema@._snowflake_layout),

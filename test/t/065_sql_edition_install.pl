@@ -209,7 +209,7 @@ BEGIN;
 PREPARE p AS SELECT * FROM _snowflake._snowflake_lock}, %as_app),
 	'42501: permission denied for schema _snowflake',
 	'nor name the generator\'s lock');
-like(report_in($node, 'postgres', 'SELECT app._snowflake_move(1, 0, 1)', %as_app),
+like(report_in($node, 'postgres', 'SELECT app._snowflake_move(NULL, NULL, 0, 1)', %as_app),
 	qr/^42501: permission denied for function _snowflake_move/,
 	'nor call its internals');
 
