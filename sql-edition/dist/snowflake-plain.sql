@@ -2011,6 +2011,8 @@ AS $$
 DECLARE
     node int8 := pg_sequence_last_value('_snowflake._snowflake_node_seq'::regclass);
     refusal int4 := @extschema@._snowflake_refusal(node, now_ms);
+    timeout text := current_setting('lock_timeout');
+    waited text;
     marker int8;
     switched bool := false;
     new_life bool;
@@ -2031,8 +2033,9 @@ BEGIN
     -- The lock, held until this block is rolled back (SFREL), by its end
     -- or by an error.
     BEGIN
-        PERFORM set_config('lock_timeout', '5000', true);
+        waited := set_config('lock_timeout', '5000', true);
         PERFORM FROM _snowflake._snowflake_lock FOR UPDATE;
+        waited := set_config('lock_timeout', timeout, true);
         IF NOT FOUND THEN
             RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
                 MESSAGE = 'the snowflake generator''s lock is missing',

@@ -2220,8 +2220,8 @@ COMMENT ON FUNCTION @extschema@._snowflake_switched() IS
 -- Returns the first key (whose node field is the node id), or NULL once
 -- the database has switched to the C extension.  A call waits for the
 -- lock at most 5000 ms (lock_timeout, set inside the
--- subtransaction that holds the lock, and undone with it).  Runs as the
--- edition's owner.
+-- subtransaction that takes the lock, the caller's again once it has it).
+-- Runs as the edition's owner.
 CREATE FUNCTION @extschema@._snowflake_move(taken pg_catalog.int8, state pg_catalog.int8,
                                             now_ms pg_catalog.int8, count pg_catalog.int4)
 RETURNS pg_catalog.int8
@@ -2231,6 +2231,8 @@ AS $$
 DECLARE
     node int8 := pg_sequence_last_value('_snowflake._snowflake_node_seq'::regclass);
     refusal int4 := @extschema@._snowflake_refusal(node, now_ms);
+    timeout text := current_setting('lock_timeout');
+    waited text;
     marker int8;
     switched bool := false;
     new_life bool;
@@ -2251,8 +2253,9 @@ BEGIN
     -- The lock, held until this block is rolled back (SFREL), by its end
     -- or by an error.
     BEGIN
-        PERFORM set_config('lock_timeout', '5000', true);
+        waited := set_config('lock_timeout', '5000', true);
         PERFORM FROM _snowflake._snowflake_lock FOR UPDATE;
+        waited := set_config('lock_timeout', timeout, true);
         IF NOT FOUND THEN
             RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
                 MESSAGE = 'the snowflake generator''s lock is missing',
