@@ -11,7 +11,7 @@
 -- another node field because more keys were taken in a millisecond than
 -- the sequence field holds, in a new server life, or the state says a
 -- move is under way): the call takes the generator's lock
--- (_snowflake_move).  Under it, it takes the next value if that fits now
+-- (_snowflake_next).  Under it, it takes the next value if that fits now
 -- (another call moved the sequence while it waited for the lock); else it
 -- moves the sequence: it sets the state to the node id plus @MOVING@ (a
 -- move under way), takes the sequence's next value, L, sets it with
@@ -104,15 +104,15 @@ COMMENT ON FUNCTION @extschema@._snowflake_clock_ms() IS
 'milliseconds since the snowflake epoch, now (internal)';
 
 -- Whether a call can take a key without the lock: the state is a node id
--- (no move under way or owed, 00-state.sql), the transaction can advance a
+-- (0 to @MAX_NODE@: no bit above the node field; no move under way or
+-- owed, 00-state.sql), the transaction can advance a
 -- sequence, and this session has seen the server life the sequence was
--- last moved in (the setting is set only by _snowflake_move, and only ever
+-- last moved in (the setting is set only by _snowflake_next, and only ever
 -- skips this check: the move checks the life again itself).
 CREATE FUNCTION @extschema@._snowflake_ready(state pg_catalog.int8)
 RETURNS pg_catalog.bool
 LANGUAGE sql VOLATILE PARALLEL UNSAFE
-RETURN state OPERATOR(pg_catalog.>=) 0::pg_catalog.int8
-   AND state OPERATOR(pg_catalog.<=) @MAX_NODE@::pg_catalog.int8
+RETURN (state OPERATOR(pg_catalog.&) -@MOVING@::pg_catalog.int8) OPERATOR(pg_catalog.=) 0::pg_catalog.int8
    AND pg_catalog.current_setting('transaction_read_only') OPERATOR(pg_catalog.=) 'off'::pg_catalog.text
    AND pg_catalog.current_setting('snowflake_edition.life', true) OPERATOR(pg_catalog.<>) ''::pg_catalog.text;
 
@@ -121,34 +121,47 @@ COMMENT ON FUNCTION @extschema@._snowflake_ready(pg_catalog.int8) IS
 
 -- Whether a key taken can be handed out: it carries the node id, and a time
 -- no earlier than the clock's and at most @MAX_LEAD_MS@ ms ahead of it.
+-- now_ms appears once, so that a volatile argument (the clock) leaves the
+-- function inlined: a SQL function called as such is planned anew in each
+-- transaction.
 CREATE FUNCTION @extschema@._snowflake_fits(id pg_catalog.int8, node pg_catalog.int8, now_ms pg_catalog.int8)
 RETURNS pg_catalog.bool
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN ((id OPERATOR(pg_catalog.>>) @SEQUENCE_BITS@) OPERATOR(pg_catalog.&) @MAX_NODE@::pg_catalog.int8)
        OPERATOR(pg_catalog.=) node
-   AND (id OPERATOR(pg_catalog.>>) @SHIFT@) OPERATOR(pg_catalog.>=) now_ms
-   AND (id OPERATOR(pg_catalog.>>) @SHIFT@)
-       OPERATOR(pg_catalog.<=) (now_ms OPERATOR(pg_catalog.+) @MAX_LEAD_MS@::pg_catalog.int8);
+   AND ((id OPERATOR(pg_catalog.>>) @SHIFT@) OPERATOR(pg_catalog.-) now_ms)
+       OPERATOR(pg_catalog.<@) '[0,@MAX_LEAD_MS@]'::pg_catalog.int8range;
 
 COMMENT ON FUNCTION @extschema@._snowflake_fits(pg_catalog.int8, pg_catalog.int8, pg_catalog.int8) IS
 'whether a key taken may be handed out as it is (internal)';
 
--- How many server processes there can be (PostgreSQL's MaxBackends, with
--- room to spare): at most this many calls can take a key without the lock
--- while a move is under way (see above).  The settings are fixed while the
--- server runs.
+-- The key sequence's next value, if a call may take it without the lock
+-- (the generator's state read before it), else NULL.
+CREATE FUNCTION @extschema@._snowflake_take(state pg_catalog.int8)
+RETURNS pg_catalog.int8
+LANGUAGE sql VOLATILE PARALLEL UNSAFE
+RETURN CASE WHEN @extschema@._snowflake_ready(state)
+            THEN pg_catalog.nextval('_snowflake._snowflake_id_seq'::pg_catalog.regclass) END;
+
+COMMENT ON FUNCTION @extschema@._snowflake_take(pg_catalog.int8) IS
+'the next value of the key sequence where the state lets a call take it without the lock, else NULL (internal)';
+
+-- How many server processes there can be that may call the generator:
+-- client backends (max_connections, the reserved ones among them),
+-- background workers and WAL senders (which can run SQL), with room to
+-- spare; autovacuum workers run no such code.  At most this many calls can
+-- take a key without the lock while a move is under way (see above).  The
+-- settings are fixed while the server runs, and no session can change them.
 CREATE FUNCTION @extschema@._snowflake_max_backends()
 RETURNS pg_catalog.int8
 LANGUAGE sql STABLE PARALLEL SAFE
 RETURN pg_catalog.current_setting('max_connections')::pg_catalog.int8
        OPERATOR(pg_catalog.+) pg_catalog.current_setting('max_worker_processes')::pg_catalog.int8
        OPERATOR(pg_catalog.+) pg_catalog.current_setting('max_wal_senders')::pg_catalog.int8
-       OPERATOR(pg_catalog.+) coalesce(pg_catalog.current_setting('autovacuum_worker_slots', true),
-                                       pg_catalog.current_setting('autovacuum_max_workers'))::pg_catalog.int8
-       OPERATOR(pg_catalog.+) 16::pg_catalog.int8;
+       OPERATOR(pg_catalog.+) 64::pg_catalog.int8;
 
 COMMENT ON FUNCTION @extschema@._snowflake_max_backends() IS
-'how many server processes there can be, with room to spare (internal)';
+'how many server processes that may call the generator there can be, with room to spare (internal)';
 
 -- The server life, as a number: the postmaster's start time (a restart, a
 -- promoted standby, a restored backup start another postmaster) and the
@@ -157,14 +170,11 @@ COMMENT ON FUNCTION @extschema@._snowflake_max_backends() IS
 CREATE FUNCTION @extschema@._snowflake_life_marker()
 RETURNS pg_catalog.int8
 LANGUAGE sql STABLE PARALLEL SAFE
-RETURN pg_catalog.hashtextextended(
+RETURN pg_catalog.hashint8extended(
     (pg_catalog.date_part('epoch', pg_catalog.pg_postmaster_start_time())
-     OPERATOR(pg_catalog.*) 1000000::pg_catalog.float8)::pg_catalog.int8::pg_catalog.text
-    OPERATOR(pg_catalog.||) '/'::pg_catalog.text
-    OPERATOR(pg_catalog.||) coalesce((pg_catalog.date_part('epoch', pg_catalog.pg_stat_get_bgwriter_stat_reset_time())
-                                      OPERATOR(pg_catalog.*) 1000000::pg_catalog.float8)::pg_catalog.int8::pg_catalog.text,
-                                     ''::pg_catalog.text),
-    0::pg_catalog.int8);
+     OPERATOR(pg_catalog.*) 1000000::pg_catalog.float8)::pg_catalog.int8,
+    coalesce((pg_catalog.date_part('epoch', pg_catalog.pg_stat_get_bgwriter_stat_reset_time())
+              OPERATOR(pg_catalog.*) 1000000::pg_catalog.float8)::pg_catalog.int8, 0::pg_catalog.int8));
 
 COMMENT ON FUNCTION @extschema@._snowflake_life_marker() IS
 'a number that changes with every server life: restart, crash recovery, promotion (internal)';
@@ -261,32 +271,6 @@ $$;
 COMMENT ON FUNCTION @extschema@._snowflake_wait(pg_catalog.int8, pg_catalog.int8, pg_catalog.bool) IS
 'wait until a key leads the clock by no more than it may, or fail (internal)';
 
--- The first key above last that carries the node id and a time no earlier
--- than floor_ms: the key after a key whose sequence field is full, or that
--- lies in a higher node field, carries the next millisecond.
-CREATE FUNCTION @extschema@._snowflake_first(last pg_catalog.int8, node pg_catalog.int8,
-                                             floor_ms pg_catalog.int8)
-RETURNS pg_catalog.int8
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN CASE
-    WHEN ((greatest(last OPERATOR(pg_catalog.+) 1::pg_catalog.int8, floor_ms OPERATOR(pg_catalog.<<) @SHIFT@)
-           OPERATOR(pg_catalog.>>) @SEQUENCE_BITS@) OPERATOR(pg_catalog.&) @MAX_NODE@::pg_catalog.int8)
-         OPERATOR(pg_catalog.>) node
-    THEN (((greatest(last OPERATOR(pg_catalog.+) 1::pg_catalog.int8, floor_ms OPERATOR(pg_catalog.<<) @SHIFT@)
-            OPERATOR(pg_catalog.>>) @SHIFT@) OPERATOR(pg_catalog.+) 1::pg_catalog.int8) OPERATOR(pg_catalog.<<) @SHIFT@)
-         OPERATOR(pg_catalog.|) (node OPERATOR(pg_catalog.<<) @SEQUENCE_BITS@)
-    WHEN ((greatest(last OPERATOR(pg_catalog.+) 1::pg_catalog.int8, floor_ms OPERATOR(pg_catalog.<<) @SHIFT@)
-           OPERATOR(pg_catalog.>>) @SEQUENCE_BITS@) OPERATOR(pg_catalog.&) @MAX_NODE@::pg_catalog.int8)
-         OPERATOR(pg_catalog.<) node
-    THEN ((greatest(last OPERATOR(pg_catalog.+) 1::pg_catalog.int8, floor_ms OPERATOR(pg_catalog.<<) @SHIFT@)
-           OPERATOR(pg_catalog.>>) @SHIFT@) OPERATOR(pg_catalog.<<) @SHIFT@)
-         OPERATOR(pg_catalog.|) (node OPERATOR(pg_catalog.<<) @SEQUENCE_BITS@)
-    ELSE greatest(last OPERATOR(pg_catalog.+) 1::pg_catalog.int8, floor_ms OPERATOR(pg_catalog.<<) @SHIFT@)
-END;
-
-COMMENT ON FUNCTION @extschema@._snowflake_first(pg_catalog.int8, pg_catalog.int8, pg_catalog.int8) IS
-'the first key above another with the node id and a time no earlier than a floor (internal)';
-
 -- The key n places after the key first, counting keys of the node id only
 -- (the sequence field carries into the millisecond).
 CREATE FUNCTION @extschema@._snowflake_after(first pg_catalog.int8, node pg_catalog.int8, n pg_catalog.int8)
@@ -318,176 +302,188 @@ COMMENT ON FUNCTION @extschema@._snowflake_switched() IS
 'whether snowflake_nextval() is the C extension''s now (internal)';
 
 -- Everything but the common path of snowflake_nextval() (taken: the key
--- it took without the lock, or NULL; state: the generator's state it read)
--- and snowflake_nextval_batch() (count keys, taken and state NULL): the
--- refusals; a key taken without the lock that only leads the clock too far
--- (the clock stepped back: wait for it, and hand it out); else the
--- generator's lock, and under it the key sequence's next value if it fits,
--- or a move (see above): the first of count keys above the sequence's
--- value plus how many server processes there can be, carrying the node id
--- and a time no earlier than now_ms (ahead of it where the sequence was
--- moved a moment ago, @MAX_LEAD_MS@ ms ahead in a new server life), the
--- sequence set to the last of them.  The node id is read under the lock.
--- Returns the first key (whose node field is the node id), or NULL once
--- the database has switched to the C extension.  A call waits for the
--- lock at most @MAX_LOCK_WAIT_MS@ ms (lock_timeout, set inside the
--- subtransaction that takes the lock, the caller's again once it has it).
--- Runs as the edition's owner.
-CREATE FUNCTION @extschema@._snowflake_move(taken pg_catalog.int8, state pg_catalog.int8,
-                                            now_ms pg_catalog.int8, count pg_catalog.int4)
+-- it took without the lock, or NULL; state: the generator's state it
+-- read) and snowflake_nextval_batch() (count keys, taken and state NULL):
+-- the refusals, then the generator's lock, and under it the move (see
+-- above): the state set to a move under way, L taken; if L carries the node
+-- id and a time no earlier than the clock's (count 1, no move owed, the
+-- same server life: another call moved the sequence while this one waited for the lock, or
+-- the clock stepped back), L itself, the sequence untouched; else the first
+-- of count keys above L + B that carry the node id and a time no earlier
+-- than the clock's (ahead of it where the sequence was moved a moment ago,
+-- @MAX_LEAD_MS@ ms ahead in a new server life), the sequence set to the
+-- last of them; then the state set back to the node id.  The node id is
+-- read under the lock.  A key that leads the clock too far waits for it,
+-- after the lock is released.  Returns the first key; once the database
+-- has switched to the C extension, the C extension's key (count 1) or
+-- NULL.  A call waits for the lock, or for a lock on one of the edition's
+-- sequences, at most @MAX_LOCK_WAIT_MS@ ms (lock_timeout) and fails with
+-- 55P03.  Runs as the edition's owner.  Each statement of a PL/pgSQL
+-- function is set up once per transaction: at everyday rates, where every
+-- call moves the sequence, their number is the cost, and the statements
+-- that such calls need not run are in branches.
+CREATE FUNCTION @extschema@._snowflake_next(taken pg_catalog.int8, state pg_catalog.int8, count pg_catalog.int4)
 RETURNS pg_catalog.int8
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
+SET lock_timeout = @MAX_LOCK_WAIT_MS@
 AS $$
 DECLARE
-    node int8 := pg_sequence_last_value('_snowflake._snowflake_node_seq'::regclass);
-    refusal int4 := @extschema@._snowflake_refusal(node, now_ms);
-    timeout text := current_setting('lock_timeout');
-    waited text;
-    marker int8;
-    switched bool := false;
+    now_ms int8 := @extschema@._snowflake_clock_ms();
+    marker int8 := @extschema@._snowflake_life_marker();
+    refusal int4 := 0;
+    behind bool := false;
     new_life bool;
+    node int8;
     last int8;
     first int8;
-    floor_ms int8;
-    done int8;
+    g int8;
+    t int8;
 BEGIN
-    IF refusal <> 0 THEN
-        PERFORM @extschema@._snowflake_refuse(refusal, now_ms);
+    IF taken IS NULL THEN
+        -- Not ready for a key without the lock: why, if it must refuse.
+        -- (Only what runs is set up, once per transaction: so the
+        -- statements that everyday calls need not run are in branches.)
+        refusal := @extschema@._snowflake_refusal(0, now_ms);
+        IF refusal <> 0 THEN
+            PERFORM @extschema@._snowflake_refuse(refusal, now_ms);
+        END IF;
     END IF;
-    IF (taken >> @SEQUENCE_BITS@) & @MAX_NODE@ = state AND taken >> @SHIFT@ > now_ms + @MAX_LEAD_MS@ THEN
-        PERFORM @extschema@._snowflake_wait(taken >> @SHIFT@, now_ms, true);
-        RETURN taken;
-    END IF;
-    marker := @extschema@._snowflake_life_marker();
 
     -- The lock, held until this block is rolled back (SFREL), by its end
     -- or by an error.
     BEGIN
-        waited := set_config('lock_timeout', '@MAX_LOCK_WAIT_MS@', true);
         PERFORM FROM _snowflake._snowflake_lock FOR UPDATE;
-        waited := set_config('lock_timeout', timeout, true);
         IF NOT FOUND THEN
             RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
                 MESSAGE = 'the snowflake generator''s lock is missing',
                 DETAIL = 'The table _snowflake._snowflake_lock has no row; no ID was issued.',
                 HINT = 'The owner of the snowflake objects puts it back: INSERT INTO _snowflake._snowflake_lock DEFAULT VALUES.';
         END IF;
-        state := pg_sequence_last_value('_snowflake._snowflake_state_seq'::regclass);
-        IF state = -1 AND @extschema@._snowflake_switched() THEN
-            switched := true;
-            RAISE SQLSTATE 'SFREL';
-        END IF;
         node := pg_sequence_last_value('_snowflake._snowflake_node_seq'::regclass);
-        IF node IS NULL THEN
-            refusal := 3;
-            RAISE SQLSTATE 'SFREL';
-        END IF;
-
-        -- No move under way or owed, and the next value fits: take it.
-        IF count = 1 AND state = node THEN
-            last := pg_sequence_last_value('_snowflake._snowflake_id_seq'::regclass);
-            IF last < 9223372036854775807
-               AND @extschema@._snowflake_fits(last + 1, node, @extschema@._snowflake_clock_ms())
-               AND pg_sequence_last_value('_snowflake._snowflake_life_seq'::regclass) = marker THEN
-                first := nextval('_snowflake._snowflake_id_seq'::regclass);
-                IF @extschema@._snowflake_fits(first, node, @extschema@._snowflake_clock_ms()) THEN
-                    last := first;
-                    RAISE SQLSTATE 'SFREL';
-                END IF;
+        state := pg_sequence_last_value('_snowflake._snowflake_state_seq'::regclass);
+        IF state = -1 OR node IS NULL THEN
+            IF node IS NULL THEN
+                refusal := 3;
+                RAISE SQLSTATE 'SFREL';
+            END IF;
+            IF @extschema@._snowflake_switched() THEN
+                RAISE SQLSTATE 'SFSWI';
             END IF;
         END IF;
 
-        -- The move: the state says so before the sequence is read (the
-        -- argument above), and the node id again at its end.  The sequence
-        -- is read with nextval() (the value is dropped), so that the
-        -- session's lastval() is the key sequence's, and returns the key the
-        -- setval() below hands out.
-        done := setval('_snowflake._snowflake_state_seq'::regclass, node + @MOVING@);
-        last := nextval('_snowflake._snowflake_id_seq'::regclass);
+        -- The state says a move is under way before L is taken (the
+        -- argument above): setval() first, then nextval(), which has the
+        -- session's lastval() follow the key sequence.
+        last := nextval(CASE WHEN setval('_snowflake._snowflake_state_seq'::regclass, node + @MOVING@) >= 0
+                             THEN '_snowflake._snowflake_id_seq'::regclass END);
         new_life := pg_sequence_last_value('_snowflake._snowflake_life_seq'::regclass) IS DISTINCT FROM marker;
-        -- Where the sequence was moved less than @MOVE_AHEAD_MS@ ms ago
-        -- (more than a call every @MOVE_AHEAD_MS@ ms), the first key lies
-        -- that far past the clock, so that the calls of the next
-        -- milliseconds take theirs without a move; at lower rates keys carry
-        -- the clock's time.
-        floor_ms := now_ms + CASE WHEN new_life THEN @MAX_LEAD_MS@
-                                  WHEN last >> @SHIFT@ >= now_ms - @MOVE_AHEAD_MS@ THEN @MOVE_AHEAD_MS@
-                                  ELSE 0 END;
-        -- Variables as the arguments: the planner inlines the arithmetic
-        -- only where they are simple.
-        last := last + @extschema@._snowflake_max_backends();
-        first := @extschema@._snowflake_first(last, node, floor_ms);
-        last := @extschema@._snowflake_after(first, node, count - 1);
-        IF last >> @SHIFT@ > @MAX_MS@ THEN
-            refusal := 6;
-        ELSIF (last >> @SHIFT@) - now_ms <= @MAX_LEAD_MS@ + @MAX_WAIT_MS@ THEN
-            done := setval('_snowflake._snowflake_id_seq'::regclass, last);
-            IF new_life THEN
-                done := setval('_snowflake._snowflake_life_seq'::regclass, marker);
+        IF NOT new_life AND count = 1 AND state = node AND (last >> @SEQUENCE_BITS@) & @MAX_NODE@ = node
+           AND last >> @SHIFT@ >= now_ms THEN
+            -- No move owed, and L carries the node id and a time no earlier
+            -- than the clock's: another call moved the sequence while this
+            -- one waited for the lock, or the key only leads the clock too
+            -- far, which means that the clock stepped back (it waits
+            -- below).
+            first := last;
+            behind := true;
+        ELSE
+            -- The first key above L + B with the node id and a time no
+            -- earlier than the floor: a second past the clock in a new
+            -- server life; @MOVE_AHEAD_MS@ ms past it where the sequence
+            -- was moved less than that long ago (more than a call every
+            -- @MOVE_AHEAD_MS@ ms), so that the calls of the next
+            -- milliseconds take theirs without a move; else the clock.  g
+            -- is the lowest value above L + B at the floor or later (B
+            -- matters only where L lies within PostgreSQL's largest number
+            -- of processes, 262143, of the floor: not behind the clock), t
+            -- the slot of the node id in its millisecond, or in the next one
+            -- where g lies past it.
+            g := (now_ms + CASE WHEN new_life THEN @MAX_LEAD_MS@
+                                WHEN last >> @SHIFT@ >= now_ms - @MOVE_AHEAD_MS@ THEN @MOVE_AHEAD_MS@
+                                ELSE 0 END) << @SHIFT@;
+            IF last + 262143 >= g THEN
+                g := greatest(last + @extschema@._snowflake_max_backends() + 1, g);
+            END IF;
+            t := ((g >> @SHIFT@) << @NODE_BITS@) | node;
+            first := greatest(g, (t + CASE WHEN t < g >> @SEQUENCE_BITS@ THEN @MOVING@ ELSE 0 END) << @SEQUENCE_BITS@);
+            IF count = 1 THEN
+                last := first;
+            ELSE
+                last := @extschema@._snowflake_after(first, node, count - 1);
+            END IF;
+            IF last >> @SHIFT@ <= least(@MAX_MS@, now_ms + @MAX_LEAD_MS@ + @MAX_WAIT_MS@) THEN
+                g := setval('_snowflake._snowflake_id_seq'::regclass, last);
+                IF new_life THEN
+                    g := setval('_snowflake._snowflake_life_seq'::regclass, marker);
+                END IF;
+            ELSIF last >> @SHIFT@ > @MAX_MS@ THEN
+                refusal := 6;
             END IF;
         END IF;
-        done := setval('_snowflake._snowflake_state_seq'::regclass, node);
+        g := setval('_snowflake._snowflake_state_seq'::regclass, node);
         RAISE SQLSTATE 'SFREL';
     EXCEPTION
         WHEN SQLSTATE 'SFREL' THEN
             NULL;
+        WHEN SQLSTATE 'SFSWI' THEN
+            -- Switched to the C extension while this call waited.
+            IF count = 1 THEN
+                RETURN @extschema@.snowflake_nextval();
+            END IF;
+            RETURN NULL;
         WHEN lock_not_available THEN
             RAISE EXCEPTION USING ERRCODE = 'lock_not_available',
                 MESSAGE = 'could not move the snowflake key sequence',
-                DETAIL = 'Another call held the snowflake generator''s lock for @MAX_LOCK_WAIT_MS@ ms; no ID was issued.',
+                DETAIL = 'Another call held the snowflake generator''s lock, or one of its sequences, for @MAX_LOCK_WAIT_MS@ ms; no ID was issued.',
                 HINT = 'Only a move of the key sequence, or the switch to the C extension, holds it, each for a few statements: look in pg_stat_activity for a session that stopped inside one.';
     END;
-    IF switched THEN
-        RETURN NULL;
-    END IF;
 
     -- Refused under the lock, raised without it; a key that leads the
     -- clock by more than it may waits for it.
-    IF refusal <> 0 THEN
-        PERFORM @extschema@._snowflake_refuse(refusal, now_ms);
+    IF refusal <> 0 OR (last >> @SHIFT@) - now_ms > @MAX_LEAD_MS@ THEN
+        IF refusal <> 0 THEN
+            PERFORM @extschema@._snowflake_refuse(refusal, now_ms);
+        END IF;
+        PERFORM @extschema@._snowflake_wait(last >> @SHIFT@, now_ms, behind);
     END IF;
-    IF (last >> @SHIFT@) - now_ms > @MAX_LEAD_MS@ THEN
-        PERFORM @extschema@._snowflake_wait(last >> @SHIFT@, now_ms, false);
-    END IF;
-    IF current_setting('snowflake_edition.life', true) IS DISTINCT FROM marker::text THEN
-        PERFORM set_config('snowflake_edition.life', marker::text, false);
+    IF taken IS NULL THEN
+        -- This session has seen this server life under the lock: its next
+        -- calls may take their keys without it.
+        IF current_setting('snowflake_edition.life', true) IS NULL THEN
+            PERFORM set_config('snowflake_edition.life', 'seen', false);
+        END IF;
     END IF;
     RETURN first;
 END
 $$;
 
-COMMENT ON FUNCTION @extschema@._snowflake_move(pg_catalog.int8, pg_catalog.int8, pg_catalog.int8, pg_catalog.int4) IS
+COMMENT ON FUNCTION @extschema@._snowflake_next(pg_catalog.int8, pg_catalog.int8, pg_catalog.int4) IS
 'snowflake_nextval() where a key taken without the lock cannot be handed out as it is, and the batches: the next key under the generator''s lock, moving the key sequence where it must (internal)';
 
--- The common path is what a sequence costs: the clock, the state, one
--- nextval() and integer arithmetic (see above).
+-- The common path is what a sequence costs: the state, one nextval(),
+-- the clock and integer arithmetic (see above), in three statements (each
+-- statement of a PL/pgSQL function is set up once per transaction).  The
+-- clock is read after the key is taken: the key is no earlier than the
+-- clock at the moment it is checked, so than the clock when the call
+-- began (the C extension reads it before its spinlock; a later reading
+-- only narrows what fits).
 CREATE FUNCTION @extschema@.snowflake_nextval()
 RETURNS pg_catalog.int8
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
 AS $$
 DECLARE
-    now_ms pg_catalog.int8 := @extschema@._snowflake_clock_ms();
     state pg_catalog.int8 := pg_catalog.pg_sequence_last_value('_snowflake._snowflake_state_seq'::pg_catalog.regclass);
-    id pg_catalog.int8;
+    id pg_catalog.int8 := @extschema@._snowflake_take(state);
 BEGIN
     -- Every name is qualified, and no operator is used (with no
     -- search_path of its own, which would cost every call): this runs as
-    -- the edition's owner.  The clock is read before the key is taken, as
-    -- the C extension reads it before its spinlock, and the state before
-    -- the key, as the argument above needs.
-    IF @extschema@._snowflake_ready(state) THEN
-        id := pg_catalog.nextval('_snowflake._snowflake_id_seq'::pg_catalog.regclass);
-        IF @extschema@._snowflake_fits(id, state, now_ms) THEN
-            RETURN id;
-        END IF;
+    -- the edition's owner.  The state is read before the key is taken, as
+    -- the argument above needs.
+    IF @extschema@._snowflake_fits(id, state, @extschema@._snowflake_clock_ms()) THEN
+        RETURN id;
     END IF;
-    id := @extschema@._snowflake_move(id, state, now_ms, 1);
-    IF id IS NULL THEN
-        -- Switched to the C extension while this call waited.
-        RETURN @extschema@.snowflake_nextval();
-    END IF;
-    RETURN id;
+    RETURN @extschema@._snowflake_next(id, state, 1);
 END
 $$;
 
@@ -501,7 +497,6 @@ SET search_path = pg_catalog, pg_temp
 ROWS 1000
 AS $$
 DECLARE
-    now_ms int8 := @extschema@._snowflake_clock_ms();
     first int8;
     node int8;
     packed int8;
@@ -511,7 +506,7 @@ BEGIN
             MESSAGE = 'batch size must be between 1 and 1000000',
             DETAIL = format('The requested batch size was %s.', count);
     END IF;
-    first := @extschema@._snowflake_move(NULL, NULL, now_ms, count);
+    first := @extschema@._snowflake_next(NULL, NULL, count);
     IF first IS NULL THEN
         -- Switched to the C extension while this call waited.
         RETURN QUERY SELECT * FROM @extschema@.snowflake_nextval_batch(count);
@@ -612,4 +607,4 @@ REVOKE ALL ON FUNCTION @extschema@.snowflake_set_node_id(pg_catalog.int4) FROM P
 -- The generator's internals run as the edition's owner, called from the
 -- functions above with their search_path; no one else may call them.
 REVOKE ALL ON FUNCTION @extschema@._snowflake_wait(pg_catalog.int8, pg_catalog.int8, pg_catalog.bool) FROM PUBLIC;
-REVOKE ALL ON FUNCTION @extschema@._snowflake_move(pg_catalog.int8, pg_catalog.int8, pg_catalog.int8, pg_catalog.int4) FROM PUBLIC;
+REVOKE ALL ON FUNCTION @extschema@._snowflake_next(pg_catalog.int8, pg_catalog.int8, pg_catalog.int4) FROM PUBLIC;
