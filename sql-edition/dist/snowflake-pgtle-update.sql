@@ -2221,34 +2221,39 @@ COMMENT ON FUNCTION @extschema@._snowflake_switched() IS
 CREATE FUNCTION @extschema@._snowflake_next(taken pg_catalog.int8, state pg_catalog.int8, count pg_catalog.int4)
 RETURNS pg_catalog.int8
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
-SET search_path = pg_catalog, pg_temp
-SET lock_timeout = 5000
 AS $$
 DECLARE
-    now_ms int8 := @extschema@._snowflake_clock_ms();
-    marker int8 := @extschema@._snowflake_life_marker();
-    refusal int4 := 0;
-    behind bool := false;
-    new_life bool;
-    node int8;
-    last int8;
-    first int8;
-    g int8;
-    t int8;
+    -- No search_path of its own (a SET clause costs every call that moves
+    -- the sequence some 20,000 instructions): every name is qualified and
+    -- every operator is OPERATOR(pg_catalog.x) (which takes the precedence
+    -- of any other operator: hence the parentheses), as in
+    -- snowflake_nextval(), which calls it and runs as the owner.
+    now_ms pg_catalog.int8 := @extschema@._snowflake_clock_ms();
+    marker pg_catalog.int8 := @extschema@._snowflake_life_marker();
+    refusal pg_catalog.int4 := 0;
+    behind pg_catalog.bool := false;
+    new_life pg_catalog.bool;
+    node pg_catalog.int8;
+    last pg_catalog.int8;
+    first pg_catalog.int8;
+    g pg_catalog.int8;
+    t pg_catalog.int8;
+    done pg_catalog.text;
 BEGIN
     IF taken IS NULL THEN
         -- Not ready for a key without the lock: why, if it must refuse.
         -- (Only what runs is set up, once per transaction: so the
         -- statements that everyday calls need not run are in branches.)
         refusal := @extschema@._snowflake_refusal(0, now_ms);
-        IF refusal <> 0 THEN
+        IF refusal OPERATOR(pg_catalog.<>) 0 THEN
             PERFORM @extschema@._snowflake_refuse(refusal, now_ms);
         END IF;
     END IF;
 
     -- The lock, held until this block is rolled back (SFREL), by its end
-    -- or by an error.
+    -- or by an error; lock_timeout set in it is undone with it.
     BEGIN
+        done := pg_catalog.set_config('lock_timeout', '5000', true);
         PERFORM FROM _snowflake._snowflake_lock FOR UPDATE;
         IF NOT FOUND THEN
             RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
@@ -2256,9 +2261,9 @@ BEGIN
                 DETAIL = 'The table _snowflake._snowflake_lock has no row; no ID was issued.',
                 HINT = 'The owner of the snowflake objects puts it back: INSERT INTO _snowflake._snowflake_lock DEFAULT VALUES.';
         END IF;
-        node := pg_sequence_last_value('_snowflake._snowflake_node_seq'::regclass);
-        state := pg_sequence_last_value('_snowflake._snowflake_state_seq'::regclass);
-        IF state = -1 OR node IS NULL THEN
+        node := pg_catalog.pg_sequence_last_value('_snowflake._snowflake_node_seq'::pg_catalog.regclass);
+        state := pg_catalog.pg_sequence_last_value('_snowflake._snowflake_state_seq'::pg_catalog.regclass);
+        IF (state OPERATOR(pg_catalog.=) -1) OR node IS NULL THEN
             IF node IS NULL THEN
                 refusal := 3;
                 RAISE SQLSTATE 'SFREL';
@@ -2271,11 +2276,16 @@ BEGIN
         -- The state says a move is under way before L is taken (the
         -- argument above): setval() first, then nextval(), which has the
         -- session's lastval() follow the key sequence.
-        last := nextval(CASE WHEN setval('_snowflake._snowflake_state_seq'::regclass, node + 1024) >= 0
-                             THEN '_snowflake._snowflake_id_seq'::regclass END);
-        new_life := pg_sequence_last_value('_snowflake._snowflake_life_seq'::regclass) IS DISTINCT FROM marker;
-        IF NOT new_life AND count = 1 AND state = node AND (last >> 12) & 1023 = node
-           AND last >> 22 >= now_ms THEN
+        last := pg_catalog.nextval(
+            CASE WHEN pg_catalog.setval('_snowflake._snowflake_state_seq'::pg_catalog.regclass,
+                                        node OPERATOR(pg_catalog.+) 1024) IS NOT NULL
+                 THEN '_snowflake._snowflake_id_seq'::pg_catalog.regclass END);
+        new_life := coalesce(pg_catalog.pg_sequence_last_value('_snowflake._snowflake_life_seq'::pg_catalog.regclass)
+                             OPERATOR(pg_catalog.<>) marker, true);
+        IF NOT new_life AND (count OPERATOR(pg_catalog.=) 1) AND (state OPERATOR(pg_catalog.=) node)
+           AND (((last OPERATOR(pg_catalog.>>) 12) OPERATOR(pg_catalog.&) 1023::pg_catalog.int8)
+                OPERATOR(pg_catalog.=) node)
+           AND ((last OPERATOR(pg_catalog.>>) 22) OPERATOR(pg_catalog.>=) now_ms) THEN
             -- No move owed, and L carries the node id and a time no earlier
             -- than the clock's: another call moved the sequence while this
             -- one waited for the lock, or the key only leads the clock too
@@ -2295,36 +2305,43 @@ BEGIN
             -- of processes, 262143, of the floor: not behind the clock), t
             -- the slot of the node id in its millisecond, or in the next one
             -- where g lies past it.
-            g := (now_ms + CASE WHEN new_life THEN 1000
-                                WHEN last >> 22 >= now_ms - 4 THEN 4
-                                ELSE 0 END) << 22;
-            IF last + 262143 >= g THEN
-                g := greatest(last + @extschema@._snowflake_max_backends() + 1, g);
+            g := (now_ms OPERATOR(pg_catalog.+)
+                  CASE WHEN new_life THEN 1000
+                       WHEN (last OPERATOR(pg_catalog.>>) 22)
+                            OPERATOR(pg_catalog.>=) (now_ms OPERATOR(pg_catalog.-) 4)
+                       THEN 4
+                       ELSE 0 END) OPERATOR(pg_catalog.<<) 22;
+            IF (last OPERATOR(pg_catalog.+) 262143) OPERATOR(pg_catalog.>=) g THEN
+                g := greatest((last OPERATOR(pg_catalog.+) @extschema@._snowflake_max_backends())
+                              OPERATOR(pg_catalog.+) 1, g);
             END IF;
-            t := ((g >> 22) << 10) | node;
-            first := greatest(g, (t + CASE WHEN t < g >> 12 THEN 1024 ELSE 0 END) << 12);
-            IF count = 1 THEN
+            t := ((g OPERATOR(pg_catalog.>>) 22) OPERATOR(pg_catalog.<<) 10) OPERATOR(pg_catalog.|) node;
+            first := greatest(g, (t OPERATOR(pg_catalog.+)
+                                  CASE WHEN t OPERATOR(pg_catalog.<) (g OPERATOR(pg_catalog.>>) 12)
+                                       THEN 1024 ELSE 0 END) OPERATOR(pg_catalog.<<) 12);
+            IF count OPERATOR(pg_catalog.=) 1 THEN
                 last := first;
             ELSE
-                last := @extschema@._snowflake_after(first, node, count - 1);
+                last := @extschema@._snowflake_after(first, node, (count OPERATOR(pg_catalog.-) 1)::pg_catalog.int8);
             END IF;
-            IF last >> 22 <= least(2199023255551, now_ms + 1000 + 1000) THEN
-                g := setval('_snowflake._snowflake_id_seq'::regclass, last);
+            IF (last OPERATOR(pg_catalog.>>) 22)
+               OPERATOR(pg_catalog.<=) least(2199023255551, (now_ms OPERATOR(pg_catalog.+) 1000) OPERATOR(pg_catalog.+) 1000) THEN
+                g := pg_catalog.setval('_snowflake._snowflake_id_seq'::pg_catalog.regclass, last);
                 IF new_life THEN
-                    g := setval('_snowflake._snowflake_life_seq'::regclass, marker);
+                    g := pg_catalog.setval('_snowflake._snowflake_life_seq'::pg_catalog.regclass, marker);
                 END IF;
-            ELSIF last >> 22 > 2199023255551 THEN
+            ELSIF (last OPERATOR(pg_catalog.>>) 22) OPERATOR(pg_catalog.>) 2199023255551 THEN
                 refusal := 6;
             END IF;
         END IF;
-        g := setval('_snowflake._snowflake_state_seq'::regclass, node);
+        g := pg_catalog.setval('_snowflake._snowflake_state_seq'::pg_catalog.regclass, node);
         RAISE SQLSTATE 'SFREL';
     EXCEPTION
         WHEN SQLSTATE 'SFREL' THEN
             NULL;
         WHEN SQLSTATE 'SFSWI' THEN
             -- Switched to the C extension while this call waited.
-            IF count = 1 THEN
+            IF count OPERATOR(pg_catalog.=) 1 THEN
                 RETURN @extschema@.snowflake_nextval();
             END IF;
             RETURN NULL;
@@ -2337,17 +2354,18 @@ BEGIN
 
     -- Refused under the lock, raised without it; a key that leads the
     -- clock by more than it may waits for it.
-    IF refusal <> 0 OR (last >> 22) - now_ms > 1000 THEN
-        IF refusal <> 0 THEN
+    IF (refusal OPERATOR(pg_catalog.<>) 0)
+       OR (((last OPERATOR(pg_catalog.>>) 22) OPERATOR(pg_catalog.-) now_ms) OPERATOR(pg_catalog.>) 1000) THEN
+        IF refusal OPERATOR(pg_catalog.<>) 0 THEN
             PERFORM @extschema@._snowflake_refuse(refusal, now_ms);
         END IF;
-        PERFORM @extschema@._snowflake_wait(last >> 22, now_ms, behind);
+        PERFORM @extschema@._snowflake_wait(last OPERATOR(pg_catalog.>>) 22, now_ms, behind);
     END IF;
     IF taken IS NULL THEN
         -- This session has seen this server life under the lock: its next
         -- calls may take their keys without it.
-        IF current_setting('snowflake_edition.life', true) IS NULL THEN
-            PERFORM set_config('snowflake_edition.life', 'seen', false);
+        IF pg_catalog.current_setting('snowflake_edition.life', true) IS NULL THEN
+            done := pg_catalog.set_config('snowflake_edition.life', 'seen', false);
         END IF;
     END IF;
     RETURN first;
@@ -5172,34 +5190,39 @@ COMMENT ON FUNCTION @extschema@._snowflake_switched() IS
 CREATE FUNCTION @extschema@._snowflake_next(taken pg_catalog.int8, state pg_catalog.int8, count pg_catalog.int4)
 RETURNS pg_catalog.int8
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
-SET search_path = pg_catalog, pg_temp
-SET lock_timeout = 5000
 AS $$
 DECLARE
-    now_ms int8 := @extschema@._snowflake_clock_ms();
-    marker int8 := @extschema@._snowflake_life_marker();
-    refusal int4 := 0;
-    behind bool := false;
-    new_life bool;
-    node int8;
-    last int8;
-    first int8;
-    g int8;
-    t int8;
+    -- No search_path of its own (a SET clause costs every call that moves
+    -- the sequence some 20,000 instructions): every name is qualified and
+    -- every operator is OPERATOR(pg_catalog.x) (which takes the precedence
+    -- of any other operator: hence the parentheses), as in
+    -- snowflake_nextval(), which calls it and runs as the owner.
+    now_ms pg_catalog.int8 := @extschema@._snowflake_clock_ms();
+    marker pg_catalog.int8 := @extschema@._snowflake_life_marker();
+    refusal pg_catalog.int4 := 0;
+    behind pg_catalog.bool := false;
+    new_life pg_catalog.bool;
+    node pg_catalog.int8;
+    last pg_catalog.int8;
+    first pg_catalog.int8;
+    g pg_catalog.int8;
+    t pg_catalog.int8;
+    done pg_catalog.text;
 BEGIN
     IF taken IS NULL THEN
         -- Not ready for a key without the lock: why, if it must refuse.
         -- (Only what runs is set up, once per transaction: so the
         -- statements that everyday calls need not run are in branches.)
         refusal := @extschema@._snowflake_refusal(0, now_ms);
-        IF refusal <> 0 THEN
+        IF refusal OPERATOR(pg_catalog.<>) 0 THEN
             PERFORM @extschema@._snowflake_refuse(refusal, now_ms);
         END IF;
     END IF;
 
     -- The lock, held until this block is rolled back (SFREL), by its end
-    -- or by an error.
+    -- or by an error; lock_timeout set in it is undone with it.
     BEGIN
+        done := pg_catalog.set_config('lock_timeout', '5000', true);
         PERFORM FROM _snowflake._snowflake_lock FOR UPDATE;
         IF NOT FOUND THEN
             RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
@@ -5207,9 +5230,9 @@ BEGIN
                 DETAIL = 'The table _snowflake._snowflake_lock has no row; no ID was issued.',
                 HINT = 'The owner of the snowflake objects puts it back: INSERT INTO _snowflake._snowflake_lock DEFAULT VALUES.';
         END IF;
-        node := pg_sequence_last_value('_snowflake._snowflake_node_seq'::regclass);
-        state := pg_sequence_last_value('_snowflake._snowflake_state_seq'::regclass);
-        IF state = -1 OR node IS NULL THEN
+        node := pg_catalog.pg_sequence_last_value('_snowflake._snowflake_node_seq'::pg_catalog.regclass);
+        state := pg_catalog.pg_sequence_last_value('_snowflake._snowflake_state_seq'::pg_catalog.regclass);
+        IF (state OPERATOR(pg_catalog.=) -1) OR node IS NULL THEN
             IF node IS NULL THEN
                 refusal := 3;
                 RAISE SQLSTATE 'SFREL';
@@ -5222,11 +5245,16 @@ BEGIN
         -- The state says a move is under way before L is taken (the
         -- argument above): setval() first, then nextval(), which has the
         -- session's lastval() follow the key sequence.
-        last := nextval(CASE WHEN setval('_snowflake._snowflake_state_seq'::regclass, node + 1024) >= 0
-                             THEN '_snowflake._snowflake_id_seq'::regclass END);
-        new_life := pg_sequence_last_value('_snowflake._snowflake_life_seq'::regclass) IS DISTINCT FROM marker;
-        IF NOT new_life AND count = 1 AND state = node AND (last >> 12) & 1023 = node
-           AND last >> 22 >= now_ms THEN
+        last := pg_catalog.nextval(
+            CASE WHEN pg_catalog.setval('_snowflake._snowflake_state_seq'::pg_catalog.regclass,
+                                        node OPERATOR(pg_catalog.+) 1024) IS NOT NULL
+                 THEN '_snowflake._snowflake_id_seq'::pg_catalog.regclass END);
+        new_life := coalesce(pg_catalog.pg_sequence_last_value('_snowflake._snowflake_life_seq'::pg_catalog.regclass)
+                             OPERATOR(pg_catalog.<>) marker, true);
+        IF NOT new_life AND (count OPERATOR(pg_catalog.=) 1) AND (state OPERATOR(pg_catalog.=) node)
+           AND (((last OPERATOR(pg_catalog.>>) 12) OPERATOR(pg_catalog.&) 1023::pg_catalog.int8)
+                OPERATOR(pg_catalog.=) node)
+           AND ((last OPERATOR(pg_catalog.>>) 22) OPERATOR(pg_catalog.>=) now_ms) THEN
             -- No move owed, and L carries the node id and a time no earlier
             -- than the clock's: another call moved the sequence while this
             -- one waited for the lock, or the key only leads the clock too
@@ -5246,36 +5274,43 @@ BEGIN
             -- of processes, 262143, of the floor: not behind the clock), t
             -- the slot of the node id in its millisecond, or in the next one
             -- where g lies past it.
-            g := (now_ms + CASE WHEN new_life THEN 1000
-                                WHEN last >> 22 >= now_ms - 4 THEN 4
-                                ELSE 0 END) << 22;
-            IF last + 262143 >= g THEN
-                g := greatest(last + @extschema@._snowflake_max_backends() + 1, g);
+            g := (now_ms OPERATOR(pg_catalog.+)
+                  CASE WHEN new_life THEN 1000
+                       WHEN (last OPERATOR(pg_catalog.>>) 22)
+                            OPERATOR(pg_catalog.>=) (now_ms OPERATOR(pg_catalog.-) 4)
+                       THEN 4
+                       ELSE 0 END) OPERATOR(pg_catalog.<<) 22;
+            IF (last OPERATOR(pg_catalog.+) 262143) OPERATOR(pg_catalog.>=) g THEN
+                g := greatest((last OPERATOR(pg_catalog.+) @extschema@._snowflake_max_backends())
+                              OPERATOR(pg_catalog.+) 1, g);
             END IF;
-            t := ((g >> 22) << 10) | node;
-            first := greatest(g, (t + CASE WHEN t < g >> 12 THEN 1024 ELSE 0 END) << 12);
-            IF count = 1 THEN
+            t := ((g OPERATOR(pg_catalog.>>) 22) OPERATOR(pg_catalog.<<) 10) OPERATOR(pg_catalog.|) node;
+            first := greatest(g, (t OPERATOR(pg_catalog.+)
+                                  CASE WHEN t OPERATOR(pg_catalog.<) (g OPERATOR(pg_catalog.>>) 12)
+                                       THEN 1024 ELSE 0 END) OPERATOR(pg_catalog.<<) 12);
+            IF count OPERATOR(pg_catalog.=) 1 THEN
                 last := first;
             ELSE
-                last := @extschema@._snowflake_after(first, node, count - 1);
+                last := @extschema@._snowflake_after(first, node, (count OPERATOR(pg_catalog.-) 1)::pg_catalog.int8);
             END IF;
-            IF last >> 22 <= least(2199023255551, now_ms + 1000 + 1000) THEN
-                g := setval('_snowflake._snowflake_id_seq'::regclass, last);
+            IF (last OPERATOR(pg_catalog.>>) 22)
+               OPERATOR(pg_catalog.<=) least(2199023255551, (now_ms OPERATOR(pg_catalog.+) 1000) OPERATOR(pg_catalog.+) 1000) THEN
+                g := pg_catalog.setval('_snowflake._snowflake_id_seq'::pg_catalog.regclass, last);
                 IF new_life THEN
-                    g := setval('_snowflake._snowflake_life_seq'::regclass, marker);
+                    g := pg_catalog.setval('_snowflake._snowflake_life_seq'::pg_catalog.regclass, marker);
                 END IF;
-            ELSIF last >> 22 > 2199023255551 THEN
+            ELSIF (last OPERATOR(pg_catalog.>>) 22) OPERATOR(pg_catalog.>) 2199023255551 THEN
                 refusal := 6;
             END IF;
         END IF;
-        g := setval('_snowflake._snowflake_state_seq'::regclass, node);
+        g := pg_catalog.setval('_snowflake._snowflake_state_seq'::pg_catalog.regclass, node);
         RAISE SQLSTATE 'SFREL';
     EXCEPTION
         WHEN SQLSTATE 'SFREL' THEN
             NULL;
         WHEN SQLSTATE 'SFSWI' THEN
             -- Switched to the C extension while this call waited.
-            IF count = 1 THEN
+            IF count OPERATOR(pg_catalog.=) 1 THEN
                 RETURN @extschema@.snowflake_nextval();
             END IF;
             RETURN NULL;
@@ -5288,17 +5323,18 @@ BEGIN
 
     -- Refused under the lock, raised without it; a key that leads the
     -- clock by more than it may waits for it.
-    IF refusal <> 0 OR (last >> 22) - now_ms > 1000 THEN
-        IF refusal <> 0 THEN
+    IF (refusal OPERATOR(pg_catalog.<>) 0)
+       OR (((last OPERATOR(pg_catalog.>>) 22) OPERATOR(pg_catalog.-) now_ms) OPERATOR(pg_catalog.>) 1000) THEN
+        IF refusal OPERATOR(pg_catalog.<>) 0 THEN
             PERFORM @extschema@._snowflake_refuse(refusal, now_ms);
         END IF;
-        PERFORM @extschema@._snowflake_wait(last >> 22, now_ms, behind);
+        PERFORM @extschema@._snowflake_wait(last OPERATOR(pg_catalog.>>) 22, now_ms, behind);
     END IF;
     IF taken IS NULL THEN
         -- This session has seen this server life under the lock: its next
         -- calls may take their keys without it.
-        IF current_setting('snowflake_edition.life', true) IS NULL THEN
-            PERFORM set_config('snowflake_edition.life', 'seen', false);
+        IF pg_catalog.current_setting('snowflake_edition.life', true) IS NULL THEN
+            done := pg_catalog.set_config('snowflake_edition.life', 'seen', false);
         END IF;
     END IF;
     RETURN first;
