@@ -39,12 +39,15 @@
 # Measurements only: nothing passes or fails.
 #
 #   test/bench/edition.sh [--reps N] [--seconds S] [--low-seconds S]
-#                         [--output FILE] [--keep] [--quick]
+#                         [--only LIST] [--output FILE] [--keep] [--quick]
 #
 #   --reps N          repetitions (default 5)
 #   --seconds S       length of each saturated, 300/s and hostile run
 #                     (default 10)
 #   --low-seconds S   length of each run at 2/s (default 30)
+#   --only LIST       some sections only, comma-separated: saturated, 300,
+#                     2, hostile, publicid (default all; the report then
+#                     leaves the others' tables and targets empty)
 #   --output FILE     the report (default
 #                     docs/performance/report-sql-edition-speed-pgMAJOR.md)
 #   --keep            keep the temporary directory (server log, raw data)
@@ -66,13 +69,14 @@ for a in "$@"; do
 done
 [ -z "${SNOWFLAKE_BENCH_CMDLINE:-}" ] || cmdline=$SNOWFLAKE_BENCH_CMDLINE
 
-reps='' seconds='' low_seconds='' output='' keep=0 quick=0
-usage="usage: test/bench/edition.sh [--reps N] [--seconds S] [--low-seconds S] [--output FILE] [--keep] [--quick]"
+reps='' seconds='' low_seconds='' output='' keep=0 quick=0 only=saturated,300,2,hostile,publicid
+usage="usage: test/bench/edition.sh [--reps N] [--seconds S] [--low-seconds S] [--only LIST] [--output FILE] [--keep] [--quick]"
 while [ $# -gt 0 ]; do
     case $1 in
         --reps) reps=${2:?$usage}; shift 2 ;;
         --seconds) seconds=${2:?$usage}; shift 2 ;;
         --low-seconds) low_seconds=${2:?$usage}; shift 2 ;;
+        --only) only=${2:?$usage}; shift 2 ;;
         --output) output=${2:?$usage}; shift 2 ;;
         --keep) keep=1; shift ;;
         --quick) quick=1; shift ;;
@@ -87,6 +91,10 @@ fi
 for v in "$reps" "$seconds" "$low_seconds"; do
     [[ $v =~ ^[1-9][0-9]*$ ]] || { echo "$usage" >&2; exit 2; }
 done
+for s in ${only//,/ }; do
+    case $s in saturated|300|2|hostile|publicid) ;; *) echo "edition.sh: no section \"$s\"" >&2; exit 2 ;; esac
+done
+want() { case ",$only," in *,"$1",*) return 0 ;; esac; return 1; }
 # The public IDs' rows: the C extension's, and of them the edition's (some
 # hundred times slower).
 n_pub=200000
@@ -235,6 +243,7 @@ done
     echo "date=$(date -u '+%Y-%m-%d %H:%M:%S UTC')"
     echo "command=$cmdline"
     echo "reps=$reps"
+    echo "only=$only"
     echo "seconds=$seconds"
     echo "low_seconds=$low_seconds"
     echo "nproc=$(nproc)"
@@ -302,6 +311,7 @@ modes=("saturated 1 $seconds" "saturated 8 $seconds" "300 1 $seconds" "300 8 $se
     "2 1 $low_seconds" "2 8 $low_seconds")
 for m in "${modes[@]}"; do
     read -r mode clients secs <<< "$m"
+    want "$mode" || continue
     log "$mode, $clients client(s): ${kinds[*]} x $reps repetitions of $secs s"
     t0=$(date +%s)
     for ((rep = 1; rep <= reps; rep++)); do
@@ -314,6 +324,8 @@ for m in "${modes[@]}"; do
 done
 
 # --- hostile: two loops of brin_summarize_new_values() by OID ---
+
+if want hostile; then
 
 # A loop as bench_hostile: one psql session reading the same statement for
 # ever, each one refused (no BRIN index there) after it has queued its
@@ -361,8 +373,11 @@ for ((rep = 1; rep <= reps; rep++)); do
 done
 echo "load_hostile=$(loadavg)" >> "$meta"
 echo "seconds_hostile=$(($(date +%s) - t0))" >> "$meta"
+fi
 
 # --- public IDs per call ---
+
+if want publicid; then
 
 log "publicid: the C extension's over $n_pub IDs, the edition's over $n_pub_ed, x $reps repetitions"
 t0=$(date +%s)
@@ -405,6 +420,7 @@ for ((rep = 1; rep <= reps; rep++)); do
 done
 echo "load_publicid=$(loadavg)" >> "$meta"
 echo "seconds_publicid=$(($(date +%s) - t0))" >> "$meta"
+fi
 
 echo "load_end=$(loadavg)" >> "$meta"
 echo "duration=$(($(date +%s) - t_start))" >> "$meta"
