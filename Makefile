@@ -4,7 +4,7 @@ EXTENSION = snowflake
 EXTVERSION = $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(EXTENSION).control)
 
 MODULE_big = snowflake
-OBJS = src/snowflake.o src/functions.o src/worker.o src/generator.o src/reservation.o src/walrecord.o src/shared.o src/startcheck.o src/statefile.o src/config.o src/nodesource.o src/nodeparse.o src/layout.o src/textfunctions.o src/textform.o src/fileformat.o \
+OBJS = src/snowflake.o src/functions.o src/worker.o src/generator.o src/reservation.o src/walrecord.o src/replay.o src/standbys.o src/history.o src/shared.o src/startcheck.o src/statefile.o src/config.o src/nodesource.o src/nodeparse.o src/layout.o src/textfunctions.o src/textform.o src/fileformat.o \
 	src/publicid.o src/keyring.o src/keyfile.o src/ff1.o
 # The scripts: snowflake--1.0.sql (released, frozen) and one update script
 # per later version, snowflake--A--B.sql, and no install script of a later

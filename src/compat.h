@@ -45,6 +45,7 @@ typedef enum SfWaitEvent
 	SF_WAIT_CLOCK,				/* a call sleeps for the clock */
 	SF_WAIT_STATE_WRITE,		/* the state file is written */
 	SF_WAIT_WRITER_MAIN,		/* the background writer waits for work */
+	SF_WAIT_STANDBYS,			/* a raised lead waits for the standbys */
 	SF_WAIT_EVENTS
 } SfWaitEvent;
 
@@ -53,7 +54,8 @@ static inline uint32
 sf_wait_event(SfWaitEvent which)
 {
 	static const char *const names[SF_WAIT_EVENTS] = {
-		"SnowflakeClock", "SnowflakeStateWrite", "SnowflakeWriterMain"
+		"SnowflakeClock", "SnowflakeStateWrite", "SnowflakeWriterMain",
+		"SnowflakeStandbys"
 	};
 	static uint32 events[SF_WAIT_EVENTS];
 
@@ -64,10 +66,40 @@ sf_wait_event(SfWaitEvent which)
 #define SNOWFLAKE_WAIT_EVENT() sf_wait_event(SF_WAIT_CLOCK)
 #define SNOWFLAKE_WAIT_EVENT_IO() sf_wait_event(SF_WAIT_STATE_WRITE)
 #define SNOWFLAKE_WAIT_EVENT_WRITER() sf_wait_event(SF_WAIT_WRITER_MAIN)
+#define SNOWFLAKE_WAIT_EVENT_STANDBYS() sf_wait_event(SF_WAIT_STANDBYS)
 #else
 #define SNOWFLAKE_WAIT_EVENT() PG_WAIT_EXTENSION
 #define SNOWFLAKE_WAIT_EVENT_IO() PG_WAIT_EXTENSION
 #define SNOWFLAKE_WAIT_EVENT_WRITER() PG_WAIT_EXTENSION
+#define SNOWFLAKE_WAIT_EVENT_STANDBYS() PG_WAIT_EXTENSION
+#endif
+
+/*
+ * The standbys a primary can see (standbys.c): a replication slot that no
+ * longer reserves WAL (invalidated) has an "invalidated" cause from 16 on,
+ * and only its restart_lsn reset before; the backend status of the i-th
+ * backend (1-based) is fetched by another name from 17 on.
+ */
+#include "replication/slot.h"
+#include "utils/backend_status.h"
+#if PG_VERSION_NUM >= 160000
+#define SF_SLOT_INVALIDATED(slot) ((slot)->data.invalidated != RS_INVAL_NONE)
+#else
+#define SF_SLOT_INVALIDATED(slot) false
+#endif
+/* From 19 on a slot names the process holding it by number, not by PID. */
+#if PG_VERSION_NUM >= 190000
+#include "storage/proc.h"
+#define SF_SLOT_ACTIVE_PID(slot) \
+	((slot)->active_proc == INVALID_PROC_NUMBER ? 0 : \
+	 GetPGProcByNumber((slot)->active_proc)->pid)
+#else
+#define SF_SLOT_ACTIVE_PID(slot) ((slot)->active_pid)
+#endif
+#if PG_VERSION_NUM >= 170000
+#define sf_local_beentry(i) pgstat_get_local_beentry_by_index(i)
+#else
+#define sf_local_beentry(i) pgstat_fetch_stat_local_beentry(i)
 #endif
 
 /*

@@ -18,6 +18,7 @@
 #include "postgres.h"
 
 #include "fileformat.h"
+#include "history.h"
 
 /*
  * snowflake_crc32c
@@ -233,14 +234,16 @@ typedef struct SnowflakeStateFileV3
 	pg_crc32c	crc;
 } SnowflakeStateFileV3;
 
-/* A restore's request of 1.2 (SNOWFLAKE_STATE_UNCONFIRMED) is kept. */
-#define SF_V3_FLAGS_KEPT	SNOWFLAKE_STATE_UNCONFIRMED
+/*
+ * The id a request to confirm the node id recorded by 1.2
+ * (SNOWFLAKE_STATE_UNCONFIRMED) takes: none was recorded, and any id that
+ * no confirmation of 1.3 names will do.
+ */
+#define SF_V3_REQUEST_ID	UINT64CONST(1)
 
 /* The current format has no padding: it is written as the struct's bytes. */
-StaticAssertDecl(sizeof(SnowflakeStateFile) == 104,
-				 "SnowflakeStateFile must be 104 bytes without padding");
-StaticAssertDecl(sizeof(SnowflakeStateFileV3) == SNOWFLAKE_STATE_MAX_SIZE,
-				 "version 3 of the state file is the largest, 112 bytes");
+StaticAssertDecl(sizeof(SnowflakeStateFile) == SNOWFLAKE_STATE_MAX_SIZE,
+				 "SnowflakeStateFile must be 136 bytes without padding");
 
 /* Set the checksum of a filled image, last before writing it. */
 void
@@ -269,12 +272,16 @@ sf_convert_common(const SnowflakeStateFileV1 *old, SnowflakeStateFile *f)
 	f->last = old->last;
 	f->floor_ms = -1;
 	f->floor_cause = 0;
+	f->max_lead_ms = SNOWFLAKE_MIN_LEAD_MS;
 }
 
 /*
  * An older image as a current one: 1.0 recorded no lineage; 1.1 no
  * request to confirm a node id; 1.2 recorded what is no longer read.  The
  * floor flag of 1.0 to 1.2 is not kept: every start owes the floor now.
+ * Their lead is kept in force whether or not it was being lowered (the
+ * time it was lowered at is not a horizon); no WAL position, node span or
+ * request id was recorded.
  */
 static void
 sf_convert(const char *buf, int version, SnowflakeStateFile *f)
@@ -286,10 +293,13 @@ sf_convert(const char *buf, int version, SnowflakeStateFile *f)
 		return;
 	f->timeline = v2->timeline;
 	f->system_id = v2->system_id;
-	f->max_lead_ms = v2->max_lead_ms;
-	f->lead_lowered_ms = v2->lead_lowered_ms;
-	if (version == 3)
-		f->flags = ((const SnowflakeStateFileV3 *) buf)->flags & SF_V3_FLAGS_KEPT;
+	f->max_lead_ms = Max(v2->max_lead_ms, SNOWFLAKE_MIN_LEAD_MS);
+	if (version == 3 &&
+		(((const SnowflakeStateFileV3 *) buf)->flags & SNOWFLAKE_STATE_UNCONFIRMED))
+	{
+		f->request_id = SF_V3_REQUEST_ID;
+		f->request_kind = SF_REQUEST_RESTORE;
+	}
 }
 
 /*

@@ -24,10 +24,10 @@ extern SNOWFLAKE_INTERNAL const char *snowflake_life_parse(const char *buf, size
 														   char *detail, size_t len);
 
 /*
- * The largest state file any version wrote (version 3, 112 bytes): a
+ * The largest state file any version wrote (version 4, 136 bytes): a
  * reader reads one byte more, to see a longer file.
  */
-#define SNOWFLAKE_STATE_MAX_SIZE	112
+#define SNOWFLAKE_STATE_MAX_SIZE	136
 
 extern SNOWFLAKE_INTERNAL void snowflake_state_seal(SnowflakeStateFile *f);
 extern SNOWFLAKE_INTERNAL int snowflake_state_parse(const char *buf, size_t n,

@@ -46,6 +46,12 @@ static bool sf_backend_ready = false;
 #define SNOWFLAKE_REGRESSION_LOG_INTERVAL_MS	10000
 
 /*
+ * How often a call that needs a raised lead looks again whether every
+ * standby has flushed the raise's record (the standbys do not wake it).
+ */
+#define SNOWFLAKE_STANDBY_POLL_MS	5
+
+/*
  * Count one refused call; waited_ms >= 0 counts a call that slept that
  * long before it failed.
  */
@@ -156,7 +162,18 @@ snowflake_refusal_error(const SnowflakeShared *s, uint32 refusals)
 			/* In recovery, the node id is not known yet: that error first. */
 			if (RecoveryInProgress())
 				break;
-			if (s->request_continued)
+			if (s->ask == SF_ASK_IN_SPAN || s->ask == SF_ASK_PENDING_IN_SPAN)
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("snowflake node id %d is not confirmed: it falls within the span of the node id its history mints under",
+								snowflake_node_field(s, GetWALInsertionTimeLine())),
+						 errdetail("%s", detail),
+						 errhint("If this server runs beside the one it was copied from, give it a \"%s\" outside that span and restart it; if it replaces it, have a superuser run SELECT snowflake_confirm_restore(%d).",
+								 "snowflake.node_id",
+								 snowflake_node_field(s, GetWALInsertionTimeLine()))));
+			if (s->ask == SF_ASK_CONTINUED_BACKUP ||
+				s->ask == SF_ASK_CONTINUED_STANDBY ||
+				s->ask == SF_ASK_PENDING_CONTINUED)
 				ereport(ERROR,
 						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 						 errmsg("snowflake node id %d is not confirmed after leaving recovery without a new timeline",
@@ -214,6 +231,10 @@ sf_refuse_call(void)
 		return;
 
 	sf_count_refused(s, -1);
+	/* A request to confirm the node id reaches the standbys (reservation.c). */
+	if ((refusals & SNOWFLAKE_REFUSED(SNOWFLAKE_NODE_UNCONFIRMED)) &&
+		!RecoveryInProgress())
+		snowflake_log_request(s);
 	if (refusals != 0)
 		snowflake_refusal_error(s, refusals);
 
@@ -275,20 +296,27 @@ sf_note_regression(SnowflakeShared *s, int64 seen_ms)
  * a sleep early, so the time actually slept is what counts.
  */
 static int64
-sf_sleep(int64 ms, instr_time *started)
+sf_sleep_for(int64 ms, instr_time *started, uint32 event)
 {
 	instr_time	now;
 
 	if (INSTR_TIME_IS_ZERO(*started))
 		INSTR_TIME_SET_CURRENT(*started);
 	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-					 (long) ms, SNOWFLAKE_WAIT_EVENT());
+					 (long) ms, event);
 	ResetLatch(MyLatch);
 	CHECK_FOR_INTERRUPTS();
 
 	INSTR_TIME_SET_CURRENT(now);
 	INSTR_TIME_SUBTRACT(now, *started);
 	return (int64) INSTR_TIME_GET_MILLISEC(now);
+}
+
+/* Sleep for the clock (sf_sleep_for). */
+static int64
+sf_sleep(int64 ms, instr_time *started)
+{
+	return sf_sleep_for(ms, started, SNOWFLAKE_WAIT_EVENT());
 }
 
 /*
@@ -384,7 +412,8 @@ sf_refuse_floor(const SnowflakeShared *s, int64 behind, int64 drift)
 					(causes & SNOWFLAKE_FLOOR_RESTORE) ? "a restore" :
 					(causes & SNOWFLAKE_FLOOR_FAILOVER) ? "a failover" : "a start"),
 			 errdetail("The first ID of every start, restore and failover is placed past any ID this data directory's history, or a copy of it, can have issued: past the clock plus the largest lead it allowed (%lld ms); IDs may lead the clock by %d ms (%s) and a call may wait %d ms (%s); no ID was issued.",
-					   (long long) s->max_lead_ms, (int) drift,
+					   (long long) Max(s->floor_lead_ms, s->history.leads.lead_ms),
+					   (int) drift,
 					   "snowflake.max_drift_ms", snowflake_max_wait_ms,
 					   "snowflake.max_wait_ms"),
 			 errhint("Generation resumes by itself once the clock catches up.")));
@@ -414,7 +443,9 @@ sf_refuse_lead(SnowflakeShared *s, const SfAttempt *a, int64 now,
 	high = Max(s->clock_ms, s->clock_high_ms);
 	SpinLockRelease(&s->mutex);
 	/* A floor was placed at its clock plus the lead: not a later clock's. */
-	from_floor = s->floor_ms >= 0 && now + s->max_lead_ms >= s->floor_ms &&
+	from_floor = s->floor_ms >= 0 &&
+		sf_rule_floor(&s->history.leads, now + s->layout.epoch_ms,
+					  s->floor_lead_ms) - s->layout.epoch_ms >= s->floor_ms &&
 		(last_ms <= s->floor_ms ||
 		 (last_ms <= s->resume_ms &&
 		  s->resume_ms <= s->floor_ms + SNOWFLAKE_RESERVE_AHEAD_MS + 1));
@@ -597,6 +628,68 @@ typedef struct SfWait
 } SfWait;
 
 /*
+ * sf_refuse_unacked
+ *		Raise the error for a call that needed a raised lead that is not
+ *		relied on yet, because a standby the primary can see (lagging) has
+ *		not flushed the WAL record that carries it (55000).
+ */
+static pg_noinline void
+sf_refuse_unacked(SnowflakeShared *s, const SfAttempt *a, int64 now,
+				  int64 drift, const SfStandby *lagging, int64 waited_ms)
+{
+	char		name[NAMEDATALEN + 64];
+	uint64		lsn;
+
+	SpinLockAcquire(&s->mutex);
+	lsn = s->raise_lsn;
+	SpinLockRelease(&s->mutex);
+	sf_count_refused(s, waited_ms);
+	snowflake_standby_name(lagging, name, sizeof(name));
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("snowflake IDs may not lead the clock by more than %lld ms until every standby has the raised lead",
+					(long long) a->limit),
+			 errdetail("\"%s\" was raised to %lld ms, but %s has flushed WAL up to %X/%X only, not the record of the raise at %X/%X: promoted without it, it could mint the same IDs. The call needed a lead of %lld ms and waited %d ms (%s); no ID was issued.",
+					   "snowflake.max_drift_ms", (long long) drift, name,
+					   LSN_FORMAT_ARGS((XLogRecPtr) lagging->flushed),
+					   LSN_FORMAT_ARGS((XLogRecPtr) lsn),
+					   (long long) (a->end_ms - now), snowflake_max_wait_ms,
+					   "snowflake.max_wait_ms"),
+			 errhint("Let the standby catch up, or drop a replication slot that no standby uses any more. Standbys this server cannot see are kept apart by \"%s\", or by raising the setting on them first.",
+					 "snowflake.node_id_span")));
+}
+
+/*
+ * sf_wait_standbys
+ *		A call needs a lead above the bound in force, and the raise it needs
+ *		is recorded in WAL but waits for the standbys this primary can see
+ *		to flush that record (reservation.c, snowflake_raise_settle): publish
+ *		it if they have; else sleep a little (for them, or for the clock
+ *		under the old bound, whichever lets the call through first), and
+ *		refuse the call once it has waited what it may.
+ */
+static void
+sf_wait_standbys(SnowflakeShared *s, const SfAttempt *a, int64 now,
+				 int64 drift, SfWait *wait)
+{
+	SfStandby	lagging;
+	int64		excess = a->end_ms - (now + a->limit);
+
+	if (snowflake_raise_settle(s, &lagging))
+		return;
+	if (wait->waited + Min(excess, SNOWFLAKE_STANDBY_POLL_MS) > snowflake_max_wait_ms)
+	{
+		if (a->end_ms > now + drift)
+			sf_refuse_lead(s, a, now, drift, wait->slept ? wait->waited : -1);
+		sf_refuse_unacked(s, a, now, drift, &lagging,
+						  wait->slept ? wait->waited : -1);
+	}
+	wait->waited = sf_sleep_for(Min(excess, SNOWFLAKE_STANDBY_POLL_MS),
+								&wait->start, SNOWFLAKE_WAIT_EVENT_STANDBYS());
+	wait->slept = true;
+}
+
+/*
  * sf_clear_the_way
  *		After an attempt that issued nothing, decide what was in the way,
  *		outside the spinlock, and remove it: refuse the call, sleep for the
@@ -625,11 +718,20 @@ sf_clear_the_way(SnowflakeShared *s, const SfAttempt *a, int64 now,
 	/*
 	 * This process allows a larger lead than the server's bound (a reload
 	 * raised max_drift_ms, or this backend still runs under a value a reload
-	 * lowered): record the larger lead first.
+	 * lowered): record the larger lead first, then wait for the standbys to
+	 * have it (sf_wait_standbys).
 	 */
 	if (a->limit < drift && a->end_ms > now + a->limit)
 	{
-		sf_extend_needed(s, a->end_ms, now, waited);
+		int64		raise;
+
+		SpinLockAcquire(&s->mutex);
+		raise = s->raise_ms;
+		SpinLockRelease(&s->mutex);
+		if (raise != drift)
+			sf_extend_needed(s, a->end_ms, now, waited);
+		else
+			sf_wait_standbys(s, a, now, drift, wait);
 		return;
 	}
 

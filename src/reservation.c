@@ -1,44 +1,55 @@
 /*-------------------------------------------------------------------------
  *
  * reservation.c
- *	  The reservation: how far IDs may go before the state file must say
- *	  so; the floor that places the first ID of every life past anything an
- *	  earlier life, or another copy of the data directory, can have issued;
- *	  the adoption of a changed layout or of a derived node id that differs
- *	  from the state file's; the confirmation of a node id; and the
- *	  history's lead replayed from WAL.
+ *	  The writes of the state file by a server that mints: the reservation
+ *	  (how far IDs may go before the state file must say so), the floor
+ *	  that places the first ID of every life past anything an earlier life,
+ *	  or another copy of the data directory, can have issued, the history's
+ *	  leads as snowflake.max_drift_ms changes (and a raise that waits for
+ *	  the standbys before it is relied on), the adoption of a changed layout
+ *	  or of a derived node id, and the request and confirmation of a node
+ *	  id.  What each write decides is history.c's (its rules); this file
+ *	  gathers the facts and carries the decisions out.
  *
  * The generator never issues an ID above the reservation held in shared
  * memory (SnowflakeShared.reserved_ms), and that value is raised only after
  * the state file saying so has been written and fsynced: a restart that
- * resumes strictly above the file's reservation (shared.c) never issues an
- * ID twice.  Callers whose IDs wait for it, callers whose IDs are issued
- * already (early, ahead of need) and the background writer all write
- * through snowflake_extend_reservation.
+ * resumes strictly above the file's reservation (sf_rule_resume) never
+ * issues an ID twice.  Callers whose IDs wait for it, callers whose IDs
+ * are issued already (early, ahead of need) and the background writer all
+ * write through snowflake_extend_reservation.
  *
  * The first write of every life (shared.c: every load owes it) places the
- * first ID past the floor, now plus the largest lead any ID of the history
- * may have had, before it is handed out, and records the lineage of the
- * life's IDs: the system identifier and timeline they are issued under,
- * and their node field.  With the preload it also writes that lead into
- * WAL (walrecord.c), as it does whenever the lead changes, before IDs may
- * lead the clock by it.
+ * first ID past the floor (sf_rule_floor) before it is handed out, and
+ * records the lineage of the life's IDs: the system identifier and
+ * timeline they are issued under, and their node field.  A change of the
+ * lead is recorded as sf_rule_lead says: with the preload, a record of the
+ * history's leads goes into WAL (walrecord.c) before the state file
+ * reflects it, and a raised bound is published only once every standby
+ * this primary can see has flushed that record (snowflake_raise_settle,
+ * called by callers that wait for it and by the background writer).
  *
  * Locking: everything here runs under the "snowflake" LWLock, which
- * serialises writes of the state file; the spinlock is taken inside it only
- * to read or publish the generator's values (shared.h).
+ * serialises writes of the state file and WAL records of the history;
+ * the spinlock is taken inside it only to read or publish the generator's
+ * values (shared.h).  snowflake_raise_settle takes the spinlock only.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "access/xlog.h"
+#include "access/xloginsert.h"
 #include "miscadmin.h"
+#include "replication/slot.h"
+#include "replication/walsender.h"
 
 #include "config.h"
 #include "fileformat.h"
+#include "history.h"
 #include "reservation.h"
 #include "shared.h"
+#include "standbys.h"
 #include "statefile.h"
 #include "walrecord.h"
 
@@ -159,21 +170,21 @@ sf_reservation_image(SnowflakeStateFile *f, const SnowflakeShared *s,
 	f->node_id = lin->node;
 	snowflake_state_seal(f);
 }
-
 /*
  * The floor of a new life, taken under snowflake_lock: the last ID is
- * raised to just below now_ms + lead (at most the layout's end), so that
- * the next one is past anything an earlier life can have issued.  Returns
- * that millisecond, which the reservation must cover.  The highest floor
+ * raised to just below floor_ms (at most the layout's end), so that the
+ * next one is past anything an earlier life can have issued.  Returns that
+ * millisecond, which the reservation must cover.  The highest floor
  * applied is recorded with its cause: the lead of later IDs is told by it
  * (generator.c), across restarts.
  */
 static int64
-sf_raise_to_floor(SnowflakeShared *s, int64 now_ms, int64 lead)
+sf_raise_to_floor(SnowflakeShared *s, int64 now_ms, int64 floor_ms)
 {
-	int64		floor_ms = Min(now_ms + lead, snowflake_max_ms(&s->layout));
 	int64		floor_packed;
 
+	floor_ms = Min(floor_ms, snowflake_max_ms(&s->layout));
+	s->floor_lead_ms = Max(floor_ms - 1 - now_ms, 0);
 	/* Before the epoch no ID can lie below the floor (nor a shift be negative). */
 	floor_packed = floor_ms <= 0 ? -1 :
 		(floor_ms << s->layout.sequence_bits) - 1;
@@ -191,43 +202,58 @@ sf_raise_to_floor(SnowflakeShared *s, int64 now_ms, int64 lead)
 	return floor_ms;
 }
 
-/*
- * sf_log_lead
- *		With the preload, write the history's largest lead into WAL
- *		(walrecord.c) if this life has not written it yet, under
- *		snowflake_lock, before IDs may lead the clock by it.  Also when
- *		only its lowering changed: a lead in force again (a raise back to
- *		the largest value, lead_lowered_ms 0) must reach the standbys, or
- *		one that recorded the lowering would let it elapse while this
- *		server's IDs still lead by it.
- */
-static void
-sf_log_lead(SnowflakeShared *s)
+static bool
+sf_leads_equal(const SfLeads *a, const SfLeads *b)
 {
-	if (!s->preloaded ||
-		(s->wal_lead_ms == s->max_lead_ms && s->wal_lowered_ms == s->lead_lowered_ms))
-		return;
-	snowflake_wal_log_lead(s->max_lead_ms, s->lead_lowered_ms);
-	s->wal_lead_ms = s->max_lead_ms;
-	s->wal_lowered_ms = s->lead_lowered_ms;
+	return a->lead_ms == b->lead_ms && a->horizon_unix_ms == b->horizon_unix_ms;
+}
+
+/*
+ * sf_log_record
+ *		Write rec into WAL (its bytes: walrecord.c) and flush it, and make
+ *		it the last record the history reflects.  Called with snowflake_lock
+ *		held, outside recovery, with the preload; may raise an error (as any
+ *		WAL insertion).  Returns the end of the record.
+ */
+static uint64
+sf_log_record(SnowflakeShared *s, const SfRecord *rec)
+{
+	char		buf[SNOWFLAKE_WAL_MAX_SIZE];
+	uint8		info;
+	size_t		len = snowflake_wal_encode(rec, buf, &info);
+	XLogRecPtr	lsn;
+
+	XLogBeginInsert();
+	XLogRegisterData(buf, (int) len);
+	lsn = XLogInsert(SNOWFLAKE_RMGR_ID, info);
+	XLogFlush(lsn);
+	s->history.pos.tli = (uint32) GetWALInsertionTimeLine();
+	s->history.pos.lsn = (uint64) lsn;
+	return (uint64) lsn;
 }
 
 /*
  * Publishes a reservation written durably up to target, under
- * snowflake_lock: the new reservation, the lead bound it was written under
- * (drift), and the counters of writes by kind, with the time of the write
- * for snowflake_stats (the clock read before the spinlock).
+ * snowflake_lock: the new reservation, the lead bound (bound_ms) and a
+ * raise waiting for the standbys (raise_ms, or -1 to keep the one there),
+ * and the counters of writes by kind, with the time of the write for
+ * snowflake_stats (the clock read before the spinlock).
  */
 static void
-sf_publish_write(SnowflakeShared *s, int64 target, int64 drift,
-				 SfExtendMode mode)
+sf_publish_write(SnowflakeShared *s, int64 target, int64 bound_ms,
+				 int64 raise_ms, uint64 raise_lsn, SfExtendMode mode)
 {
 	int64		written_unix = snowflake_clock_ms();
 
 	SpinLockAcquire(&s->mutex);
 	s->reserved_ms = target;
 	s->durable_ms = target;
-	s->lead_bound_ms = drift;
+	s->lead_bound_ms = bound_ms;
+	if (raise_ms >= 0)
+	{
+		s->raise_ms = raise_ms;
+		s->raise_lsn = raise_lsn;
+	}
 	s->counters.reservation_writes++;
 	s->last_write_unix_ms = written_unix;
 	if (mode == SF_EXTEND_BACKGROUND)
@@ -241,26 +267,129 @@ sf_publish_write(SnowflakeShared *s, int64 target, int64 drift,
  * sf_cover_issued
  *		The millisecond a reservation write must reach at least: needed_ms,
  *		and never below an ID already issued.  Sets *reserved to the
- *		reservation in force.
+ *		reservation in force and *last to the last ID issued.
  *
  * After a clean shutdown the generator resumes from the exact last ID with
- * the reservation one millisecond below it (sf_resume), so that the first
- * call writes; a write made while the clock is still behind that
+ * the reservation one millisecond below it (sf_rule_resume), so that the
+ * first call writes; a write made while the clock is still behind that
  * millisecond (the background writer's, needing nothing) must cover it
  * too, or a crash would resume inside it and issue its IDs again.
  */
 static int64
-sf_cover_issued(SnowflakeShared *s, int64 needed_ms, int64 *reserved)
+sf_cover_issued(SnowflakeShared *s, int64 needed_ms, int64 *reserved,
+				int64 *last)
 {
-	int64		last;
-
 	SpinLockAcquire(&s->mutex);
 	*reserved = s->reserved_ms;
-	last = s->last;
+	*last = s->last;
 	SpinLockRelease(&s->mutex);
-	if (last >= 0)
-		needed_ms = Max(needed_ms, last >> s->layout.sequence_bits);
+	if (*last >= 0)
+		needed_ms = Max(needed_ms, *last >> s->layout.sequence_bits);
 	return needed_ms;
+}
+
+/* What one reservation write decides before it writes (sf_plan_write). */
+typedef struct SfWritePlan
+{
+	int64		needed_ms;		/* the reservation must reach it */
+	int64		reserved;		/* the reservation in force */
+	int64		bound;			/* the lead bound in force */
+	bool		floor;			/* the life's floor is applied */
+	bool		new_lineage;	/* the life's lineage is recorded */
+	SfLineage	lin;
+	SfLeads		leads;			/* the history's leads after the write */
+	SfLeadStep	step;			/* what the lead rule asks (history.c) */
+	bool		log;			/* the leads go into WAL first */
+	bool		raise_new;		/* a raise starts waiting for the standbys */
+} SfWritePlan;
+
+/*
+ * sf_plan_write
+ *		Decide a reservation write for a caller that needs IDs up to
+ *		needed_ms, at now_unix (Unix ms), with this process's lead drift:
+ *		the lineage, the floor a life owes (sf_rule_floor: past the clock
+ *		plus the history's lead, or its horizon), and what a change of the
+ *		lead asks (sf_rule_lead): a lower bound at once, a raise recorded
+ *		first and relied on once the standbys have the record.  Returns
+ *		whether the state file is to be written.  Called with
+ *		snowflake_lock held.
+ */
+static bool
+sf_plan_write(SnowflakeShared *s, int64 needed_ms, int64 now_unix, int64 drift,
+			  SfWritePlan *p)
+{
+	int64		now_ms = now_unix - s->layout.epoch_ms;
+	int64		raise;
+	int64		last;
+
+	p->new_lineage = sf_check_lineage(s, &p->lin);
+	SpinLockAcquire(&s->mutex);
+	if (drift < s->lead_bound_ms)
+		s->lead_bound_ms = drift;
+	if (s->raise_ms >= 0 && s->raise_ms != drift)
+		s->raise_ms = -1;		/* a raise to another value: asked again */
+	p->bound = s->lead_bound_ms;
+	raise = s->raise_ms;
+	SpinLockRelease(&s->mutex);
+	p->floor = s->floor_pending;
+	if (p->floor)
+		needed_ms = Max(needed_ms,
+						sf_raise_to_floor(s, now_ms,
+										  sf_rule_floor(&s->history.leads, now_unix, drift) -
+										  s->layout.epoch_ms));
+	p->needed_ms = sf_cover_issued(s, needed_ms, &p->reserved, &last);
+	p->leads = s->history.leads;
+	p->step = sf_rule_lead(&p->leads, p->bound, drift,
+						   last >= 0 ? (last >> s->layout.sequence_bits) +
+						   s->layout.epoch_ms : 0);
+	if (!s->preloaded)
+	{
+		/* Nothing can be WAL-logged: the recorded leads stay as they are. */
+		p->leads = s->history.leads;
+		p->step.log = false;
+	}
+	p->log = p->step.log && !sf_leads_equal(&p->leads, &s->wal_leads);
+	p->raise_new = p->step.raise_ms >= 0 && raise != p->step.raise_ms;
+	return p->reserved < p->needed_ms || p->floor || p->new_lineage ||
+		p->log || p->raise_new || p->step.bound_ms != p->bound;
+}
+
+/*
+ * sf_write_planned
+ *		Carry out a planned write (sf_plan_write) up to target: the leads
+ *		into WAL first when they changed (so that the state file never
+ *		reflects a record that WAL lacks), then the state file; then
+ *		publish the reservation and the bound.  False with *failure if the
+ *		file cannot be written (a WAL record written stays: it only tells
+ *		standbys what this server's memory knows already).  Called with
+ *		snowflake_lock held.
+ */
+static bool
+sf_write_planned(SnowflakeShared *s, SfWritePlan *p, int64 target,
+				 SfExtendMode mode, SfWriteFailure *failure)
+{
+	SnowflakeStateFile f;
+
+	if (p->log)
+	{
+		SfRecord	rec = {.kind = SF_RECORD_LEADS, .leads = p->leads};
+
+		s->wal_leads_lsn = sf_log_record(s, &rec);
+		s->wal_leads = p->leads;
+		s->history.leads = p->leads;
+	}
+	if (p->new_lineage)
+	{
+		s->history.node_base = s->node_id;
+		s->history.node_span = s->node_id_span;
+	}
+	sf_reservation_image(&f, s, target, &p->lin);
+	if (!snowflake_state_write(&f, failure))
+		return false;
+	sf_publish_write(s, target, p->step.bound_ms,
+					 p->raise_new ? p->step.raise_ms : -1, s->wal_leads_lsn,
+					 mode);
+	return true;
 }
 
 /*
@@ -270,11 +399,11 @@ sf_cover_issued(SnowflakeShared *s, int64 needed_ms, int64 *reserved)
  *
  * Takes the snowflake LWLock.  The first write of a server's life checks
  * the lineage and records it, and when the floor applies, raises the
- * generator's last value to now plus the history's largest lead first.
- * The new reservation reaches SNOWFLAKE_RESERVE_AHEAD_MS past the later of
+ * generator's last value to the floor first (sf_plan_write).  The new
+ * reservation reaches SNOWFLAKE_RESERVE_AHEAD_MS past the later of
  * needed_ms and now_ms.  Nothing is written if the reservation already
- * covers needed_ms and the life's lineage is recorded (another process
- * wrote it while this one waited for the lock).
+ * covers needed_ms and nothing else changed (another process wrote it
+ * while this one waited for the lock).
  *
  * A caller whose IDs wait for the reservation (SF_EXTEND_NEEDED) gets false
  * with the failure if the file cannot be written, and nothing changes; it
@@ -290,16 +419,9 @@ snowflake_extend_reservation(int64 needed_ms, int64 now_ms, SfExtendMode mode,
 							 SfWriteFailure *failure)
 {
 	SnowflakeShared *s = snowflake_shared;
-	SnowflakeStateFile f;
-	int64		reserved;
-	int64		target;
 	int64		now_unix = now_ms + s->layout.epoch_ms;
-	int64		drift = snowflake_drift_ms();
-	int64		bound;
-	int64		lead;
-	bool		floor;
-	bool		new_lineage;
-	SfLineage	lin;
+	SfWritePlan plan;
+	int64		target;
 
 	if (mode != SF_EXTEND_EARLY)
 		LWLockAcquire(snowflake_lock, LW_EXCLUSIVE);
@@ -308,40 +430,16 @@ snowflake_extend_reservation(int64 needed_ms, int64 now_ms, SfExtendMode mode,
 
 	/*
 	 * The clock again, once the lock is held: the wait for it may have been
-	 * long (behind a slow fsync), and the bound lowered below is stamped
-	 * with this time.
+	 * long (behind a slow fsync).
 	 */
 	now_unix = Max(now_unix, snowflake_clock_ms());
 	now_ms = now_unix - s->layout.epoch_ms;
-
-	new_lineage = sf_check_lineage(s, &lin);
-
-	/*
-	 * One bound for every process: the lead IDs may have is this process's
-	 * max_drift_ms from now on, whatever a backend still running under an
-	 * older value allows itself.  Lowering it is safe at once, and the
-	 * recorded lead keeps the old value until it has elapsed since then
-	 * (snowflake_history_lead); raising it waits for the write that records
-	 * the new lead.
-	 */
-	SpinLockAcquire(&s->mutex);
-	if (drift < s->lead_bound_ms)
-		s->lead_bound_ms = drift;
-	bound = s->lead_bound_ms;
-	SpinLockRelease(&s->mutex);
-	lead = snowflake_floor_lead(s, now_unix);
-	floor = s->floor_pending;
-	if (floor)
-		needed_ms = Max(needed_ms, sf_raise_to_floor(s, now_ms, lead));
-
-	needed_ms = sf_cover_issued(s, needed_ms, &reserved);
-	if (reserved < needed_ms || floor || drift > bound || new_lineage)
+	if (sf_plan_write(s, needed_ms, now_unix, snowflake_drift_ms(), &plan))
 	{
-		target = Min(Max(Max(needed_ms, now_ms) + SNOWFLAKE_RESERVE_AHEAD_MS,
-						 reserved),
+		target = Min(Max(Max(plan.needed_ms, now_ms) + SNOWFLAKE_RESERVE_AHEAD_MS,
+						 plan.reserved),
 					 snowflake_max_ms(&s->layout));
-		sf_reservation_image(&f, s, target, &lin);
-		if (!snowflake_state_write(&f, failure))
+		if (!sf_write_planned(s, &plan, target, mode, failure))
 		{
 			if (mode != SF_EXTEND_NEEDED &&
 				now_unix >= s->early_failure_logged_ms + SNOWFLAKE_LOG_INTERVAL_MS)
@@ -353,18 +451,102 @@ snowflake_extend_reservation(int64 needed_ms, int64 now_ms, SfExtendMode mode,
 			LWLockRelease(snowflake_lock);
 			return mode != SF_EXTEND_NEEDED;
 		}
-		sf_log_lead(s);
-		sf_publish_write(s, target, drift, mode);
-		if (new_lineage)
-			sf_record_lineage(s, &lin);
-		if (floor)
+		if (plan.new_lineage)
+			sf_record_lineage(s, &plan.lin);
+		if (plan.floor)
 			ereport(LOG,
 					(errmsg("snowflake IDs resume at %lld ms past the clock, because %s",
-							(long long) (s->floor_ms - now_ms), s->floor_reason)));
+							(long long) (s->floor_ms - 1 - now_ms), s->floor_reason)));
 		s->floor_pending = false;
 	}
 	LWLockRelease(snowflake_lock);
 	return true;
+}
+
+/*
+ * snowflake_raise_settle
+ *		Publish a raised lead that waits for the standbys, once every standby
+ *		this primary can see has flushed the WAL record that carries it
+ *		(standbys.c, sf_rule_raise_lagging).  Returns true if no raise
+ *		waits (any more); false if one does, with the first standby that
+ *		lags in *lagging (when not NULL).  Takes no lock of snowflake's but
+ *		the spinlock; allocates.
+ */
+bool
+snowflake_raise_settle(SnowflakeShared *s, SfStandby *lagging)
+{
+	SfStandbys	standbys;
+	uint64	   *flushed;
+	int64		raise;
+	uint64		lsn;
+	int			lag;
+
+	SpinLockAcquire(&s->mutex);
+	raise = s->raise_ms;
+	lsn = s->raise_lsn;
+	SpinLockRelease(&s->mutex);
+	if (raise < 0)
+		return true;
+	standbys.max = max_wal_senders + max_replication_slots;
+	standbys.standbys = palloc(sizeof(SfStandby) * Max(standbys.max, 1));
+	flushed = palloc(sizeof(uint64) * Max(standbys.max, 1));
+	snowflake_standbys(&standbys);
+	for (int i = 0; i < standbys.n; i++)
+		flushed[i] = standbys.standbys[i].flushed;
+	lag = sf_rule_raise_lagging(lsn, flushed, standbys.n);
+	if (lag >= 0 && lagging != NULL)
+		*lagging = standbys.standbys[lag];
+	pfree(flushed);
+	pfree(standbys.standbys);
+	if (lag >= 0)
+		return false;
+	SpinLockAcquire(&s->mutex);
+	if (s->raise_ms == raise && s->raise_lsn == lsn)
+	{
+		s->lead_bound_ms = Max(s->lead_bound_ms, raise);
+		s->raise_ms = -1;
+	}
+	SpinLockRelease(&s->mutex);
+	ereport(LOG,
+			(errmsg("snowflake IDs may lead the clock by %lld ms from now on",
+					(long long) raise),
+			 errdetail("Every standby this server can see has flushed the WAL record of the raise (at %X/%X).",
+					   LSN_FORMAT_ARGS((XLogRecPtr) lsn))));
+	return true;
+}
+
+/*
+ * snowflake_log_request
+ *		With the preload, outside recovery: write the request to confirm the
+ *		node id that this server's history has pending into WAL, once per
+ *		life, so that every server that replays this WAL later (a standby
+ *		made before the request, a restore) waits for the same
+ *		confirmation.  A failed write of the state file is only logged: the
+ *		record is in WAL.  Takes snowflake_lock.
+ */
+void
+snowflake_log_request(SnowflakeShared *s)
+{
+	SnowflakeStateFile f;
+	SfWriteFailure failure;
+
+	if (!s->preloaded || RecoveryInProgress())
+		return;
+	LWLockAcquire(snowflake_lock, LW_EXCLUSIVE);
+	if (s->history.request_id != 0 && !s->request_logged)
+	{
+		SfRecord	rec = {.kind = SF_RECORD_REQUEST,
+			.request_id = s->history.request_id,
+		.request_kind = s->history.request_kind};
+
+		(void) sf_log_record(s, &rec);
+		s->request_logged = true;
+		snowflake_state_image(&f, s, s->durable_ms, -1);
+		if (!snowflake_state_write(&f, &failure))
+			snowflake_report_write_failure(LOG, &failure,
+										   "The request to confirm the node id is in WAL; the state file records it at the next write.");
+	}
+	LWLockRelease(snowflake_lock);
 }
 
 /*
@@ -521,35 +703,55 @@ snowflake_adopt_node_state(int64 now_unix_ms)
 }
 
 /*
- * sf_write_without_request
- *		Rewrite the state file as it is (its reservation, lineage, lead and
- *		floor) without the request to confirm the node id, then lift that
- *		refusal.  False, with *failure set and nothing lifted, if the file
- *		cannot be written.  Called with the LWLock held.
+ * sf_write_confirmed
+ *		Record the confirmation of node id node_id: into WAL first (with the
+ *		preload), naming the request it answers, so that every server that
+ *		replays this WAL lifts the same request (replay.c), then the state
+ *		file without the request, with this node id and span as the ones
+ *		the history's span is counted from (sf_rule_confirm).  False, with
+ *		*failure set and nothing changed in memory, if the file cannot be
+ *		written.  Called with the LWLock held.
  */
 static bool
-sf_write_without_request(SnowflakeShared *s, SfWriteFailure *failure)
+sf_write_confirmed(SnowflakeShared *s, int node_id, SfWriteFailure *failure)
 {
 	SnowflakeStateFile f;
+	SfHistory	before = s->history;
 	int64		durable;
 
+	if (s->preloaded)
+	{
+		SfRecord	rec = {.kind = SF_RECORD_CONFIRM,
+			.request_id = s->history.request_id,
+			.node_base = s->node_id,
+		.node_span = s->node_id_span};
+
+		(void) sf_log_record(s, &rec);
+	}
+	(void) sf_rule_confirm(&s->history, s->node_id, s->node_id_span);
 	SpinLockAcquire(&s->mutex);
 	durable = s->durable_ms;
 	SpinLockRelease(&s->mutex);
 	snowflake_state_image(&f, s, durable, -1);
-	f.flags &= ~(SNOWFLAKE_STATE_UNCONFIRMED | SNOWFLAKE_STATE_CONTINUED);
-	snowflake_state_seal(&f);
 	if (!snowflake_state_write(&f, failure))
+	{
+		/* The WAL position stays: the record is there. */
+		before.pos = s->history.pos;
+		s->history = before;
 		return false;
+	}
 	s->refusals &= ~SNOWFLAKE_REFUSED(SNOWFLAKE_NODE_UNCONFIRMED);
+	ereport(LOG,
+			(errmsg("snowflake node id %d confirmed", node_id)));
 	return true;
 }
 
 /*
  * snowflake_confirm_restore_state
  *		Confirm that this server mints with node id node, after a restore
- *		(snowflake.confirm_restore) or a start without a new timeline
- *		(shared.c): the state file is rewritten without the request, then
+ *		(snowflake.confirm_restore), a start without a new timeline, or a
+ *		start with a node id in the span of the one its history mints under
+ *		(shared.c): the confirmation is written (sf_write_confirmed), then
  *		generation proceeds (unless another refusal stands).  The caller
  *		has checked that the user is a superuser, that the server is not in
  *		recovery, and that no refusal before this one stands (shared.h).
@@ -571,7 +773,7 @@ snowflake_confirm_restore_state(int node)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("no restored snowflake node id to confirm"),
-				 errdetail("Generation is not waiting for a confirmation of the node id: this server did not start from a restore with \"%s\" on, nor leave recovery without a new timeline, or its node id was confirmed already.",
+				 errdetail("Generation is not waiting for a confirmation of the node id: this server did not start from a restore with \"%s\" on, nor leave recovery without a new timeline, nor start with a node id in the span of the one its history mints under, or its node id was confirmed already.",
 						   "snowflake.confirm_restore")));
 	}
 	/* The caller raised an earlier refusal (a layout, no node id) first. */
@@ -588,73 +790,11 @@ snowflake_confirm_restore_state(int node)
 				 errhint("If this server runs beside the one it was copied from, give it its own \"%s\" and restart it instead.",
 						 "snowflake.node_id")));
 	}
-	if (!sf_write_without_request(s, &failure))
+	if (!sf_write_confirmed(s, node, &failure))
 	{
 		LWLockRelease(snowflake_lock);
 		snowflake_report_write_failure(ERROR, &failure,
 									   "The node id was not confirmed.");
 	}
 	LWLockRelease(snowflake_lock);
-	ereport(LOG,
-			(errmsg("snowflake node id %d confirmed", node)));
-}
-
-/*
- * snowflake_replay_lead
- *		The redo of a WAL record of the history's largest lead (walrecord.c),
- *		in a server that replays WAL: a larger lead than the one known here,
- *		or the same lead in force again (not lowered) or lowered later, is
- *		recorded in shared memory and in the state file, so that the floor
- *		of this server's starts covers it, also after a restart that
- *		replays WAL from a later point.  Takes the LWLock.
- *
- * If the file cannot be written the server stops (FATAL, in the startup
- * process): its next start replays the record again.  A file that is
- * unusable, or records another layout, is left as it is, and the lead is
- * kept in shared memory only (a WARNING says so).
- */
-void
-snowflake_replay_lead(int64 max_lead_ms, int64 lead_lowered_ms)
-{
-	SnowflakeShared *s = snowflake_shared;
-	SnowflakeStateFile f;
-	SfWriteFailure failure;
-	bool		raised;
-
-	LWLockAcquire(snowflake_lock, LW_EXCLUSIVE);
-	raised = max_lead_ms > s->max_lead_ms;
-	/* The same lead: in force if either says so (0), else the later lowering. */
-	if (!raised)
-		lead_lowered_ms = (lead_lowered_ms == 0 || s->lead_lowered_ms == 0) ? 0 :
-			Max(lead_lowered_ms, s->lead_lowered_ms);
-	if (max_lead_ms < s->max_lead_ms ||
-		(!raised && lead_lowered_ms == s->lead_lowered_ms))
-	{
-		LWLockRelease(snowflake_lock);
-		return;
-	}
-	s->max_lead_ms = max_lead_ms;
-	s->lead_lowered_ms = lead_lowered_ms;
-	if (s->refusals & (SNOWFLAKE_REFUSED(SNOWFLAKE_STATE_UNUSABLE) |
-					   SNOWFLAKE_REFUSED(SNOWFLAKE_LAYOUT_CHANGED)))
-	{
-		LWLockRelease(snowflake_lock);
-		ereport(WARNING,
-				(errmsg("snowflake lead of %lld ms replayed from WAL is not recorded in \"%s\"",
-						(long long) max_lead_ms, SNOWFLAKE_STATE_FILE),
-				 errdetail("The state file is unusable or records another layout; the lead applies to this server's life only.")));
-		return;
-	}
-	snowflake_state_image(&f, s, s->durable_ms, -1);
-	if (!snowflake_state_write(&f, &failure))
-		snowflake_report_write_failure_hint(FATAL, &failure,
-											"The largest lead over the clock of the primary's IDs, replayed from WAL, must be recorded before replay goes on.",
-											"Make the state file in the data directory writable by the server again, then start it again.");
-	LWLockRelease(snowflake_lock);
-	if (!raised)
-		return;
-	ereport(LOG,
-			(errmsg("snowflake IDs of this server's history may lead the clock by %lld ms, as replayed from WAL",
-					(long long) max_lead_ms),
-			 errdetail("The first ID of every start of this server is placed past the clock plus that lead.")));
 }

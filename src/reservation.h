@@ -1,9 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * reservation.h
- *	  The durable reservation, the floor of every start, the adoption of a
- *	  changed layout or derived node id, the confirmation of a node id, and
- *	  the history's lead replayed from WAL (reservation.c).
+ *	  The durable reservation, the floor of every start, the history's
+ *	  leads and the raise that waits for the standbys, the adoption of a
+ *	  changed layout or derived node id, and the request and confirmation
+ *	  of a node id (reservation.c).
  *
  * Everything here runs under the "snowflake" LWLock (shared.h), taking the
  * spinlock inside it only to publish values.
@@ -14,6 +15,8 @@
 #define SNOWFLAKE_RESERVATION_H
 
 #include "layout.h"
+#include "shared.h"
+#include "standbys.h"
 #include "statefile.h"
 
 /*
@@ -46,7 +49,8 @@ extern SNOWFLAKE_INTERNAL void snowflake_adopt_layout_state(int64 now_unix_ms,
 														 bool force);
 extern SNOWFLAKE_INTERNAL int snowflake_adopt_node_state(int64 now_unix_ms);
 extern SNOWFLAKE_INTERNAL void snowflake_confirm_restore_state(int node);
-extern SNOWFLAKE_INTERNAL void snowflake_replay_lead(int64 max_lead_ms,
-												  int64 lead_lowered_ms);
+extern SNOWFLAKE_INTERNAL bool snowflake_raise_settle(SnowflakeShared *s,
+												   SfStandby *lagging);
+extern SNOWFLAKE_INTERNAL void snowflake_log_request(SnowflakeShared *s);
 
 #endif							/* SNOWFLAKE_RESERVATION_H */

@@ -118,59 +118,6 @@ sf_shmem_request(void)
 }
 
 /*
- * snowflake_history_lead
- *		The largest lead over the clock that an ID of this data directory's
- *		history may have had, as of now_unix_ms, updating the record.
- *
- * snowflake.max_drift_ms may be lowered by a reload while IDs issued under
- * the old value still lead the clock: the old value keeps counting until it
- * has elapsed since a lower one was first recorded here (which is no earlier
- * than the reload).  Call with the LWLock held, or in the postmaster.
- */
-int64
-snowflake_history_lead(SnowflakeShared *s, int64 now_unix_ms)
-{
-	/*
-	 * The lead this process lets IDs have: without the preload the capped
-	 * one, so that a snowflake.max_drift_ms above the cap, which no ID of
-	 * this life can reach, does not place the next start's floor past it.
-	 */
-	int64		drift = snowflake_drift_ms();
-
-	if (drift >= s->max_lead_ms)
-	{
-		s->max_lead_ms = drift;
-		s->lead_lowered_ms = 0;
-	}
-	else if (s->lead_lowered_ms == 0)
-		s->lead_lowered_ms = now_unix_ms;
-	else if (now_unix_ms >= s->lead_lowered_ms + s->max_lead_ms)
-	{
-		s->max_lead_ms = drift;
-		s->lead_lowered_ms = 0;
-	}
-	return s->max_lead_ms;
-}
-
-/*
- * snowflake_floor_lead
- *		How far past the clock the floor of a start lies, as of now_unix_ms:
- *		the history's largest lead (snowflake_history_lead, updating it),
- *		and without the preload at least the capped lead, which any member
- *		of a history without WAL records of the lead may have allowed
- *		(config.h).  Call with the LWLock held, or in the postmaster.
- */
-int64
-snowflake_floor_lead(SnowflakeShared *s, int64 now_unix_ms)
-{
-	int64		lead = snowflake_history_lead(s, now_unix_ms);
-
-	if (!s->preloaded)
-		lead = Max(lead, SNOWFLAKE_NO_PRELOAD_MAX_DRIFT_MS);
-	return lead;
-}
-
-/*
  * snowflake_node_field
  *		The node field IDs carry on timeline tli (0: unknown, taken as 1):
  *		snowflake.node_id plus the timeline's offset within
@@ -178,7 +125,7 @@ snowflake_floor_lead(SnowflakeShared *s, int64 now_unix_ms)
  *
  * The offset is the timeline number's, (tli - 1) % span, unless one of the
  * span - 1 timelines before it in its own history took it: then the lowest
- * one none of them took (statefile.c, snowflake_chain_offset).  A promoted
+ * one none of them took (history.c, sf_rule_node_offset).  A promoted
  * server's node field thus differs from those of the span - 1 timelines
  * before it, whichever numbers servers of other branches took meanwhile (a
  * restore drill that archived into the same WAL archive takes a number,
@@ -207,17 +154,15 @@ snowflake_node_field(const SnowflakeShared *s, uint32 tli)
 
 /*
  * Fill a state file image: the layout and node id of the server, the given
- * reservation and last ID, the lineage, lead and floor in shared memory, a
- * request to confirm the node id while it stands, and the data directory's
+ * reservation and last ID, the lineage and floor in shared memory, what it
+ * knows of the history (its leads, the last WAL record it reflects, a
+ * request to confirm the node id, the node span), and the data directory's
  * place.
  */
 void
 snowflake_state_image(SnowflakeStateFile *f, const SnowflakeShared *s,
 					  int64 reserved_ms, int64 last)
 {
-	bool		request = (s->refusals &
-						   SNOWFLAKE_REFUSED(SNOWFLAKE_NODE_UNCONFIRMED)) != 0;
-
 	memset(f, 0, sizeof(*f));
 	f->magic = SNOWFLAKE_STATE_MAGIC;
 	f->version = SNOWFLAKE_STATE_VERSION;
@@ -228,15 +173,19 @@ snowflake_state_image(SnowflakeStateFile *f, const SnowflakeShared *s,
 	f->node_id = s->recorded_node;
 	f->reserved_ms = reserved_ms;
 	f->last = last;
-	f->flags = (request ? SNOWFLAKE_STATE_UNCONFIRMED : 0) |
-		(request && s->request_continued ? SNOWFLAKE_STATE_CONTINUED : 0);
 	f->timeline = s->recorded_tli;
 	f->system_id = s->recorded_system_id;
-	f->max_lead_ms = s->max_lead_ms;
-	f->lead_lowered_ms = s->lead_lowered_ms;
+	f->max_lead_ms = s->history.leads.lead_ms;
+	f->horizon_unix_ms = s->history.leads.horizon_unix_ms;
 	f->floor_ms = s->floor_ms;
 	f->floor_cause = (uint32) s->recorded_floor_cause;
 	f->place = s->place;
+	f->pos_tli = s->history.pos.tli;
+	f->pos_lsn = s->history.pos.lsn;
+	f->request_id = s->history.request_id;
+	f->request_kind = (uint32) s->history.request_kind;
+	f->node_base = s->history.node_base;
+	f->node_span = s->history.node_span;
 	snowflake_state_seal(f);
 }
 
@@ -285,12 +234,12 @@ sf_log_node_change(const SnowflakeShared *s, const SnowflakeStateFile *f,
 /*
  * sf_resume
  *		Decide where generation resumes after reading a state file of the
- *		configured layout.
+ *		configured layout (history.c, sf_rule_resume).
  */
 static void
 sf_resume(SnowflakeShared *s, const SnowflakeStateFile *f)
 {
-	int64		max_packed;
+	SfResume	r;
 	int			node = snowflake_node_field(s, f->timeline);
 
 	/*
@@ -300,42 +249,10 @@ sf_resume(SnowflakeShared *s, const SnowflakeStateFile *f)
 	 */
 	if (node >= 0 && f->node_id != node)
 		sf_log_node_change(s, f, node);
-
-	/*
-	 * Resume strictly above what the file proves.  After a clean shutdown
-	 * that is the exact last ID; the reservation is put just below its
-	 * millisecond so that the first ID written in it rewrites the file
-	 * first (the file says "clean" until then, and a crash must not bring
-	 * that exact value back).
-	 */
-	max_packed = (int64) ((UINT64CONST(1) <<
-						   (s->layout.timestamp_bits + s->layout.sequence_bits)) - 1);
-	if (f->last >= 0 && f->node_id == node)
-	{
-		s->last = Min(f->last, max_packed);
-		s->reserved_ms = (s->last >> s->layout.sequence_bits) - 1;
-	}
-	else if (f->last >= 0)
-	{
-		/*
-		 * With another node id, an ID in the last ID's millisecond could be
-		 * smaller than it: resume in the next millisecond.
-		 */
-		int64		last_ms = f->last >> s->layout.sequence_bits;
-
-		s->reserved_ms = last_ms;
-		s->last = last_ms >= snowflake_max_ms(&s->layout) ? max_packed :
-			((last_ms + 1) << s->layout.sequence_bits) - 1;
-	}
-	else
-	{
-		s->reserved_ms = f->reserved_ms;
-		if (f->reserved_ms >= snowflake_max_ms(&s->layout))
-			s->last = max_packed;
-		else
-			s->last = ((f->reserved_ms + 1) << s->layout.sequence_bits) - 1;
-	}
-	s->durable_ms = f->last >= 0 ? (f->last >> f->sequence_bits) : f->reserved_ms;
+	sf_rule_resume(f, &s->layout, node, &r);
+	s->last = r.last;
+	s->reserved_ms = r.reserved_ms;
+	s->durable_ms = r.durable_ms;
 	s->resume_ms = s->last >> s->layout.sequence_bits;
 }
 
@@ -417,19 +334,59 @@ sf_unused_layout_replaced(SnowflakeShared *s, SnowflakeStateFile *f)
 }
 
 /*
+ * sf_ask_in_span
+ *		At a load whose node id falls in the span of the node id the state
+ *		file records its history's IDs under: say so (WARNING), and the
+ *		detail of the refusal.
+ */
+static void
+sf_ask_in_span(SnowflakeShared *s, char *detail, size_t len)
+{
+	int			base = s->history.node_base;
+	int			last = base + s->history.node_span - 1;
+
+	snprintf(detail, len,
+			 "The state file was written by a server minting with node id %d and \"%s\" = %d, whose standbys take node ids %d to %d when promoted; this server is configured with node id %d.",
+			 base, "snowflake.node_id_span", s->history.node_span, base, last,
+			 s->node_id);
+	ereport(WARNING,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("snowflake node id %d falls within the span of node ids %d to %d recorded in \"%s\"",
+					s->node_id, base, last, SNOWFLAKE_STATE_FILE),
+			 errdetail("%s Calls that issue IDs fail until the node id is confirmed; decoding works.",
+					   detail),
+			 errhint("If this server runs beside the one it was copied from, give it a node id outside %d to %d and restart it; if it replaces it, have a superuser run SELECT snowflake_confirm_restore(%d).",
+					 base, last, s->node_id)));
+}
+
+/* A new request's id: random, never 0. */
+static uint64
+sf_new_request_id(void)
+{
+	uint64		id = 0;
+
+	if (!pg_strong_random(&id, sizeof(id)) || id == 0)
+		id = ((uint64) MyProcPid << 32) ^ (uint64) GetCurrentTimestamp() ^ 1;
+	return id;
+}
+
+/*
  * sf_check_restored_node
- *		Refuse generation until the node id is confirmed when this start
- *		asks for it, or an earlier one did (startcheck.c), recording a new
- *		request before recovery begins; else, at a standby's first start,
- *		record where its data directory is.  f is the file as read (or an
- *		empty history's image), of the configured layout if layout_ok.
+ *		Refuse generation until the node id is confirmed when this load asks
+ *		for it, or an earlier one did and no confirmation came (history.c,
+ *		sf_rule_start_request), recording a new request before recovery
+ *		begins; else, at a standby's first start, record where its data
+ *		directory is.  f is the file as read (or an empty history's image),
+ *		of the configured layout if layout_ok; s->history is loaded from it.
  *		Without the preload no start is seen: nothing is asked.
  */
 static void
 sf_check_restored_node(SnowflakeShared *s, SnowflakeStateFile *f,
 					   bool have_file, bool layout_ok)
 {
-	SnowflakeStartRequest req;
+	SfStartFacts facts;
+	char		detail[2 * SNOWFLAKE_DETAIL_LEN];
+	uint64		had = s->history.request_id;
 	bool		first_look = !sf_pm_loaded;
 
 	if (!s->preloaded)
@@ -437,15 +394,21 @@ sf_check_restored_node(SnowflakeShared *s, SnowflakeStateFile *f,
 		snowflake_warn_confirm_unloaded();
 		return;
 	}
-	snowflake_start_request(f, have_file, first_look, s->node_id >= 0,
-							snowflake_node_field(s, f->timeline), s->place,
-							&req);
-	if (req.why != NULL)
+	snowflake_start_facts(f, have_file, first_look, s->place, &facts);
+	facts.node_changed = have_file && s->node_id >= 0 &&
+		snowflake_node_field(s, f->timeline) != f->node_id;
+	facts.in_span = have_file && layout_ok &&
+		sf_rule_node_in_span(&s->history, s->node_id, s->node_id_span);
+	s->ask = sf_rule_start_request(&facts, &s->history, sf_new_request_id());
+	if (s->ask == SF_ASK_IN_SPAN)
+		sf_ask_in_span(s, detail, sizeof(detail));
+	else if (s->ask != SF_ASK_NONE)
+		strlcpy(detail, snowflake_ask_sentence(s->ask), sizeof(detail));
+	if (s->ask != SF_ASK_NONE)
 	{
-		s->request_continued = req.continued;
-		sf_refuse(s, SNOWFLAKE_NODE_UNCONFIRMED, 0, req.why);
-		if (req.is_new)
-			snowflake_record_request(f, s->place, req.why);
+		sf_refuse(s, SNOWFLAKE_NODE_UNCONFIRMED, 0, detail);
+		if (s->history.request_id != had)
+			snowflake_record_request(f, s->place, &s->history, detail);
 	}
 	else if (have_file && layout_ok)
 		snowflake_record_standby_place(f, s->place, first_look);
@@ -462,15 +425,19 @@ static void
 sf_state_unusable(SnowflakeShared *s, int err, const char *detail)
 {
 	SnowflakeStateFile none;
-	SnowflakeStartRequest req;
+	SfStartFacts facts;
+	SfHistory	h;
+	SfAsk		ask;
 
 	memset(&none, 0, sizeof(none));
+	memset(&h, 0, sizeof(h));
 	if (s->preloaded)
 	{
-		snowflake_start_request(&none, false, !sf_pm_loaded, false, -1,
-								s->place, &req);
-		if (req.why != NULL)
-			snowflake_request_unrecorded(req.why, NULL, err, detail);
+		snowflake_start_facts(&none, false, !sf_pm_loaded, s->place, &facts);
+		ask = sf_rule_start_request(&facts, &h, 1);
+		if (ask != SF_ASK_NONE)
+			snowflake_request_unrecorded(snowflake_ask_sentence(ask), NULL,
+										 err, detail);
 	}
 	sf_refuse(s, SNOWFLAKE_STATE_UNUSABLE, err, detail);
 
@@ -522,15 +489,16 @@ static void
 sf_log_lower_lead(SnowflakeShared *s)
 {
 	int64		drift = snowflake_drift_ms();
+	int64		lead = s->history.leads.lead_ms;
 
-	if (drift >= s->max_lead_ms)
+	if (drift >= lead || lead <= SNOWFLAKE_MIN_LEAD_MS)
 		return;
 	ereport(LOG,
 			(errmsg("\"%s\" (%lld ms) is lower than the largest lead over the clock in this data directory's history (%lld ms)",
 					"snowflake.max_drift_ms", (long long) drift,
-					(long long) s->max_lead_ms),
-			 errdetail("The first ID of this start is placed past the clock plus %lld ms; the lower value applies once that long has passed since it was first seen.",
-					   (long long) s->max_lead_ms)));
+					(long long) lead),
+			 errdetail("The first ID of this start is placed past the clock plus %lld ms; the lower value applies from its first reservation write on.",
+					   (long long) lead)));
 }
 
 /*
@@ -574,9 +542,15 @@ sf_load_state(SnowflakeShared *s)
 	s->recorded_tli = f.timeline;
 	s->recorded_system_id = f.system_id;
 	s->recorded_node = f.node_id;
-	s->max_lead_ms = f.max_lead_ms;
-	s->lead_lowered_ms = f.lead_lowered_ms;
-	s->lead_bound_ms = f.max_lead_ms;
+	s->history.leads.lead_ms = Max(f.max_lead_ms, SNOWFLAKE_MIN_LEAD_MS);
+	s->history.leads.horizon_unix_ms = f.horizon_unix_ms;
+	s->history.pos.tli = f.pos_tli;
+	s->history.pos.lsn = f.pos_lsn;
+	s->history.request_id = f.request_id;
+	s->history.request_kind = (SfRequestKind) f.request_kind;
+	s->history.node_base = f.node_base;
+	s->history.node_span = f.node_span;
+	s->lead_bound_ms = sf_rule_start_bound(SNOWFLAKE_MIN_LEAD_MS);
 	s->floor_ms = f.floor_ms;
 	s->recorded_floor_cause = (int) f.floor_cause;
 	sf_log_lower_lead(s);
@@ -613,8 +587,9 @@ sf_init_shared(SnowflakeShared *s)
 	s->last_write_unix_ms = -1;
 	s->resume_ms = -1;
 	s->floor_ms = -1;
-	s->wal_lead_ms = -1;
-	s->wal_lowered_ms = -1;
+	s->wal_leads.lead_ms = -1;
+	s->raise_ms = -1;
+	s->history.leads.lead_ms = SNOWFLAKE_MIN_LEAD_MS;
 	s->clock_ms = 0;
 	s->counters.reset_time = GetCurrentTimestamp();
 	s->recorded_end_unix_ms = -1;

@@ -66,6 +66,7 @@
 #include "storage/lwlock.h"
 #include "storage/spin.h"
 
+#include "history.h"
 #include "layout.h"
 #include "nodesource.h"
 #include "statefile.h"
@@ -78,7 +79,7 @@
  * whenever the struct changes: a library replaced while a server runs
  * without the preload must not read a segment its predecessor created.
  */
-#define SNOWFLAKE_SHARED_MAGIC	0x534E4636	/* "SNF6" */
+#define SNOWFLAKE_SHARED_MAGIC	0x534E4637	/* "SNF7" */
 
 /* Size of the DSM registry segment: fixed, room to spare. */
 #define SNOWFLAKE_DSM_SIZE	8192
@@ -160,6 +161,7 @@ typedef struct SnowflakeShared
 														 * from, for the stats
 														 * ("" when not set) */
 	uint32		refusals;		/* SNOWFLAKE_REFUSED() bits, 0 when ready */
+	SfAsk		ask;			/* why SNOWFLAKE_NODE_UNCONFIRMED stands */
 	char		refusal_detail[SNOWFLAKE_REFUSALS][2 * SNOWFLAKE_DETAIL_LEN];
 	int			refusal_errno;	/* errno of a state file failure */
 	/* With SNOWFLAKE_LAYOUT_CHANGED: where the recorded layout's IDs end. */
@@ -208,18 +210,21 @@ typedef struct SnowflakeShared
 								 * server's IDs (a standby's or a copy's
 								 * start, another timeline or system), not
 								 * only this data directory's own */
-	bool		request_continued;	/* SNOWFLAKE_NODE_UNCONFIRMED because the
-									 * server left recovery without a new
-									 * timeline (not a restore) */
 	int64		floor_ms;		/* the highest floor applied (recorded in the
 								 * file with its cause), ms since epoch */
+	int64		floor_lead_ms;	/* the lead over the clock this life's floor
+								 * was placed with, 0 before it */
 	int			recorded_floor_cause;	/* that floor's SnowflakeFloorCause
 										 * bits */
-	int64		max_lead_ms;	/* largest lead of the history's IDs */
-	int64		lead_lowered_ms;	/* Unix ms a lower drift was first seen */
-	int64		wal_lead_ms;	/* the lead this life last wrote into WAL, or
-								 * -1 (walrecord.c) */
-	int64		wal_lowered_ms; /* and its lead_lowered_ms */
+	SfHistory	history;		/* what the state file knows of the
+								 * history: its leads, the last WAL record
+								 * it reflects, a request to confirm the
+								 * node id, the node span (history.h) */
+	SfLeads		wal_leads;		/* the leads this life last wrote into WAL
+								 * (lead_ms -1: none yet) */
+	uint64		wal_leads_lsn;	/* and the end of that record */
+	bool		request_logged; /* this life wrote the pending request into
+								 * WAL */
 	uint64		place;			/* hash of the data directory's path */
 	int64		early_failure_logged_ms;	/* Unix ms of the last LOG line */
 
@@ -245,10 +250,15 @@ typedef struct SnowflakeShared
 								 * reserved_ms after a clean shutdown) */
 	int64		lead_bound_ms;	/* every process issues IDs at most this far
 								 * ahead of the clock, whatever its own
-								 * max_drift_ms: never above the largest
-								 * lead the state file records (raised only
-								 * after a write recording it, lowered at
-								 * once; see reservation.c) */
+								 * max_drift_ms: never above the history's
+								 * lead that every standby the primary can
+								 * see knows (raised only once they have
+								 * the record, lowered at once; see
+								 * reservation.c) */
+	int64		raise_ms;		/* a larger bound waiting for the standbys to
+								 * flush the WAL record that ends at
+								 * raise_lsn, or -1 */
+	uint64		raise_lsn;
 	int64		clock_ms;		/* latest wall clock reading, ms since epoch */
 	int64		clock_high_ms;	/* the highest reading before the clock last
 								 * went backwards */
@@ -276,10 +286,6 @@ extern SNOWFLAKE_INTERNAL bool snowflake_life_settle(SnowflakeShared *s,
 												  SfWriteFailure *failure);
 extern SNOWFLAKE_INTERNAL int snowflake_node_field(const SnowflakeShared *s,
 												 uint32 tli);
-extern SNOWFLAKE_INTERNAL int64 snowflake_history_lead(SnowflakeShared *s,
-													int64 now_unix_ms);
-extern SNOWFLAKE_INTERNAL int64 snowflake_floor_lead(SnowflakeShared *s,
-												  int64 now_unix_ms);
 extern SNOWFLAKE_INTERNAL void snowflake_state_image(SnowflakeStateFile *f,
 												  const SnowflakeShared *s,
 												  int64 reserved_ms, int64 last);

@@ -63,8 +63,8 @@
 #include "config.h"
 #include "functions.h"
 #include "keyring.h"
+#include "replay.h"
 #include "shared.h"
-#include "walrecord.h"
 #include "worker.h"
 
 SNOWFLAKE_MODULE_MAGIC();
@@ -78,7 +78,7 @@ _PG_init(void)
 								 * config.c reserves the prefix */
 	snowflake_config_init();	/* the settings */
 	snowflake_shared_init();	/* shared memory hooks, when preloaded */
-	snowflake_wal_init();		/* the WAL record of the lead, when preloaded */
+	snowflake_replay_init();	/* the replay of the WAL record, when preloaded */
 	snowflake_worker_init();	/* the background writer, when preloaded */
 	snowflake_functions_init(); /* DISCARD forgets snowflake_lastval() */
 }

@@ -141,34 +141,6 @@ snowflake_restore_start(void)
 	return NULL;
 }
 /*
- * sf_continued_start
- *		With the preload, at the postmaster's first load: how this start
- *		leaves recovery without a new timeline, as a sentence of a message,
- *		or NULL.  Such a server continues the timeline of the server it was
- *		copied or rewound from (which may still run), and so would take its
- *		node field: a standby or a base backup started without
- *		standby.signal or recovery.signal (pg_control in archive recovery,
- *		or a backup_label), an old primary rewound by pg_rewind (which
- *		leaves both) and started as a primary.  A standby's own start, and
- *		a restore through archive recovery, end with a new timeline.
- */
-static const char *
-sf_continued_start(void)
-{
-	SnowflakeControl control;
-
-	if (access(STANDBY_SIGNAL_FILE, F_OK) == 0 ||
-		access(RECOVERY_SIGNAL_FILE, F_OK) == 0)
-		return NULL;
-	if (access(BACKUP_LABEL_FILE, F_OK) == 0)
-		return "This server started from a base backup (backup_label) without standby.signal or recovery.signal: it leaves recovery without a new timeline, continuing the timeline of the server it was copied from.";
-	if (snowflake_control_read(&control) &&
-		(control.state == DB_SHUTDOWNED_IN_RECOVERY ||
-		 control.state == DB_IN_ARCHIVE_RECOVERY))
-		return "This server was a standby (or was rewound by pg_rewind) and started without standby.signal: it leaves recovery without a new timeline, continuing the timeline of the server it replicated.";
-	return NULL;
-}
-/*
  * snowflake_data_directory_place
  *		A hash of the data directory's absolute path, with symbolic links
  *		resolved (never 0): a copy of a data directory beside its original
@@ -185,78 +157,72 @@ snowflake_data_directory_place(void)
 	return h != 0 ? h : 1;
 }
 /*
- * sf_start_asks
- *		At the postmaster's first look: why this start asks for its node id
- *		to be confirmed, as a sentence of a message, or NULL; *continued
- *		tells a start without a new timeline (always asked) from a restore
- *		(asked with snowflake.confirm_restore on: a start from a base backup
- *		or archive recovery, or of a data directory whose state file was
- *		written at another path: a copy or a move; a standby is a copy by
- *		design).
+ * snowflake_start_facts
+ *		What this load of the state tells, for sf_rule_start_request: at the
+ *		postmaster's first look with the preload (first_look), the signal
+ *		files and pg_control's state as the last life left them, and whether
+ *		the state file f (have_file) was written at another path than place;
+ *		whether snowflake.confirm_restore is on.  The node id facts are the
+ *		caller's.
  */
-static const char *
-sf_start_asks(const SnowflakeStateFile *f, bool have_file, uint64 place,
-			  bool *continued)
+void
+snowflake_start_facts(const SnowflakeStateFile *f, bool have_file,
+					  bool first_look, uint64 place, SfStartFacts *facts)
 {
-	const char *why = sf_continued_start();
+	SnowflakeControl control;
 
-	*continued = why != NULL;
-	if (why != NULL || !snowflake_confirm_restore_enabled)
-		return why;
-	why = snowflake_restore_start();
-	if (why == NULL && have_file && f->place != 0 && f->place != place &&
-		access(STANDBY_SIGNAL_FILE, F_OK) != 0)
-		why = "This data directory was copied or moved: its state file was written at another path.";
-	return why;
+	memset(facts, 0, sizeof(*facts));
+	facts->first_look = first_look;
+	facts->confirm_restore = snowflake_confirm_restore_enabled;
+	if (!first_look)
+		return;
+	facts->standby_signal = access(STANDBY_SIGNAL_FILE, F_OK) == 0;
+	facts->recovery_signal = access(RECOVERY_SIGNAL_FILE, F_OK) == 0;
+	facts->backup_label = access(BACKUP_LABEL_FILE, F_OK) == 0;
+	facts->control_in_recovery = snowflake_control_read(&control) &&
+		(control.state == DB_SHUTDOWNED_IN_RECOVERY ||
+		 control.state == DB_IN_ARCHIVE_RECOVERY);
+	facts->moved = have_file && f->place != 0 && f->place != place;
 }
 
 /*
- * snowflake_start_request
- *		Whether the server is to refuse to mint until its node id is
- *		confirmed, into *req: when this start asks (first_look: the
- *		postmaster's first look at a start with the preload), or the file f
- *		says an earlier start asked and no confirmation came.  Not when the
- *		server mints with another node id than the file records
- *		(file_node_field, the node field the configured settings give on the
- *		file's timeline, differs from f->node_id, with a node id set:
- *		node_id_set), nor for a restore once snowflake.confirm_restore is
- *		off.  f's flags are set to match; req->is_new says that no state
- *		file records the request yet: the caller must record it before
- *		recovery begins (snowflake_record_request).
+ * snowflake_ask_sentence
+ *		Why a server waits for its node id to be confirmed, as a sentence of
+ *		a message (history.h, SfAsk), or NULL for SF_ASK_NONE.  A node id
+ *		in the recorded span is said by the caller, with the numbers.
  */
-void
-snowflake_start_request(SnowflakeStateFile *f, bool have_file, bool first_look,
-						bool node_id_set, int file_node_field, uint64 place,
-						SnowflakeStartRequest *req)
+const char *
+snowflake_ask_sentence(SfAsk ask)
 {
-	bool		recorded = (f->flags & SNOWFLAKE_STATE_UNCONFIRMED) != 0;
-	bool		continued = false;
-	const char *why;
-
-	why = first_look ? sf_start_asks(f, have_file, place, &continued) : NULL;
-	if (why == NULL && recorded)
+	switch (ask)
 	{
-		continued = (f->flags & SNOWFLAKE_STATE_CONTINUED) != 0;
-		if (continued)
-			why = "This server left recovery without a new timeline, and its node id has not been confirmed since.";
-		else if (snowflake_confirm_restore_enabled)
-			why = "This server started from a restore, and its node id has not been confirmed since.";
+		case SF_ASK_NONE:
+		case SF_ASK_IN_SPAN:
+			return NULL;
+		case SF_ASK_CONTINUED_BACKUP:
+			return "This server started from a base backup (backup_label) without standby.signal or recovery.signal: it leaves recovery without a new timeline, continuing the timeline of the server it was copied from.";
+		case SF_ASK_CONTINUED_STANDBY:
+			return "This server was a standby (or was rewound by pg_rewind) and started without standby.signal: it leaves recovery without a new timeline, continuing the timeline of the server it replicated.";
+		case SF_ASK_RESTORE_ARCHIVE:
+			return "This server started in archive recovery (recovery.signal): a restore.";
+		case SF_ASK_RESTORE_BACKUP:
+			return "This server started from a base backup (backup_label): a restore.";
+		case SF_ASK_MOVED:
+			return "This data directory was copied or moved: its state file was written at another path.";
+		case SF_ASK_PENDING_CONTINUED:
+			return "This server left recovery without a new timeline, and its node id has not been confirmed since.";
+		case SF_ASK_PENDING_RESTORE:
+			return "This server started from a restore, and its node id has not been confirmed since.";
+		case SF_ASK_PENDING_IN_SPAN:
+			return "This server started with a node id in the span of the node id its history mints under, and its node id has not been confirmed since.";
 	}
-	f->flags &= ~(SNOWFLAKE_STATE_UNCONFIRMED | SNOWFLAKE_STATE_CONTINUED);
-	memset(req, 0, sizeof(*req));
-	if (why == NULL || (node_id_set && file_node_field != f->node_id))
-		return;
-	f->flags |= SNOWFLAKE_STATE_UNCONFIRMED |
-		(continued ? SNOWFLAKE_STATE_CONTINUED : 0);
-	req->why = why;
-	req->continued = continued;
-	req->is_new = !recorded;
+	return NULL;
 }
 
 /*
  * snowflake_record_request
  *		Record, before recovery begins, a request to confirm the node id that
- *		this start makes (f's flags say so already): what tells such a start
+ *		this start makes (h's, history.c): what tells such a start
  *		(backup_label, recovery.signal, pg_control's state) is changed by the
  *		recovery it begins, and nothing else could tell it at the next start.
  *		f is the file as read (or an empty history's image), rewritten as it
@@ -265,11 +231,14 @@ snowflake_start_request(SnowflakeStateFile *f, bool have_file, bool first_look,
  *		leaves the sign of the start in place.
  */
 void
-snowflake_record_request(SnowflakeStateFile *f, uint64 place, const char *why)
+snowflake_record_request(SnowflakeStateFile *f, uint64 place,
+						 const SfHistory *h, const char *why)
 {
 	SfWriteFailure failure;
 
 	f->place = place;
+	f->request_id = h->request_id;
+	f->request_kind = (uint32) h->request_kind;
 	snowflake_state_seal(f);
 	if (!snowflake_state_write(f, &failure))
 		snowflake_request_unrecorded(why, &failure, 0, NULL);

@@ -12,26 +12,18 @@
 #ifndef SNOWFLAKE_STARTCHECK_H
 #define SNOWFLAKE_STARTCHECK_H
 
+#include "history.h"
 #include "statefile.h"
 
-/* A request to confirm the node id before the server mints. */
-typedef struct SnowflakeStartRequest
-{
-	const char *why;			/* a sentence of a message, or NULL: none */
-	bool		continued;		/* a start without a new timeline, not a
-								 * restore */
-	bool		is_new;			/* no state file records it yet */
-} SnowflakeStartRequest;
-
-extern SNOWFLAKE_INTERNAL void snowflake_start_request(SnowflakeStateFile *f,
-													bool have_file,
-													bool first_look,
-													bool node_id_set,
-													int file_node_field,
-													uint64 place,
-													SnowflakeStartRequest *req);
+extern SNOWFLAKE_INTERNAL void snowflake_start_facts(const SnowflakeStateFile *f,
+												  bool have_file,
+												  bool first_look,
+												  uint64 place,
+												  SfStartFacts *facts);
+extern SNOWFLAKE_INTERNAL const char *snowflake_ask_sentence(SfAsk ask);
 extern SNOWFLAKE_INTERNAL void snowflake_record_request(SnowflakeStateFile *f,
 													 uint64 place,
+													 const SfHistory *h,
 													 const char *why);
 extern SNOWFLAKE_INTERNAL void snowflake_request_unrecorded(const char *restore,
 														 const SfWriteFailure *failure,

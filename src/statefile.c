@@ -42,6 +42,7 @@
 
 #include "compat.h"
 #include "fileformat.h"
+#include "history.h"
 #include "statefile.h"
 
 /*
@@ -160,48 +161,9 @@ snowflake_history_parse(const char *buf, size_t n, uint32 tli,
 }
 
 /*
- * snowflake_chain_offset
- *		The offset within a span of span node ids of the node field of the
- *		last timeline of chain[0 .. n) (a timeline's ancestors, oldest
- *		first, then itself): its number's, (timeline - 1) % span, unless one
- *		of the span - 1 timelines before it in the chain took that offset,
- *		else the lowest offset none of them took; each timeline of the chain
- *		in turn.  So a timeline's node field differs from those of the
- *		span - 1 timelines before it, whatever numbers were skipped, and is
- *		its number's when none was.  Pure.
- */
-int
-snowflake_chain_offset(const uint32 *chain, int n, int span)
-{
-	int32		offsets[SNOWFLAKE_MAX_ANCESTORS + 1];
-
-	Assert(n >= 1 && n <= SNOWFLAKE_MAX_ANCESTORS + 1 && span >= 1);
-	for (int i = 0; i < n; i++)
-	{
-		int			want = (int) ((chain[i] - 1) % (uint32) span);
-		int			from = Max(0, i - span + 1);
-
-		for (int o = 0;; o++)
-		{
-			int			candidate = o == 0 ? want : o - 1;
-			bool		taken = false;
-
-			for (int j = from; j < i && !taken; j++)
-				taken = offsets[j] == candidate;
-			if (!taken)
-			{
-				offsets[i] = candidate;
-				break;
-			}
-		}
-	}
-	return offsets[n - 1];
-}
-
-/*
  * snowflake_timeline_offset
  *		The offset within the span of the node field of timeline tli
- *		(snowflake_chain_offset), from its history file in pg_wal: its
+ *		(history.c, sf_rule_node_offset), from its history file in pg_wal: its
  *		number's, (tli - 1) % span, when that file is missing, unreadable
  *		or not a history (PostgreSQL writes the history file of every
  *		timeline it creates before using it, and keeps it).  Never raises
@@ -232,7 +194,7 @@ snowflake_timeline_offset(uint32 tli, int span)
 	if (count < 0)
 		return (int) ((tli - 1) % (uint32) span);
 	chain[count] = tli;
-	return snowflake_chain_offset(chain, count + 1, span);
+	return sf_rule_node_offset(chain, count + 1, span);
 }
 
 /*

@@ -28,12 +28,16 @@
 #define SNOWFLAKE_STATE_VERSION	4
 
 /*
- * The state file's contents, written and read as one block (104 bytes, no
- * padding inside: every field sits at a multiple of its size).  Version 3
- * (snowflake 1.2, 112 bytes) recorded the clean shutdown it was written at
- * and the postmaster that wrote it instead of the last floor and the place;
- * version 2 (1.1) ended after lead_lowered_ms, version 1 (1.0) after flags.
- * All three are still read (fileformat.c).
+ * The state file's contents, written and read as one block (136 bytes, no
+ * padding inside: every field sits at a multiple of its size).  Version 4
+ * is snowflake 1.3's.  Version 3 (snowflake 1.2, 112 bytes) recorded the
+ * clean shutdown it was written at and the postmaster that wrote it instead
+ * of the fields from floor_ms on, and a time a lead was lowered where
+ * horizon_unix_ms is; version 2 (1.1) ended after that field, version 1
+ * (1.0) after flags.  All three are still read (fileformat.c).
+ *
+ * The fields from max_lead_ms to node_span are what the history knows
+ * (history.h, SfHistory): statefile.c and fileformat.c only carry them.
  */
 typedef struct SnowflakeStateFile
 {
@@ -43,23 +47,28 @@ typedef struct SnowflakeStateFile
 	int32		timestamp_bits;
 	int32		node_bits;
 	int32		sequence_bits;
-	int32		node_id;
+	int32		node_id;		/* the node field of the last IDs */
 	int64		reserved_ms;	/* no issued ID has a later millisecond */
 	int64		last;			/* packed last ID after a clean shutdown, or
 								 * -1 while the server runs */
-	uint32		flags;			/* SNOWFLAKE_STATE_* below */
+	uint32		flags;			/* none in version 4 */
 	uint32		timeline;		/* timeline IDs were last issued on, 0 if
 								 * unknown */
 	uint64		system_id;		/* system identifier, 0 if unknown */
-	int64		max_lead_ms;	/* largest lead any ID of the history may have */
-	int64		lead_lowered_ms;	/* Unix ms when a max_drift_ms lower than
-									 * max_lead_ms was first recorded, or 0 */
+	int64		max_lead_ms;	/* the history's lead (SfLeads.lead_ms) */
+	int64		horizon_unix_ms;	/* and its horizon (SfLeads) */
 	/* From version 4 (snowflake 1.3): */
 	int64		floor_ms;		/* the highest floor applied, ms since the
 								 * epoch, or -1 */
 	uint64		place;			/* a hash of the data directory's path when
 								 * written, 0 if unknown (shared.c) */
+	uint64		pos_lsn;		/* the last WAL record reflected: its end */
+	uint64		request_id;		/* a request to confirm the node id, or 0 */
+	uint32		pos_tli;		/* ... and that record's timeline, or 0 */
 	uint32		floor_cause;	/* why that floor: SnowflakeFloorCause bits */
+	uint32		request_kind;	/* the request's SfRequestKind */
+	int32		node_base;		/* the node id the history mints under */
+	int32		node_span;		/* and its span, 0 if unknown */
 	pg_crc32c	crc;			/* over everything above */
 } SnowflakeStateFile;
 
@@ -80,15 +89,12 @@ typedef enum SnowflakeFloorCause
 } SnowflakeFloorCause;
 
 /*
- * The server started from a restore with snowflake.confirm_restore on, or
- * left recovery without a new timeline (SNOWFLAKE_STATE_CONTINUED says
- * which), and its node id is yet to be confirmed
- * (snowflake_confirm_restore): written before recovery begins (or the
- * server does not start), and kept across restarts until then, or until
- * the node id changes (shared.c).
+ * Version 3 said in its flags that the server started from a restore with
+ * snowflake.confirm_restore on and that its node id was yet to be
+ * confirmed; version 4 records a request with its id and kind instead
+ * (fileformat.c converts it).
  */
 #define SNOWFLAKE_STATE_UNCONFIRMED	0x0002
-#define SNOWFLAKE_STATE_CONTINUED	0x0004
 
 /*
  * What the start logic needs of pg_control: the cluster's state when the
@@ -191,8 +197,6 @@ extern SNOWFLAKE_INTERNAL bool snowflake_control_read(SnowflakeControl *c);
 extern SNOWFLAKE_INTERNAL int snowflake_history_parse(const char *buf, size_t n,
 												   uint32 tli, uint32 *ancestors,
 												   int max);
-extern SNOWFLAKE_INTERNAL int snowflake_chain_offset(const uint32 *chain, int n,
-												  int span);
 extern SNOWFLAKE_INTERNAL int snowflake_timeline_offset(uint32 tli, int span);
 
 #endif							/* SNOWFLAKE_STATEFILE_H */

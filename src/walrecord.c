@@ -1,126 +1,188 @@
 /*-------------------------------------------------------------------------
  *
  * walrecord.c
- *	  The history's largest lead in WAL: a custom WAL resource manager with
- *	  one record, which carries the largest lead over the clock that any ID
- *	  of this server's history may have (snowflake.max_drift_ms, as the
- *	  state file records it), so that every server that replays the WAL (a
- *	  standby, a restore, crash recovery) knows it.
+ *	  The bytes of snowflake's WAL record: what it carries, written and
+ *	  read back.  The records tell every server that replays the WAL (a
+ *	  standby, a restore, crash recovery) what it cannot otherwise know of
+ *	  the history (history.h):
+ *	- LEADS: the history's leads changed: a raise of the lead above
+ *	  SNOWFLAKE_MIN_LEAD_MS, written and flushed before IDs may lead by it
+ *	  (and relied on only once the standbys the primary can see have
+ *	  flushed it: standbys.c), or the lowering of such a lead;
+ *	- REQUEST: a server's node id is to be confirmed before it mints;
+ *	- CONFIRM: ... and was confirmed, with the node id and span.
+ * A server whose history never raised the lead above the minimum, and never
+ * waited for a confirmation, writes none: its WAL needs no library to be
+ * replayed (docs/removing.md).
  *
- * Every start places the first ID past the clock plus that lead (shared.c).
- * A standby or a backup made before the lead was raised on the primary
- * carries the old value in its state file and its configuration; the
- * raise reaches it through this record instead.  The record is written,
- * and flushed, before IDs may lead the clock by the new value: at the
- * first reservation write of a server's life and whenever the lead
- * changes (reservation.c).  Its redo records the lead in the replaying
- * server's state file (reservation.c, snowflake_replay_lead).  What no WAL
- * can carry: a restore to a point before the record, or a copy that
- * replays none of it (a cold copy, a volume snapshot of an older state).
- *
- * Why not the reservation too: it would have to be flushed before the IDs
- * it covers are handed out, adding a WAL flush to every reservation write,
- * and an asynchronous standby can still miss the last one; the floor covers
- * those IDs by the clock and the lead, which the restore conditions state
- * (docs/guarantees.md).
+ * The format and the rule for changing it are in walrecord.h.  Why the
+ * reservation is not in WAL: it would have to be flushed before the IDs it
+ * covers are handed out, adding a WAL flush to every reservation write, and
+ * an asynchronous standby could still miss the last one; a start places
+ * its first ID past the clock plus the history's lead instead (history.c).
  *
  * Custom resource managers exist from PostgreSQL 15 on and are registered
- * only from shared_preload_libraries; without the preload nothing is
- * written here, and the lead is capped instead (config.h).
+ * only from shared_preload_libraries (replay.c); without the preload
+ * nothing is written, and the lead is capped at the minimum (config.h).
+ *
+ * Pure: no I/O, no PostgreSQL state (reservation.c inserts the bytes into
+ * WAL, replay.c reads them back); the fuzz target test/fuzz/wal_record.c
+ * calls the functions on any bytes.  No lock.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include "access/xlog.h"
-#include "access/xlog_internal.h"
-#include "access/xloginsert.h"
-#include "access/xlogreader.h"
-#include "lib/stringinfo.h"
-#include "miscadmin.h"
+#include "access/xlogrecord.h"
 
-#include "compat.h"
-#include "reservation.h"
 #include "walrecord.h"
 
-/* The record's info code, and its contents. */
-#define XLOG_SNOWFLAKE_LEAD		0x00
-
-typedef struct SfLeadRecord
+/* The payload of each kind, after the header, in the machine's byte order. */
+typedef struct SfWalLeads
 {
-	int64		max_lead_ms;	/* the history's largest lead */
-	int64		lead_lowered_ms;	/* when a lower one was first seen, or 0 */
-} SfLeadRecord;
+	int64		lead_ms;
+	int64		horizon_unix_ms;
+} SfWalLeads;
 
-static void
-sf_rmgr_redo(XLogReaderState *record)
+typedef struct SfWalRequest
 {
-	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
-	SfLeadRecord rec;
+	uint64		request_id;
+	uint32		request_kind;
+	uint32		unused;
+} SfWalRequest;
 
-	if (info != XLOG_SNOWFLAKE_LEAD || XLogRecGetDataLen(record) != sizeof(rec))
-		elog(PANIC, "snowflake redo: unknown record (info %u, %u bytes)",
-			 info, (unsigned) XLogRecGetDataLen(record));
-	memcpy(&rec, XLogRecGetData(record), sizeof(rec));
-	snowflake_replay_lead(rec.max_lead_ms, rec.lead_lowered_ms);
-}
-
-static void
-sf_rmgr_desc(StringInfo buf, XLogReaderState *record)
+typedef struct SfWalConfirm
 {
-	SfLeadRecord rec;
+	uint64		request_id;
+	int32		node_base;
+	int32		node_span;
+} SfWalConfirm;
 
-	if (XLogRecGetDataLen(record) != sizeof(rec))
-		return;
-	memcpy(&rec, XLogRecGetData(record), sizeof(rec));
-	appendStringInfo(buf, "max_lead %lld ms", (long long) rec.max_lead_ms);
-	if (rec.lead_lowered_ms != 0)
-		appendStringInfo(buf, ", lowered since %lld", (long long) rec.lead_lowered_ms);
-}
-
-static const char *
-sf_rmgr_identify(uint8 info)
-{
-	return (info & ~XLR_INFO_MASK) == XLOG_SNOWFLAKE_LEAD ? "LEAD" : NULL;
-}
-
-static RmgrData sf_rmgr = {
-	.rm_name = SNOWFLAKE_RMGR_NAME,
-	.rm_redo = sf_rmgr_redo,
-	.rm_desc = sf_rmgr_desc,
-	.rm_identify = sf_rmgr_identify
-};
+/* The info code of a kind: the bits above XLR_INFO_MASK. */
+#define SF_WAL_INFO(kind)	((uint8) ((kind) << 4))
+#define SF_WAL_KIND(info)	((int) (((info) & ~XLR_INFO_MASK) >> 4))
 
 /*
- * snowflake_wal_init
- *		Register the resource manager when the library is being preloaded;
- *		called from _PG_init.  Fails the server's start if another
- *		extension took the id.
+ * snowflake_wal_encode
+ *		The bytes of a record rec, into buf (room for SNOWFLAKE_WAL_MAX_SIZE);
+ *		returns how many, and its info code into *info.  Pure.
  */
-void
-snowflake_wal_init(void)
+size_t
+snowflake_wal_encode(const SfRecord *rec, char *buf, uint8 *info)
 {
-	if (!process_shared_preload_libraries_in_progress)
-		return;
-	RegisterCustomRmgr(SNOWFLAKE_RMGR_ID, &sf_rmgr);
+	SfWalHeader hdr;
+	char	   *p = buf + sizeof(hdr);
+
+	hdr.format = SNOWFLAKE_WAL_FORMAT;
+	hdr.needs = SNOWFLAKE_RELEASE_NUM;
+	memcpy(buf, &hdr, sizeof(hdr));
+	*info = SF_WAL_INFO(rec->kind);
+	switch (rec->kind)
+	{
+		case SF_RECORD_LEADS:
+			{
+				SfWalLeads	leads = {rec->leads.lead_ms, rec->leads.horizon_unix_ms};
+
+				memcpy(p, &leads, sizeof(leads));
+				return sizeof(hdr) + sizeof(leads);
+			}
+		case SF_RECORD_REQUEST:
+			{
+				SfWalRequest request = {rec->request_id,
+				(uint32) rec->request_kind, 0};
+
+				memcpy(p, &request, sizeof(request));
+				return sizeof(hdr) + sizeof(request);
+			}
+		case SF_RECORD_CONFIRM:
+			{
+				SfWalConfirm confirm = {rec->request_id, rec->node_base,
+				rec->node_span};
+
+				memcpy(p, &confirm, sizeof(confirm));
+				return sizeof(hdr) + sizeof(confirm);
+			}
+	}
+	return sizeof(hdr);
 }
 
 /*
- * snowflake_wal_log_lead
- *		Write the history's largest lead into WAL and flush it.  Called with
- *		the snowflake LWLock held, outside recovery, with the preload; may
- *		raise an error (as any WAL insertion).
+ * snowflake_wal_decode
+ *		Read the len bytes data of a record with info code info into *rec,
+ *		and its header into *hdr (when there is one).  Pure.
  */
-void
-snowflake_wal_log_lead(int64 max_lead_ms, int64 lead_lowered_ms)
+SfWalDecode
+snowflake_wal_decode(uint8 info, const char *data, size_t len, SfRecord *rec,
+					 SfWalHeader *hdr)
 {
-	SfLeadRecord rec;
-	XLogRecPtr	lsn;
+	int			kind = SF_WAL_KIND(info);
+	const char *p = data + sizeof(SfWalHeader);
+	size_t		n;
 
-	rec.max_lead_ms = max_lead_ms;
-	rec.lead_lowered_ms = lead_lowered_ms;
-	XLogBeginInsert();
-	XLogRegisterData((char *) &rec, sizeof(rec));
-	lsn = XLogInsert(SNOWFLAKE_RMGR_ID, XLOG_SNOWFLAKE_LEAD);
-	XLogFlush(lsn);
+	memset(rec, 0, sizeof(*rec));
+	memset(hdr, 0, sizeof(*hdr));
+	if (len < sizeof(SfWalHeader))
+		return SF_WAL_CORRUPT;
+	n = len - sizeof(SfWalHeader);
+	memcpy(hdr, data, sizeof(*hdr));
+	if (hdr->needs > SNOWFLAKE_RELEASE_NUM)
+		return SF_WAL_NEEDS_LATER;
+	rec->kind = (SfRecordKind) kind;
+	switch (kind)
+	{
+		case SF_RECORD_LEADS:
+			{
+				SfWalLeads	leads;
+
+				if (n < sizeof(leads))
+					return SF_WAL_CORRUPT;
+				memcpy(&leads, p, sizeof(leads));
+				rec->leads.lead_ms = leads.lead_ms;
+				rec->leads.horizon_unix_ms = leads.horizon_unix_ms;
+				return SF_WAL_OK;
+			}
+		case SF_RECORD_REQUEST:
+			{
+				SfWalRequest request;
+
+				if (n < sizeof(request))
+					return SF_WAL_CORRUPT;
+				memcpy(&request, p, sizeof(request));
+				rec->request_id = request.request_id;
+				/* A kind this release does not know asks as a restore does. */
+				rec->request_kind = request.request_kind >= SF_REQUEST_RESTORE &&
+					request.request_kind <= SF_REQUEST_IN_SPAN ?
+					(SfRequestKind) request.request_kind : SF_REQUEST_RESTORE;
+				return SF_WAL_OK;
+			}
+		case SF_RECORD_CONFIRM:
+			{
+				SfWalConfirm confirm;
+
+				if (n < sizeof(confirm))
+					return SF_WAL_CORRUPT;
+				memcpy(&confirm, p, sizeof(confirm));
+				rec->request_id = confirm.request_id;
+				rec->node_base = confirm.node_base;
+				rec->node_span = confirm.node_span;
+				return SF_WAL_OK;
+			}
+	}
+	return SF_WAL_SKIP;
+}
+
+/* The name of a record's kind, for pg_waldump and pg_walinspect. */
+const char *
+snowflake_wal_kind_name(uint8 info)
+{
+	switch (SF_WAL_KIND(info))
+	{
+		case SF_RECORD_LEADS:
+			return "LEADS";
+		case SF_RECORD_REQUEST:
+			return "REQUEST";
+		case SF_RECORD_CONFIRM:
+			return "CONFIRM";
+	}
+	return NULL;
 }

@@ -99,6 +99,9 @@
 /* Seconds the postmaster waits before restarting a writer that failed. */
 #define SNOWFLAKE_WRITER_RESTART_S	1
 
+/* How often the writer looks whether the standbys have a raise's record. */
+#define SNOWFLAKE_WRITER_RAISE_POLL_MS	10
+
 /*
  * Set by the SIGTERM handler when the signal came from another process than
  * the postmaster (pg_terminate_backend(), a kill): the writer then exits
@@ -301,6 +304,27 @@ sf_writer_step(SnowflakeShared *s, SfWriterState *w)
 }
 
 /*
+ * sf_writer_reloaded
+ *		After a reload: a changed snowflake.max_drift_ms is recorded now,
+ *		not at the next reservation write, which an idle server may not make
+ *		for a long time: a lowering, so that a later start no longer pays
+ *		the old lead (history.c, sf_rule_lead), and a raise, so that its WAL
+ *		record is on the standbys by the time a call needs it.  The write
+ *		writes nothing when the lead did not change.
+ */
+static void
+sf_writer_reloaded(SnowflakeShared *s)
+{
+	SfWriteFailure failure;
+
+	if (!snowflake_background_writer || s->refusals != 0 || !s->lineage_checked)
+		return;
+	(void) snowflake_extend_reservation(PG_INT64_MIN,
+										snowflake_clock_ms() - s->layout.epoch_ms,
+										SF_EXTEND_BACKGROUND, &failure);
+}
+
+/*
  * sf_writer_attach_and_claim
  *		Attach the shared state and publish this process as its one
  *		background writer; exits (with code 0, not to be restarted) when
@@ -425,6 +449,10 @@ snowflake_worker_main(Datum main_arg)
 	 */
 	snowflake_position(s, &pos);
 	w.seen_last = pos.last;
+
+	/* A request to confirm the node id reaches the standbys (reservation.c). */
+	if (s->refusals & SNOWFLAKE_REFUSED(SNOWFLAKE_NODE_UNCONFIRMED))
+		snowflake_log_request(s);
 	w.active_until = !s->preloaded && pos.issued > 0 ?
 		snowflake_clock_ms() + snowflake_writer_idle_timeout_ms : 0;
 
@@ -436,6 +464,7 @@ snowflake_worker_main(Datum main_arg)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
+			sf_writer_reloaded(s);
 		}
 
 		/*
@@ -446,7 +475,18 @@ snowflake_worker_main(Datum main_arg)
 
 		/* A refused generator issues nothing: nothing to keep ahead. */
 		if (snowflake_background_writer && s->refusals == 0)
+		{
 			timeout = sf_writer_step(s, &w);
+
+			/*
+			 * A raised lead waits for the standbys to flush its record
+			 * (reservation.c): look again soon, so that it is relied on
+			 * shortly after they have, whether or not a call waits for it.
+			 */
+			if (s->raise_ms >= 0 && !snowflake_raise_settle(s, NULL))
+				timeout = timeout < 0 ? SNOWFLAKE_WRITER_RAISE_POLL_MS :
+					Min(timeout, SNOWFLAKE_WRITER_RAISE_POLL_MS);
+		}
 
 		sf_writer_sleep(s, &w, timeout);
 		CHECK_FOR_INTERRUPTS();

@@ -212,6 +212,15 @@ tar -C "$src" --exclude=./.git --exclude='./tmp_check*' --exclude=./results \
     --exclude='./test/fuzz/build*' \
     --exclude=./output_iso -cf - . | tar -C "$work" -xf -
 inner=/${work#"$CHROOT"/}
+# snowflake $SF_OLD_RELEASE_VERSION's tree (test/lib.sh), which test/t/085_upgrade_order.pl upgrades from
+# (test/setup.sh builds it): the copy above has no .git, and the chroot may
+# have no git.
+release_src=
+if grep -q '085_upgrade_order' <<<"${PROVE_TESTS:-test/t/085_upgrade_order.pl}"; then
+    mkdir -p "$work/tmp_check_release_src"
+    git -C "$src" archive --format=tar "$SF_OLD_RELEASE_COMMIT" | tar -x -C "$work/tmp_check_release_src"
+    release_src=$inner/tmp_check_release_src
+fi
 # The older major this run upgrades from, if any.
 upgrade_from=$(tr ' ' '\n' <<<"${SNOWFLAKE_UPGRADES-18:19}" | sed -n "s/^\([0-9]*\):$major\$/\1/p" | head -n 1)
 log "running every suite in $CHROOT$inner"
@@ -225,5 +234,6 @@ chroot "$CHROOT" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF
     ${SNOWFLAKE_CHAOS_NO_PRELOAD:+SNOWFLAKE_CHAOS_NO_PRELOAD="$SNOWFLAKE_CHAOS_NO_PRELOAD"} \
     SNOWFLAKE_FUZZ_SECONDS="${SNOWFLAKE_FUZZ_SECONDS:-0}" \
     ${upgrade_from:+SNOWFLAKE_UPGRADE_FROM="$upgrade_from"} \
+    ${release_src:+SNOWFLAKE_RELEASE_SRC="$release_src"} \
     ${PROVE_TESTS:+PROVE_TESTS="$PROVE_TESTS"} \
     bash "$inner/test/check.sh"

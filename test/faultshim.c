@@ -13,7 +13,10 @@
  * "snowflake.settings" (not fsynced).  This shim marks the file descriptors
  * opened on those paths and, for the calls below, consults the control
  * file named by $SF_FAULT_CONTROL at every call on a marked descriptor (or
- * path).  Each line of the control file is "<step> <action>":
+ * path).  Each line of the control file is "<step> <action>", or
+ * "<step> <action> pid=<PID>" for a fault of process PID only (other
+ * processes skip the line): a test chooses which of several processes that
+ * may reach a write (a backend, the background writer) meets the fault.
  *
  *	step	open      opening "snowflake.state.tmp"
  *			write     write() or pwrite() on it
@@ -31,7 +34,8 @@
  *					  meanwhile
  *			sleep=MS  sleep MS milliseconds, then make the real call
  *
- * No control file, or no line for the step: the real call.  An fsync of the
+ * No control file, or no line for the step (and this process): the real
+ * call; the first line that applies wins.  An fsync of the
  * state file or the directory is subject to both "anyfsync" and its own
  * step, in that order: "anyfsync sleep=20" with "fsync EIO" sleeps, then
  * fails.  "anyfsync" reads the control file at every fsync of the process,
@@ -94,8 +98,36 @@ shim_sleep_ms(long ms)
 }
 
 /*
- * The action of the control file's line for step, copied into action
- * (empty if there is none).
+ * Whether a line's text after its step, "<action>" or "<action> pid=<PID>",
+ * applies to this process; if so, the action is copied into action.
+ */
+static int
+shim_line_applies(const char *rest, char *action, size_t size)
+{
+	const char *space = strchr(rest, ' ');
+	size_t		len = space ? (size_t) (space - rest) : strlen(rest);
+
+	if (space != NULL)
+	{
+		char	   *end;
+		long		pid;
+
+		if (strncmp(space + 1, "pid=", 4) != 0)
+			return 0;
+		pid = strtol(space + 5, &end, 10);
+		if (end == space + 5 || *end != '\0' || pid != (long) getpid())
+			return 0;
+	}
+	if (len >= size)
+		len = size - 1;
+	memcpy(action, rest, len);
+	action[len] = '\0';
+	return 1;
+}
+
+/*
+ * The action of the control file's first line for step that applies to
+ * this process, copied into action (empty if there is none).
  */
 static void
 shim_lookup(const char *step, char *action, size_t size)
@@ -122,11 +154,9 @@ shim_lookup(const char *step, char *action, size_t size)
 	for (line = strtok_r(buf, "\n", &save); line != NULL;
 		 line = strtok_r(NULL, "\n", &save))
 	{
-		if (strncmp(line, step, len) == 0 && line[len] == ' ')
-		{
-			snprintf(action, size, "%s", line + len + 1);
+		if (strncmp(line, step, len) == 0 && line[len] == ' ' &&
+			shim_line_applies(line + len + 1, action, size))
 			return;
-		}
 	}
 }
 

@@ -180,3 +180,10 @@ sf_keep_or_remove() {
         rm -rf "$1"
     fi
 }
+
+# The released version test/t/085_upgrade_order.pl upgrades from (the last
+# that writes no WAL record), and its commit: tags do not come with a
+# clone, commits do.  test/setup.sh builds it, test/chroot-check.sh exports
+# its tree into the chroot's copy.
+SF_OLD_RELEASE_VERSION=1.2
+SF_OLD_RELEASE_COMMIT=d0c4a94

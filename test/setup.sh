@@ -25,6 +25,17 @@
 #              headers) and build and install the extension for it, for
 #              the upgrades from N of test/t/050_major_upgrade.pl
 #              (test/chroot-check.sh sets 18 for 19); N must be packaged
+#   SNOWFLAKE_OLD_RELEASE=1  also build snowflake 1.2, the last release
+#              that writes no WAL record, against the PostgreSQL under test
+#              and install it into a directory of its own, never into that
+#              PostgreSQL: SNOWFLAKE_RELEASE_DIR/1.2/lib/snowflake.so and
+#              .../1.2/extension/ (the control file and scripts), for the
+#              rolling upgrade of test/t/085_upgrade_order.pl (test/check.sh
+#              sets it when that file runs).  Its source is the release's
+#              commit in this clone's history (git archive; a tag does not
+#              travel with a clone, the commit does), or the directory
+#              SNOWFLAKE_RELEASE_SRC names (test/chroot-check.sh exports
+#              the commit there, since the chroot's copy has no .git)
 
 set -euo pipefail
 
@@ -233,6 +244,40 @@ sf_build_install() {
     sf_build_install_into "$PG_CONFIG"
 }
 
+# Build snowflake $SF_OLD_RELEASE_VERSION against the PostgreSQL of
+# pg_config $1 and install it into $2/$SF_OLD_RELEASE_VERSION/{lib,extension}
+# (readable by every user), from SNOWFLAKE_RELEASE_SRC or the commit.
+sf_build_old_release() {
+    local pgc=$1 dest=$2 build
+    build=$(mktemp -d /tmp/snowflake-release.XXXXXX)
+    if [ -n "${SNOWFLAKE_RELEASE_SRC:-}" ]; then
+        mkdir -p "$build/src"
+        cp -a "$SNOWFLAKE_RELEASE_SRC/." "$build/src/"
+    else
+        mkdir -p "$build/src"
+        if ! git -C "$SNOWFLAKE_ROOT" archive --format=tar "$SF_OLD_RELEASE_COMMIT" 2>"$build/git.err" |
+            tar -x -C "$build/src"; then
+            cat "$build/git.err" >&2
+            echo "cannot read snowflake $SF_OLD_RELEASE_VERSION (commit $SF_OLD_RELEASE_COMMIT) from the git history of $SNOWFLAKE_ROOT: test/t/085_upgrade_order.pl needs it; run from a clone (not a shallow one), or set SNOWFLAKE_RELEASE_SRC to that commit's tree" >&2
+            rm -rf "$build"
+            exit 1
+        fi
+    fi
+    log "building snowflake $SF_OLD_RELEASE_VERSION ($SF_OLD_RELEASE_COMMIT) into $dest/$SF_OLD_RELEASE_VERSION"
+    # As released: without -Werror, which a newer compiler than its own
+    # may fail for a warning it did not have.
+    make -C "$build/src" -s PG_CONFIG="$pgc" >/dev/null
+    make -C "$build/src" -s install PG_CONFIG="$pgc" DESTDIR="$build/stage" >/dev/null
+    mkdir -p "$dest/$SF_OLD_RELEASE_VERSION/lib" "$dest/$SF_OLD_RELEASE_VERSION/extension"
+    cp "$build/stage$("$pgc" --pkglibdir)/snowflake.so" "$dest/$SF_OLD_RELEASE_VERSION/lib/"
+    cp "$build/stage$("$pgc" --sharedir)"/extension/snowflake* "$dest/$SF_OLD_RELEASE_VERSION/extension/"
+    grep -q "^default_version = '$SF_OLD_RELEASE_VERSION'" \
+        "$dest/$SF_OLD_RELEASE_VERSION/extension/snowflake.control" ||
+        { echo "commit $SF_OLD_RELEASE_COMMIT is not snowflake $SF_OLD_RELEASE_VERSION" >&2; exit 1; }
+    chmod -R a+rX "$dest"
+    rm -rf "$build"
+}
+
 # make install never removes a file: a snowflake script that an earlier
 # build installed and this tree no longer has (an unreleased version's
 # install script, which CREATE EXTENSION would prefer to the chain from
@@ -275,4 +320,12 @@ sf_setup() {
     fi
     sf_build_install
     sf_pick_runner
+    # The older release, into the tree the tests run in (removed with it
+    # when that is a copy; tmp_check_* is ignored by git and by make).
+    if [ -n "${SNOWFLAKE_OLD_RELEASE:-}" ]; then
+        SNOWFLAKE_RELEASE_DIR=$RUN_DIR/tmp_check_releases
+        rm -rf "$SNOWFLAKE_RELEASE_DIR"
+        sf_build_old_release "$PG_CONFIG" "$SNOWFLAKE_RELEASE_DIR"
+        export SNOWFLAKE_RELEASE_DIR
+    fi
 }

@@ -21,7 +21,10 @@
  *	  version, a wrong checksum), or read as what they say: a version 4
  *	  file as values that, sealed again, are those very bytes; a file of
  *	  versions 1 to 3 as its fields, with what it did not record empty (no
- *	  floor: every start applies one), which is its canonical form: sealed
+ *	  floor: every start applies one; no horizon, WAL position or node
+ *	  span), its lead at least the minimum every start assumes (1000 ms),
+ *	  and 1.2's request to confirm a node id as a restore's with id 1,
+ *	  which is its canonical form: sealed
  *	  as a version 4 file, that reads back as the same values;
  *	- a file sealed from any values reads back as them;
  *	- one to five flipped bits of a version 4 file are refused, always
@@ -45,7 +48,7 @@
 #include "fuzz.h"
 
 #define DETAIL_LEN 256
-#define V4_SIZE 104
+#define V4_SIZE 136
 
 /* Each version's size and checksum offset, as documented. */
 static const struct
@@ -54,7 +57,7 @@ static const struct
 	size_t		size;
 	size_t		crc_offset;
 }			versions[] = {
-	{1, 56, 52}, {2, 88, 80}, {3, 112, 108}, {4, V4_SIZE, 100}
+	{1, 56, 52}, {2, 88, 80}, {3, 112, 108}, {4, V4_SIZE, 132}
 };
 
 static uint32
@@ -122,16 +125,20 @@ expect(const uint8 *b, size_t n, SnowflakeStateFile *want)
 	want->reserved_ms = (int64) get64(b, 32);
 	want->last = (int64) get64(b, 40);
 	want->floor_ms = -1;
+	/* The lead every start assumes at least (history.h). */
+	want->max_lead_ms = 1000;
 	if (versions[v].version >= 2)
 	{
 		want->timeline = get32(b, 52);
 		want->system_id = get64(b, 56);
-		want->max_lead_ms = (int64) get64(b, 64);
-		want->lead_lowered_ms = (int64) get64(b, 72);
+		want->max_lead_ms = Max((int64) get64(b, 64), 1000);
 	}
-	/* 1.2's request to confirm a node id is kept; its other flags not. */
-	if (versions[v].version == 3)
-		want->flags = get32(b, 48) & SNOWFLAKE_STATE_UNCONFIRMED;
+	/* 1.2's request to confirm a node id is kept, as a restore's (kind 1). */
+	if (versions[v].version == 3 && (get32(b, 48) & SNOWFLAKE_STATE_UNCONFIRMED))
+	{
+		want->request_id = 1;
+		want->request_kind = 1;
+	}
 	return NULL;
 }
 
@@ -210,10 +217,16 @@ take_values(const uint8 **data, size_t *size, SnowflakeStateFile *f)
 	f->timeline = (uint32) fuzz_take(data, size, 4);
 	f->system_id = fuzz_take(data, size, 8);
 	f->max_lead_ms = (int64) fuzz_take(data, size, 8);
-	f->lead_lowered_ms = (int64) fuzz_take(data, size, 8);
+	f->horizon_unix_ms = (int64) fuzz_take(data, size, 8);
 	f->floor_ms = (int64) fuzz_take(data, size, 8);
 	f->place = fuzz_take(data, size, 8);
+	f->pos_lsn = fuzz_take(data, size, 8);
+	f->request_id = fuzz_take(data, size, 8);
+	f->pos_tli = (uint32) fuzz_take(data, size, 4);
 	f->floor_cause = (uint32) fuzz_take(data, size, 4);
+	f->request_kind = (uint32) fuzz_take(data, size, 4);
+	f->node_base = (int32) fuzz_take(data, size, 4);
+	f->node_span = (int32) fuzz_take(data, size, 4);
 	snowflake_state_seal(f);
 }
 

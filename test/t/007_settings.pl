@@ -18,6 +18,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
+use FindBin;
 
 my $node = start_snowflake_node(
 	'settings',
@@ -284,6 +285,49 @@ ok( $node->log_contains(
 	'and names the setting');
 is($node->safe_psql('postgres', 'SHOW snowflake.max_drift_ms'),
 	'500ms', 'the value in force (500 ms) stays');
+
+# ---------------------------------------------------------------------------
+# A misspelt name in postgresql.conf: what the server logs at its start and
+# at a reload, as docs/troubleshooting.md quotes it (the blocks marked
+# <!-- recipe: log/misspelt-*.log -->, read from the page; the page's path
+# of postgresql.conf is replaced by this server's).
+# ---------------------------------------------------------------------------
+my %page = doc_recipes("$FindBin::RealBin/../../docs/troubleshooting.md");
+my $conf_path = $node->data_dir . '/postgresql.conf';
+
+# The lines of $page_lines found in $node's log from $offset on, each whole
+# (after the log line prefix), in order; the first that is not, or ''.
+sub log_has_lines
+{
+	my ($page_lines, $offset) = @_;
+	my @log = map { s/^.*?\b((?:LOG|WARNING|DETAIL|HINT|FATAL):  )/$1/r }
+	  split /\n/, substr(slurp_file($node->logfile), $offset);
+	my $at = 0;
+	foreach my $want (split /\n/, $page_lines)
+	{
+		$want =~ s{"/etc/postgresql/15/main/postgresql\.conf"}{"$conf_path"};
+		$at++ while $at < @log && $log[$at] ne $want;
+		return $want if $at >= @log;
+		$at++;
+	}
+	return '';
+}
+ok(defined $page{'log/misspelt-start.log'} && defined $page{'log/misspelt-reload.log'},
+	'docs/troubleshooting.md quotes what a misspelt name logs at a start and at a reload');
+$node->append_conf('postgresql.conf', 'snowflake.node_idd = 3');
+$log_offset = -s $node->logfile;
+$node->restart;
+is(log_has_lines($page{'log/misspelt-start.log'}, $log_offset),
+	'', 'a misspelt name at the start: the log says what the page says');
+$log_offset = -s $node->logfile;
+$node->reload;
+ok( log_appears(
+		$node, qr/LOG:\s+configuration file ".*" contains errors; unaffected changes were applied/,
+		$log_offset),
+	'a reload with the misspelt name ends');
+is(log_has_lines($page{'log/misspelt-reload.log'}, $log_offset),
+	'', 'a misspelt name at a reload: the log says what the page says');
+is($node->safe_psql('postgres', 'SHOW snowflake.node_id'), '12', 'and the server goes on without the line');
 
 $node->stop;
 done_testing();

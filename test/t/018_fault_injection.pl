@@ -151,31 +151,41 @@ SELECT count(*), min(id) > $max FROM n}),
 # --- a slow fsync: other backends keep issuing ---
 
 # Put the last ID seconds ahead of the clock, so that IDs within the
-# current reservation remain available while the test below runs (about a
-# second).  lead_burst fetches only the first ID of each batch: producing
-# every ID took about as long as the ID time it spans on a busy machine,
-# and the lead never grew.
+# current reservation remain available while A is held and B issues IDs.
+# lead_burst fetches only the first ID of each batch: producing every ID
+# took about as long as the ID time it spans on a busy machine, and the
+# lead never grew.  The sessions are opened before it, and A reaches its
+# write at once: before its batches it claims four batches the same way,
+# a second of ID time, more than a reservation ever holds beyond the last
+# ID (750 ms).  So no process start and no generation of IDs has to fit
+# into the lead before B's IDs are issued, only round trips of open
+# sessions.
 $node->safe_psql(
 	'postgres', q{
 CREATE TABLE batches (sess text, i int, lo bigint, hi bigint, n bigint);
 CREATE TABLE singles (i serial, id bigint);
 });
-lead_burst($node, 8);
-my $lead = stats($node)->{lead_ms};
-cmp_ok($lead, '>=', 5000, "the last ID leads the clock ($lead ms)");
 
-# Start $count batches of a million IDs in a session of its own, each
-# recorded in table batches as session $label's, and return without waiting
-# for them: the session and its backend's PID.
+# Open a session; return it and its backend's PID.
+sub open_session
+{
+	my $sess = $node->background_psql('postgres');
+	return ($sess, query_value($sess, 'SELECT pg_backend_pid()'));
+}
+
+# In session $sess, claim $claims batches of a million IDs, fetching the
+# first ID of each only, then issue $count batches of a million IDs, each
+# recorded in table batches as session $label's; return without waiting.
 sub start_batches
 {
-	my ($label, $count) = @_;
-	my $sess = $node->background_psql('postgres');
-	my $pid = query_value($sess, 'SELECT pg_backend_pid()');
+	my ($sess, $label, $claims, $count) = @_;
 	$sess->query_until(
 		qr/started/, qq{\\echo started
 DO \$\$
 BEGIN
+	FOR i IN 1..$claims LOOP
+		PERFORM snowflake_nextval_batch(1000000) LIMIT 1;
+	END LOOP;
 	FOR i IN 1..$count LOOP
 		INSERT INTO batches
 		SELECT '$label', i, min(x), max(x), count(*)
@@ -183,17 +193,22 @@ BEGIN
 	END LOOP;
 END \$\$;
 });
-	return ($sess, $pid);
+	return;
 }
 
+my ($sess_a, $pid_a) = open_session();
+my ($sess_b) = open_session();
+lead_burst($node, 8);
+my $lead = stats($node)->{lead_ms};
+cmp_ok($lead, '>=', 5000, "the last ID leads the clock ($lead ms)");
+
 set_fault('fsync hold');
-my ($sess_a, $pid_a) = start_batches('A', 8);
+start_batches($sess_a, 'A', 4, 2);
 my $held = wait_for_held();
 is($held, $pid_a, 'session A is held in a reservation write');
 
 # While A is held, B issues single IDs, each within the reservation on
 # disk read after it was returned.
-my $sess_b = $node->background_psql('postgres');
 my $within = 0;
 for my $i (1 .. 3)
 {
@@ -226,7 +241,8 @@ else
 }
 
 # C needs a new reservation (its second batch at the latest): it waits.
-my ($sess_c, $pid_c) = start_batches('C', 2);
+my ($sess_c, $pid_c) = open_session();
+start_batches($sess_c, 'C', 0, 2);
 ok( $node->poll_query_until(
 		'postgres', qq{
 SELECT state = 'active'
@@ -249,8 +265,9 @@ $sess_a->quit;
 $sess_b->quit;
 $sess_c->quit;
 
-is($node->safe_psql('postgres', "SELECT count(*) FROM batches WHERE n = 1000000"),
-	'10', 'A and C got every batch, whole');
+is( $node->safe_psql('postgres',
+		"SELECT count(*) FILTER (WHERE n = 1000000), count(*) FROM batches"),
+	'4|4', 'A and C got every batch, whole');
 is( $node->safe_psql(
 		'postgres', q{
 SELECT count(*) FROM (
@@ -343,9 +360,12 @@ my $old_max = $node->safe_psql(
 SELECT greatest((SELECT max(id) FROM crash_ids), (SELECT max(id) FROM ids),
 	(SELECT max(id) FROM loaded), (SELECT max(hi) FROM batches))});
 
+# The hold is the session's alone: the startup process of the crash
+# restart fsyncs every file of the data directory, the leftover temporary
+# file too, and must not be held there.
 my $sess_k = $node->background_psql('postgres');
 my $pid_k = query_value($sess_k, 'SELECT pg_backend_pid()');
-set_fault('fsync hold');
+set_fault("fsync hold pid=$pid_k");
 $sess_k->query_until(
 	qr/started/, q{\echo started
 DO $$ BEGIN FOR i IN 1..8 LOOP PERFORM snowflake_nextval_batch(1000000); END LOOP; END $$;
@@ -360,16 +380,15 @@ $node->wait_for_log(
 	qr/(?:server process|client backend) \(PID $pid_k\) was terminated by signal 9/,
 	$log_offset);
 
-# Release the fault now: crash recovery fsyncs every file of the data
-# directory, the leftover temporary file too if it is still there, and
-# would be held.  The killed process could not remove its marker.
+# The killed process could not remove its marker.
 set_fault();
 unlink(fault_marker());
-$node->wait_for_log(qr/all server processes terminated; reinitializing/,
-	$log_offset);
-ok($node->poll_query_until('postgres', 'SELECT true'),
-	'the server accepts connections after the crash restart');
+# The crash restart ended the session (its psql would learn it at its next
+# query): stop its psql.  Connections are refused until the restart is
+# over: wait for it in the log before the next query.
 $sess_k->{run}->kill_kill;
+ok(crash_restarted($node, $log_offset),
+	'the server accepts connections after the crash restart');
 
 ok(!-e $tmp_path, 'the leftover temporary state file is gone after the restart');
 is( $node->safe_psql(

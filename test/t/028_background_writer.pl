@@ -34,6 +34,8 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
+use JSON::PP qw(decode_json);
+use Time::HiRes;
 
 my $node = start_snowflake_node(
 	'background_writer',
@@ -56,6 +58,34 @@ sub wait_past_reservation
 	return $n->poll_query_until('postgres',
 		"SELECT clock_timestamp() > reserved_until + interval '$extra' FROM snowflake_stats"
 	);
+}
+
+# Issue $count IDs one by one in session $sess, $pause seconds apart (the
+# workload's pace, not a wait for anything); return the largest.  The
+# sections that count who wrote the reservation issue their first call,
+# read the counters and issue the calls they count in one open session:
+# the writer, woken by the first call, stays active for
+# snowflake.writer_idle_timeout (2 s) only, which the starts of new
+# processes in between could use up on a busy machine.
+sub calls_in
+{
+	my ($sess, $count, $pause) = @_;
+	my $max = -1;
+	for my $i (1 .. $count)
+	{
+		my $id = query_value($sess, 'SELECT snowflake_nextval()');
+		$max = $id if $id > $max;
+		Time::HiRes::sleep($pause) if $i < $count;
+	}
+	return $max;
+}
+
+# The snowflake_stats row as a hash, read in session $sess.
+sub stats_in
+{
+	my ($sess) = @_;
+	return decode_json(
+		query_value($sess, 'SELECT row_to_json(s) FROM snowflake_stats s'));
 }
 
 # --- the writer runs, and applies a new data directory's floor itself ---
@@ -86,10 +116,11 @@ ok( $node->poll_query_until('postgres',
 
 # --- everyday rates: about two calls a second ---
 
-my $max_id = paced_calls($node, 1, 0);
-my $before = stats($node);
-$max_id = paced_calls($node, 20, 0.5);
-my $after = stats($node);
+my $calls = $node->background_psql('postgres');
+my $max_id = calls_in($calls, 1, 0);
+my $before = stats_in($calls);
+$max_id = calls_in($calls, 20, 0.5);
+my $after = stats_in($calls);
 is($after->{ids_issued} - $before->{ids_issued}, 20, '20 calls issued');
 is($after->{caller_writes}, $before->{caller_writes},
 	'2 calls a second for 10 s: no caller wrote the reservation');
@@ -99,11 +130,12 @@ is($after->{refused}, 0, 'no call was refused');
 
 # The same with every fsync of the state file slowed (a slow disk).
 set_fault('fsync sleep=20', 'dirfsync sleep=20');
-$before = stats($node);
-my $id = paced_calls($node, 20, 0.5);
+$before = stats_in($calls);
+my $id = calls_in($calls, 20, 0.5);
 ok($id > $max_id, 'IDs keep increasing');
 $max_id = $id;
-$after = stats($node);
+$after = stats_in($calls);
+$calls->quit;
 is($after->{caller_writes}, $before->{caller_writes},
 	'slow fsyncs: no caller wrote the reservation');
 cmp_ok($after->{background_writes}, '>', $before->{background_writes},
@@ -131,21 +163,52 @@ is($after->{caller_writes}, $before->{caller_writes} + 1,
 	'the first call after idling wrote the reservation itself, once');
 cmp_ok($after->{caller_wait_ms}, '>', $before->{caller_wait_ms},
 	'caller_wait_ms counts the time it waited for the disk');
+# Counted from before the call (the idle writer wrote nothing since, as
+# shown above): by the time $after was read, the writer may have written
+# already, and gone idle again (on a loaded machine that read took 2.4 s,
+# longer than its active time, and a poll for a write after it waited in
+# vain).
 ok( $node->poll_query_until('postgres',
-		"SELECT background_writes > $after->{background_writes} FROM snowflake_stats"
+		"SELECT background_writes > $before->{background_writes} FROM snowflake_stats"
 	),
 	'the writer, woken by that call, keeps the reservation ahead again');
 
 # --- the writer's writes fail ---
 
+# A session puts its IDs, and so the reservation, most of a second ahead of
+# the clock first (three batches of a million): the call it makes once the
+# fault is set then finds room in the reservation however slowly the
+# machine runs (the writer keeps about 250 ms of room, which the next
+# processes' starts could use up on a busy machine).
+my $sess = $node->background_psql('postgres');
+$sess->query_safe(
+	q{DO $$ BEGIN FOR i IN 1..3 LOOP PERFORM snowflake_nextval_batch(1000000) LIMIT 1; END LOOP; END $$}
+);
 set_fault('fsync EIO');
 $log_offset = -s $node->logfile;
-$before = stats($node);
-$id = paced_calls($node, 1, 0);
+$id = query_value($sess, 'SELECT snowflake_nextval()');
 ok($id > $max_id, 'an ID within the reservation is still issued');
-$max_id = $id;
-# The writer retries while it is active; the clock then passes the
-# reservation it could not extend.
+# The session keeps the writer active, with IDs within the reservation,
+# until the clock comes within 200 ms of its end: the writer tries to
+# extend it there, and fails.  Then it retries while it is active.
+$sess->query_safe(
+	q{DO $$
+BEGIN
+	WHILE clock_timestamp()
+		< (SELECT reserved_until FROM snowflake_stats) - interval '200 ms' LOOP
+		PERFORM snowflake_nextval();
+		PERFORM pg_sleep(0.02);
+	END LOOP;
+END $$});
+$max_id = query_value($sess, 'SELECT snowflake_lastval()');
+$sess->quit;
+ok( log_appears(
+		$node,
+		qr/LOG:  could not fsync file "snowflake\.state\.tmp": Input\/output error\n[^\n]*DETAIL:  The snowflake reservation could not be extended ahead of need/,
+		$log_offset),
+	'the writer logged why it could not write');
+$before = stats($node);
+# Nothing extends the reservation now: the clock passes it.
 ok(wait_past_reservation($node, '1 s'),
 	'the failing writer could not keep the reservation ahead');
 is( error_report($node, 'SELECT snowflake_nextval()'),
@@ -153,11 +216,6 @@ is( error_report($node, 'SELECT snowflake_nextval()'),
 	  . 'DETAIL:  The snowflake reservation could not be made durable, so no ID was issued.',
 	'a call that needs the reservation reports the error, as without the writer'
 );
-ok( log_appears(
-		$node,
-		qr/LOG:  could not fsync file "snowflake\.state\.tmp": Input\/output error\n[^\n]*DETAIL:  The snowflake reservation could not be extended ahead of need/,
-		$log_offset),
-	'the writer logged why it could not write');
 my $lines = () =
   slurp_file($node->logfile, $log_offset) =~
   /could not be extended ahead of need/g;
@@ -206,95 +264,109 @@ my @steps = (
 	[ 'rename', 'at the rename' ],
 	[ 'dirfsync', 'after the rename, before the directory fsync' ],);
 
+# Both the writer and a calling backend can reach a write, and which of
+# them gets there first depends on the clock and on when each of them runs
+# (on a busy machine a call found the reservation lapsed and was held
+# instead of the writer).  So each case gives its faults to one process
+# only (the shim's "pid="), and makes that process's write certain:
+#  - the writer's case holds the writer's writes alone; a session issues
+#    IDs, every 50 ms, each committed as it is issued, which keeps the
+#    writer active, so that it extends the reservation and is held.  Its
+#    calls write for themselves if need be, unhindered, until the held
+#    writer's lock stops them (the test waits for that, so that every ID
+#    the session was given is in table called);
+#  - the backend's case makes every write of the writer fail at once (its
+#    open, "open EACCES" for it alone): the reservation lapses and stays
+#    lapsed, so that the next call must write itself, and only that
+#    call's write is held.
+$node->safe_psql('postgres', 'CREATE TABLE called (id bigint)');
+
 foreach my $who ('writer', 'backend')
 {
 	foreach my $step (@steps)
 	{
 		my ($what, $when) = @$step;
 		my $case = "$who killed $when";
+		my $wpid = writer_pid($node);
+		my $sess = $node->background_psql('postgres', on_error_stop => 0);
+		my $bpid = query_value($sess, 'SELECT pg_backend_pid()');
 		my $held;
-		my $sess;
 
-		set_fault("$what hold");
 		if ($who eq 'writer')
 		{
-			# Active again, the writer extends the reservation on its own.
-			my $wpid = writer_pid($node);
-			$id = paced_calls($node, 1, 0);
-			$max_id = $id if $id > $max_id;
+			set_fault("$what hold pid=$wpid");
+			$sess->query_until(
+				qr/started/, q{\echo started
+DO $$
+BEGIN
+	LOOP
+		INSERT INTO called VALUES (snowflake_nextval());
+		COMMIT;
+		PERFORM pg_sleep(0.05);
+	END LOOP;
+END $$;
+});
 			$held = wait_for_held();
 			is($held, $wpid, "$case: the writer is held in its write");
+			my $event = $node->safe_psql('postgres',
+				"SELECT wait_event_type || '|' || wait_event FROM pg_stat_activity WHERE pid = $wpid"
+			);
 			if ($node->pg_version >= 17)
 			{
-				like(
-					$node->safe_psql(
-						'postgres',
-						"SELECT wait_event_type || '|' || wait_event FROM pg_stat_activity WHERE pid = $wpid"
-					),
-					qr/^Extension\|SnowflakeStateWrite$/,
+				like($event, qr/^Extension\|SnowflakeStateWrite$/,
 					"$case: it shows its wait event");
 			}
 			else
 			{
-				is( $node->safe_psql(
-						'postgres',
-						"SELECT wait_event_type || '|' || wait_event FROM pg_stat_activity WHERE pid = $wpid"
-					),
-					'Extension|Extension',
-					"$case: it shows its wait event");
+				is($event, 'Extension|Extension', "$case: it shows its wait event");
 			}
+			# The reservation cannot move while the writer holds the lock:
+			# once the clock has passed it, the next call waits.
+			ok( $node->poll_query_until(
+					'postgres', qq{
+SELECT wait_event_type = 'LWLock' AND wait_event ~* 'snowflake'
+FROM pg_stat_activity WHERE pid = $bpid}),
+				"$case: a call that needs the reservation waits for the writer's lock"
+			);
 		}
 		else
 		{
-			# Idle, the reservation lapses: the next call writes itself.
-			# The writer is idle once the clock is past the reservation by
-			# snowflake.writer_idle_timeout (2 s): it noticed the last ID
-			# before the reservation's end, so its active time is over.  The
-			# reservation alone can lapse while a writer that overslept on
-			# a busy machine is still active, and would write first.
-			set_fault();
-			ok(wait_past_reservation($node, '2 seconds'),
-				"$case: the reservation lapsed, the writer idle");
-			set_fault("$what hold");
-			$sess = $node->background_psql('postgres', on_error_stop => 0);
-			my $bpid = query_value($sess, 'SELECT pg_backend_pid()');
+			set_fault("open EACCES pid=$wpid");
+			ok(wait_past_reservation($node),
+				"$case: the reservation lapsed, the writer unable to extend it");
+			set_fault("open EACCES pid=$wpid", "$what hold pid=$bpid");
 			$sess->query_until(qr/started/,
 				"\\echo started\nSELECT snowflake_nextval();\n");
 			$held = wait_for_held();
 			is($held, $bpid, "$case: the calling backend is held in its write");
 		}
 		my $disk = read_state($node);
+		my $log_offset = -s $node->logfile;
 		ok(kill('KILL', $held), "$case: SIGKILL sent");
 		set_fault();
 		# A process killed while held leaves its marker behind.
 		unlink(fault_marker());
-		if ($sess)
+		# The crash restart ends every session, this one's too.
 		{
-			# Its connection is gone (the crash restart ends every session).
 			local $SIG{PIPE} = 'IGNORE';
 			eval { $sess->quit; };
 		}
-		# During the crash restart psql may exit before it reads its query,
-		# and IPC::Run then dies on the broken pipe: poll again, a bounded
-		# number of times, until the server answers.
-		my $ready = 0;
-		for (1 .. 10)
-		{
-			local $SIG{PIPE} = 'IGNORE';
-			$ready = eval {
-				$node->poll_query_until('postgres',
-					"SELECT status = 'ready' FROM snowflake_stats");
-			};
-			last if $ready || !$@;    # a timeout is final, a broken pipe is not
-		}
-		ok($ready, "$case: the server restarted after the crash");
-		my $wpid = writer_pid($node);
-		ok(defined $wpid && $wpid != $held,
+		# Connections are refused until the restart is over: wait for it
+		# in the log, then ask the server.
+		ok(crash_restarted($node, $log_offset),
+			"$case: the server restarted after the crash");
+		ok( $node->poll_query_until('postgres',
+				"SELECT status = 'ready' FROM snowflake_stats"),
+			"$case: the generator is ready");
+		my $new_wpid = writer_pid($node);
+		ok(defined $new_wpid && $new_wpid != $held,
 			"$case: the writer runs again");
 		ok(!-e $node->data_dir . '/snowflake.state.tmp',
 			"$case: no temporary file is left");
 		cmp_ok(read_state($node)->{reserved_ms}, '>=', $disk->{reserved_ms},
 			"$case: the reservation on disk did not go back");
+		my $called = $node->safe_psql('postgres', 'SELECT max(id) FROM called');
+		$max_id = $called if $called ne '' && $called > $max_id;
 		$id = $node->safe_psql('postgres', 'SELECT snowflake_nextval()');
 		ok($id > $max_id, "$case: the next ID is above every earlier one");
 		$max_id = $id;
@@ -319,12 +391,14 @@ foreach my $who ('writer', 'backend')
 	is(writers_running($node), '1', 'one writer runs');
 	# The new writer keeps the reservation ahead, as the first did.
 	ok(wait_past_reservation($node), 'the reservation lapsed meanwhile');
-	paced_calls($node, 1, 0);
-	$before = stats($node);
-	$id = paced_calls($node, 10, 0.5);
+	my $calls = $node->background_psql('postgres');
+	calls_in($calls, 1, 0);
+	$before = stats_in($calls);
+	$id = calls_in($calls, 10, 0.5);
 	ok($id > $max_id, 'IDs keep increasing');
 	$max_id = $id;
-	$after = stats($node);
+	$after = stats_in($calls);
+	$calls->quit;
 	is($after->{caller_writes}, $before->{caller_writes},
 		'the new writer keeps the reservation ahead: no caller wrote');
 }

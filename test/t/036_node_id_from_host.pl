@@ -34,10 +34,10 @@
 #    id of the server's start (the settings file), and its source;
 #  - with the preload and logging_collector = on, the derived node id and
 #    the refusal of a host name without a number are in the collector's
-#    log file; a server that only replays WAL needs no node id: single-user
-#    mode without the variable (as pg_rewind runs it for a crash
-#    recovery) replays, says so and refuses to generate, saying why, and
-#    postgres -C prints a value.
+#    log file; single-user mode without the variable (as pg_rewind runs it
+#    for a crash recovery) replays, says so and refuses to generate, saying
+#    why, and postgres -C prints a value; a standby without it does not
+#    start (it needs its number too).
 
 use strict;
 use warnings;
@@ -110,7 +110,7 @@ foreach my $name ('snowflake.node_id_from', 'snowflake.node_id_base', 'snowflake
 if (no_preload())
 {
 	my $victim = $member->background_psql('postgres');
-	my $pid = $victim->query_safe('SELECT pg_backend_pid()');
+	my $pid = query_value($victim, 'SELECT pg_backend_pid()');
 	my $offset = -s $member->logfile;
 	kill('KILL', $pid) or die "could not kill $pid";
 	log_appears($member, qr/all server processes terminated; reinitializing/, $offset)
@@ -434,6 +434,39 @@ if (!no_preload())
 			'started again with the variable: node id 6, every ID above those before');
 		$replay->stop;
 	}
+
+	# A standby needs its number too, though it mints nothing while in
+	# recovery (docs/deployment/pg_auto_failover.md and managed.md): one
+	# started without the variable does not start, and says why; with its
+	# own number it runs.
+	my $member;
+	{
+		local $ENV{SF_TEST_MEMBER} = '1';
+		$member = start_snowflake_node(
+			'member_primary',
+			init => { allows_streaming => 1 },
+			settings => {
+				'snowflake.node_id_from' => 'env:SF_TEST_MEMBER',
+				'snowflake.node_id_count' => 8
+			});
+	}
+	$member->backup('member_standby');
+	my $secondary = start_snowflake_node('member_standby',
+		from_backup => [ $member, 'member_standby', has_streaming => 1 ],
+		start => 0);
+	ok(!$secondary->start(fail_ok => 1), 'a standby without the variable does not start');
+	like(slurp_file($secondary->logfile),
+		qr/FATAL:  invalid value for parameter "snowflake\.node_id_from": "env:SF_TEST_MEMBER"\n[^\n]*DETAIL:  \Q$missing\E/,
+		'and its log says why');
+	{
+		local $ENV{SF_TEST_MEMBER} = '2';
+		$secondary->start;
+	}
+	$member->wait_for_catchup($secondary);
+	is($secondary->safe_psql('postgres', 'SELECT pg_is_in_recovery()'),
+		't', 'with its own number it starts, and replays');
+	$secondary->stop;
+	$member->stop;
 }
 
 # --- The data directory moves to another host name ---

@@ -30,9 +30,11 @@
 #   (docs/public-ids.md) holds those lines.  A marker without a reason, or
 #   an unknown one, fails the test.
 #
-# Two rules of CONTRIBUTING.md are checked here too, since they concern
+# Three rules of CONTRIBUTING.md are checked here too, since they concern
 # what a reader sees of the source: no C function in src/ is longer than
-# 80 lines (test/function-length.pl, shown to fail on one that is), and the
+# 80 lines (test/function-length.pl, shown to fail on one that is), no TAP
+# file uses the result of a background session's query_safe() directly
+# (test/query-safe.pl, shown to fail on one that does), and the
 # pictures of docs/img/ are what their script draws now.
 
 use strict;
@@ -304,6 +306,39 @@ foreach my $file (@link_files)
 		'>', \$out, '2>', \$err);
 	ok(!$ok, 'test/function-length.pl fails on a function of 81 lines');
 	is($out, "$probe: sf_long is 81 lines (limit 80)\n", 'and names it with its length');
+}
+
+# ---- query_safe() results only through query_value() ----
+
+{
+	my @tap = map { "test/t/$_" } sort grep { /\.p[lm]$/ }
+	  do { opendir my $dh, "$root/test/t" or die "$root/test/t: $!"; readdir $dh };
+	cmp_ok(scalar(@tap), '>=', 70, 'the TAP files are found');
+	my ($out, $err);
+	my $ok = IPC::Run::run([ $^X, 'test/query-safe.pl', @tap ],
+		'>', \$out, '2>', \$err, init => sub { chdir $root or die $! });
+	is($out . $err, '', 'no TAP file uses the result of query_safe() directly');
+	ok($ok, 'test/query-safe.pl exits 0 on test/t');
+
+	# The check fails on a comparison of query_safe()'s result, as 078 had
+	# five (16.2's framework keeps the trailing newline), and on a result
+	# kept in a variable; a call whose result is thrown away passes.
+	# (The calls are spelt QUERY here, so that this file passes its own
+	# check.)
+	my $probe = PostgreSQL::Test::Utils::tempdir() . '/probe.pl';
+	open my $fh, '>', $probe or die "$probe: $!";
+	print $fh map { s/QUERY/query_safe/gr } "\$session->QUERY('SET x = 1');\n",
+	  "\$_->QUERY('SELECT 1') foreach \@sessions;\n",
+	  "# is(\$session->QUERY('SELECT 1'), '1', 'a comment');\n",
+	  "is(\$session->QUERY(q{SELECT left('ord_2', 5)}), 'ord_2',\n\t'a comparison');\n",
+	  "my \$pid =\n  \$victim->QUERY('SELECT pg_backend_pid()');\n";
+	close $fh;
+	$ok = IPC::Run::run([ $^X, "$root/test/query-safe.pl", $probe ], '>', \$out, '2>', \$err);
+	ok(!$ok, 'test/query-safe.pl fails on a file that compares query_safe()\'s result');
+	is( $out,
+		"$probe:4: the result of query_safe() is used (after \"is(\"): read it through query_value() (test/t/SnowflakeTest.pm)\n"
+		  . "$probe:7: the result of query_safe() is used (after \"my \$pid =\"): read it through query_value() (test/t/SnowflakeTest.pm)\n",
+		'and names each use with its line, and only those');
 }
 
 # ---- SQL examples ----

@@ -23,6 +23,20 @@
 #  - UPDATE ... SET key = snowflake_nextval() is refused (0A000); the CTE
 #    form works, and mints on the workers holding the rows.
 #  - Decoders and snowflake_min_id() run on the workers (EXPLAIN VERBOSE).
+#  - The page's INSERT ... SELECT forms: plain, with a window function,
+#    with GROUP BY on the distribution column, minted by the workers
+#    holding the source rows; with GROUP BY on another column, 3 rows kept
+#    (keys of workers) of more keys minted; an aggregate over the whole
+#    table, minted by the coordinator.
+#  - Rebalancing: a third worker added and citus_rebalance_start() under
+#    inserts through the coordinator: no insert fails, shards move, every
+#    key stays as it was.
+#  - Removing snowflake: DROP EXTENSION refused while the key's default
+#    calls snowflake_nextval(), naming orders; the page's steps (undistribute,
+#    drop the default, distribute again, DROP EXTENSION) keep every key.
+# The blocks of docs/deployment/distributed.md marked as its recipes
+# (<!-- not run: needs a Citus cluster; recipe: citus/... -->) are read from
+# the page and run as it shows them (the new worker's address replaced).
 #
 # Citus is not part of snowflake, and no package archive CI reaches ships
 # it: CI does not install it.  The file runs on a server where Citus is
@@ -34,11 +48,26 @@
 use strict;
 use warnings;
 
+use File::Basename ();
+use File::Spec;
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
+
+# The page's recipes (docs/deployment/distributed.md, blocks marked
+# <!-- not run: ...; recipe: citus/... -->), run as the page shows them.
+# Read before the skip: a page that lost one fails the file everywhere,
+# not only where Citus is installed.
+my %page = doc_recipes(
+	File::Spec->rel2abs(File::Basename::dirname(__FILE__) . '/../../docs/deployment/distributed.md'));
+my $page_recipes = join(' ',
+	sort map { "citus/$_.sql" }
+	  qw(insert-select legacy update-refused update-cte rebalance drop-extension move-off));
+die "docs/deployment/distributed.md lacks a recipe of this test: it has "
+  . join(' ', sort grep { m{^citus/} } keys %page) . ", not $page_recipes\n"
+  unless join(' ', sort grep { m{^citus/} } keys %page) eq $page_recipes;
 
 # Whether this server has Citus, asked of a server that does not load it.
 my $probe = start_snowflake_node('probe', preload => 0, start => 0);
@@ -49,6 +78,9 @@ skip_without_extension($probe, 'citus',
 	'no package archive CI reaches ships Citus; where Citus is installed for this '
 	  . 'PostgreSQL, PROVE_TESTS=test/t/048_citus.pl test/check.sh runs this file');
 $probe->stop;
+
+is( join(' ', sort grep { m{^citus/} } keys %page),
+	$page_recipes, 'docs/deployment/distributed.md has every recipe this test runs');
 
 # A Citus node: snowflake preloaded after Citus, TCP on loopback (Citus
 # connects to the nodes it knows by host and port).
@@ -63,6 +95,8 @@ sub citus_node
 			shared_preload_libraries => 'citus,snowflake',
 			listen_addresses => '127.0.0.1',
 			cluster_name => $name,
+			# Citus moves shards by logical replication (rebalancing, below).
+			wal_level => 'logical',
 			%settings
 		});
 	$node->safe_psql('postgres', 'CREATE EXTENSION citus');
@@ -81,15 +115,16 @@ my $port_to_node_id =
   . join(' ', map { 'WHEN ' . $_->port . " THEN $node_id{$_->name}" } @nodes)
   . ' END';
 
-# For the rows of $table matching $where, with a column k that is the
-# distribution column of $source: how many there are, how many keys were
-# minted by another node than the one holding k's shard of $source, and
-# the node ids that minted them.
+# For the rows of $table matching $where, with a value $k (an expression,
+# the column k by default) of the distribution column of $source: how many
+# there are, how many keys were minted by another node than the one holding
+# that value's shard of $source, and the node ids that minted them.
 sub rows_off_their_shard
 {
-	my ($node, $source, $table, $where) = @_;
+	my ($node, $source, $table, $where, $k) = @_;
+	$k //= 'k';
 	my @rows = map { [ split /\|/ ] } split /\n/, $node->safe_psql('postgres',
-		"SELECT k, snowflake_node_id(id) FROM $table WHERE $where");
+		"SELECT $k, snowflake_node_id(id) FROM $table WHERE $where");
 	my %ks = map { $_->[0] => 1 } @rows;
 	my %holder = split /[|\n]/, $node->safe_psql(
 		'postgres', qq{
@@ -185,7 +220,7 @@ $stranger->stop;
 
 $coord->safe_psql(
 	'postgres', q{
-CREATE TABLE orders (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), src text NOT NULL, k integer);
+CREATE TABLE orders (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), src text, k integer, item text);
 SELECT create_distributed_table('orders', 'id');
 CREATE TABLE items (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), src text NOT NULL);
 SELECT create_reference_table('items');
@@ -281,21 +316,15 @@ is( error_report($coord,
 		"UPDATE orders SET id = snowflake_nextval() WHERE src = 'copy coord'"),
 	'0A000: functions used in UPDATE queries on distributed tables must not be VOLATILE',
 	'UPDATE ... SET id = snowflake_nextval() is refused on a distributed table');
-$coord->safe_psql(
-	'postgres', q{
-CREATE TABLE legacy (k integer PRIMARY KEY, id bigint);
-SELECT create_distributed_table('legacy', 'k');
-INSERT INTO legacy (k) SELECT generate_series(1, 100);});
-is( error_report($coord, 'UPDATE legacy SET id = snowflake_nextval()'),
+# The page's legacy table, its refused UPDATE and its CTE form.
+$coord->safe_psql('postgres', $page{'citus/legacy.sql'});
+is( error_report($coord, $page{'citus/update-refused.sql'}),
 	'0A000: functions used in UPDATE queries on distributed tables must not be VOLATILE',
-	'also for a column that is not the distribution column');
-$coord->safe_psql(
-	'postgres', q{
-WITH new_ids AS (SELECT k, snowflake_nextval() AS id FROM legacy WHERE id IS NULL)
-UPDATE legacy l SET id = n.id FROM new_ids n WHERE l.k = n.k;});
+	'also for a column that is not the distribution column (the page\'s UPDATE)');
+$coord->safe_psql('postgres', $page{'citus/update-cte.sql'});
 is( rows_off_their_shard($coord, 'legacy', 'legacy', 'id IS NOT NULL'),
 	'100 rows, 0 minted elsewhere, minted on nodes 2 3',
-	'the CTE form sets every key, minted on the worker holding the row');
+	'the page\'s CTE form sets every key, minted on the worker holding the row');
 
 # --- no key twice ---
 
@@ -322,6 +351,94 @@ is( $worker2->safe_psql(
 		'postgres', q{
 SELECT count(*) FROM orders WHERE id >= snowflake_min_id(now() - interval '1 hour')}),
 	'2300', 'and a worker runs them over the whole table');
+
+# --- the page's INSERT ... SELECT forms ---
+
+# Who mints each key, and how many keys are minted for the rows kept (the
+# workers mint for partial groups that the coordinator merges).
+my $issued_sql = 'SELECT ids_issued FROM snowflake_stats';
+my $issued = sub {
+	my $n = 0;
+	$n += $_->safe_psql('postgres', $issued_sql) foreach @nodes;
+	return $n;
+};
+my $issued_before = $issued->();
+my $rows_before = $coord->safe_psql('postgres', 'SELECT count(*) FROM orders');
+$coord->safe_psql('postgres', $page{'citus/insert-select.sql'});
+my $kept = $coord->safe_psql('postgres', 'SELECT count(*) FROM orders') - $rows_before;
+my $minted = $issued->() - $issued_before;
+foreach my $form ('stock', 'window', 'group')
+{
+	is( rows_off_their_shard($coord, 'stock', 'orders', "item LIKE '$form %'",
+			"split_part(item, ' ', 2)::integer"),
+		'90 rows, 0 minted elsewhere, minted on nodes 2 3',
+		"INSERT ... SELECT, $form: each key minted on the worker holding its row of stock");
+}
+is( $coord->safe_psql('postgres',
+		q{SELECT count(*), bool_and(snowflake_node_id(id) IN (2, 3)) FROM orders WHERE item LIKE 'shelf %'}),
+	'3|t', 'INSERT ... SELECT with GROUP BY on another column: 3 rows kept, their keys minted by workers');
+is( $coord->safe_psql('postgres',
+		q{SELECT count(*), min(snowflake_node_id(id)) FROM orders WHERE item LIKE 'total %'}),
+	'1|1', 'INSERT ... SELECT of an aggregate over the whole table: minted by the coordinator');
+diag("the page's INSERT ... SELECT forms minted $minted keys for the $kept rows they kept");
+cmp_ok($minted, '>', $kept,
+	'keys are minted for partial groups that are thrown away (the page says so)');
+
+# --- rebalancing under inserts (the page's recipe) ---
+
+my $worker3 = citus_node('worker3', 4);
+my $keys_sql = q{SELECT count(*) || ' ' || md5(string_agg(id::text || ':' || coalesce(src, item, ''), ',' ORDER BY id)) FROM orders};
+my $keys_before = $coord->safe_psql('postgres', $keys_sql);
+my $max_before = $coord->safe_psql('postgres', 'SELECT max(id) FROM orders');
+my $load_script = "$dir/rebalance.sql";
+open my $load_fh, '>', $load_script or die "could not write $load_script: $!";
+print $load_fh "INSERT INTO orders (src) VALUES ('during the rebalance');\n";
+close $load_fh;
+my ($load_out, $load_err) = ('', '');
+my $load = IPC::Run::start(
+	[
+		'pgbench', '-n', '-c', '2', '-j', '2', '-t', '2000', '-f', $load_script,
+		'-h', $coord->host, '-p', $coord->port, 'postgres'
+	],
+	'>', \$load_out, '2>', \$load_err,
+	IPC::Run::timeout(10 * $PostgreSQL::Test::Utils::timeout_default));
+(my $rebalance = $page{'citus/rebalance.sql'}) =~
+  s/citus_add_node\('worker3', 5432\)/citus_add_node('127.0.0.1', ${\ $worker3->port})/;
+like($rebalance, qr/citus_add_node\('127\.0\.0\.1', \d+\)/, 'the page\'s rebalancing adds the worker');
+$coord->safe_psql('postgres', $rebalance);
+ok($load->finish, 'no insert failed during the rebalance') or diag($load_err);
+my $moved = $coord->safe_psql('postgres',
+	'SELECT count(*) FROM citus_shards WHERE nodeport = ' . $worker3->port);
+diag("the rebalance moved $moved shards to worker3 while 4,000 inserts went through the coordinator");
+cmp_ok($moved, '>', 0, 'the rebalance moved shards to the new worker');
+is( $coord->safe_psql('postgres', "$keys_sql WHERE id <= $max_before"),
+	$keys_before, 'every key minted before the rebalance is unchanged');
+is( $coord->safe_psql('postgres',
+		"SELECT count(*), count(DISTINCT id) FROM orders WHERE src = 'during the rebalance'"),
+	'4000|4000', 'the 4,000 rows inserted during it have a key each, none twice');
+push @nodes, $worker3;
+
+# --- removing snowflake (the page's recipes) ---
+
+my (undef, $drop_err) = sql_error($coord, $page{'citus/drop-extension.sql'});
+like($drop_err, qr/ERROR:  2BP01: cannot drop extension snowflake because other objects depend on it/,
+	'DROP EXTENSION snowflake is refused while a default calls snowflake_nextval()');
+like($drop_err, qr/default value for column id of table orders depends on function snowflake_nextval\(\)/,
+	'naming the key of orders, as the page shows');
+# The other tables whose defaults call it (the page's orders is the only
+# one there) are given none first.
+$coord->safe_psql('postgres', 'ALTER TABLE items ALTER COLUMN id DROP DEFAULT');
+my $keys_kept = $coord->safe_psql('postgres', $keys_sql);
+$coord->safe_psql('postgres', $page{'citus/move-off.sql'});
+is(join(' ', map { $_->safe_psql('postgres', $version_sql) } @nodes),
+	'none none none none', 'the page\'s steps: the extension is gone from every node');
+is($coord->safe_psql('postgres', $keys_sql), $keys_kept, 'orders kept every key');
+is( $coord->safe_psql('postgres',
+		q{SELECT count(*) FROM pg_dist_partition WHERE logicalrelid = 'orders'::regclass}),
+	'1', 'and is distributed again');
+is( $coord->safe_psql('postgres',
+		"INSERT INTO orders (id, src) VALUES ($max_before + 1, 'after') RETURNING id = $max_before + 1"),
+	't', 'an insert that gives its key goes in');
 
 $_->stop foreach @nodes;
 done_testing();

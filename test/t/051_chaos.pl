@@ -5,10 +5,16 @@
 #	streaming standby under load while a seeded scheduler kills backends,
 #	the reservation writer and the postmaster, stops processes, steps the
 #	clock, fails the state file's writes, changes snowflake.max_drift_ms,
-#	promotes the standby and rejoins the old primary; then a checker reads
-#	everything the clients were given: no ID twice, IDs increasing on one
-#	server, none further ahead of the clock than allowed, no error outside
-#	the documented ones, the server up at the end.
+#	promotes the standby and rejoins the old primary, and runs issue 44's
+#	and issue 52's sequences (copies restored in place, a raise while the
+#	standby lags, a raise lowered and expired, a switchover and back, a
+#	clone of a server waiting for its confirmation, copies beside the
+#	primary with a span; ChaosTest.pm); then a checker reads everything
+#	the clients and the scheduler were given: no ID twice, IDs increasing
+#	on one server, none further ahead of the clock than allowed, no error
+#	outside the documented ones, no ID from a server that must refuse, no
+#	start that must mint refused for longer than the lead in force, the
+#	server up at the end.
 #
 #   SNOWFLAKE_CHAOS_SEED     the seed (default 1): the same seed, the same
 #                            schedule of faults

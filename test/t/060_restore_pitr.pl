@@ -12,7 +12,11 @@
 #	out again values clients hold; the time from the restored server's
 #	start to its first ID and the gap between the last ID before and the
 #	first after are printed.  The restored server then takes the load.
-#	(pgBackRest and Barman: 061_pgbackrest.pl, 062_barman.pl.)
+#	(pgBackRest and Barman: 061_pgbackrest.pl, 062_barman.pl.)  Then a
+#	restore whose recovery target lies past the archive's end stops its
+#	server, and the wait for the promotion of docs/operations.md
+#	(backup/wait-promoted.sh, read from the page) fails by itself, saying
+#	so, rather than after its 10 minutes.
 #	Without the preload (the no-preload pass, 17 and later) the lead is
 #	capped at 1 s: the burst's last IDs lead the clock by at most 1 s, and
 #	the 10 s snowflake.max_drift_ms draws the capped WARNING; the checks
@@ -26,6 +30,8 @@ use PostgreSQL::Test::Utils;
 use RestoreTest;
 use SnowflakeTest;
 use Test::More;
+use File::Basename ();
+use File::Spec;
 use Time::HiRes qw(time);
 
 my $dir = PostgreSQL::Test::Utils::tempdir('pitr');
@@ -78,5 +84,38 @@ wait_for_rows($load, 300);
 stop_load($load);
 final_check($load);
 $restored->stop;
+
+# A restore whose target is not reached (a time after the archive's end)
+# stops the server; the page's wait for the promotion (docs/operations.md,
+# backup/wait-promoted.sh, read from the page) then fails by itself,
+# saying so, instead of after its 10 minutes.
+my %recipes = doc_recipes(File::Spec->rel2abs(File::Basename::dirname(__FILE__) . '/../../docs/operations.md'));
+my $missed = start_snowflake_node('missed_target',
+	from_backup => [ $primary, 'base', has_restoring => 1, standby => 0 ],
+	settings => {
+		recovery_target_time => '2999-01-01 00:00:00+00',
+		recovery_target_action => 'promote',
+		archive_mode => 'off'
+	},
+	start => 0);
+$missed->start(fail_ok => 1);
+ok( $missed->wait_for_log(qr/FATAL:  recovery ended before configured recovery target was reached/),
+	'a restore whose target is past the archive stops the server');
+my $wait = "$dir/wait-promoted.sh";
+open my $fh, '>', $wait or die "could not write $wait: $!";
+print $fh $recipes{'backup/wait-promoted.sh'};
+close $fh;
+my ($ok, $out, $err) = run_in_dir($dir, { PGHOST => $missed->host, PGPORT => $missed->port },
+	120, [ 'bash', '-e', '-o', 'pipefail', $wait ]);
+ok(!$ok, "the page's wait for the promotion fails");
+like($err, qr/^the restored server is not running: its log says why \(a recovery target not reached\?\)$/m,
+	'by itself, saying why (not by a timeout)');
+unlike($err, qr/timeout/i, 'before any timeout');
+foreach (1 .. 10 * $PostgreSQL::Test::Utils::timeout_default)
+{
+	last unless -e $missed->data_dir . '/postmaster.pid';
+	Time::HiRes::usleep(100_000);
+}
+$missed->_update_pid(-1);
 
 done_testing();

@@ -15,6 +15,12 @@
 #    silently; both servers' stats say "ready";
 #  - given its own node id before its first start (docs/operations.md):
 #    no key in common;
+#  - the page's recipe for such a copy, run as written on copies of an
+#    original with the node ids it names (node_id 1, node_id_span 2):
+#    configured, with a standby promoted once the original is lost (it
+#    mints with node id 2, which the recipe's copy must not take), and
+#    derived from an environment variable (the recipe must stop the
+#    derivation, or the copy does not start);
 #  - a base backup started as a primary without recovery.signal continues
 #    the original's timeline: it refuses to generate until its node id is
 #    confirmed, whatever snowflake.confirm_restore says (issue 44).
@@ -163,39 +169,123 @@ $_->stop foreach $same, $own;
 
 # The page's recipe for a copy that will write beside its original
 # (docs/operations.md), read from the page and run as written on a copy of
-# the running original's files: a base backup with the original's
+# a running original's files: a base backup with the original's
 # postmaster.pid beside it, as a copy of a running server's directory has
 # (with it in place the copy does not start, and pg_ctl stop run on the
-# copy would signal the original).  Only the port is the test's.
+# copy would signal the original).  Only the port is the test's.  The
+# original is the one the recipe names (its node_id and node_id_span), once
+# configured with snowflake.node_id, with a streaming standby that is
+# promoted after the original is lost (it mints with the span's second node
+# id, which a copy given that node id would share), and once deriving the
+# same node ids from an environment variable (snowflake.node_id_from), as
+# the HA pages advise: the recipe must start that copy too, which it does
+# not without its snowflake.node_id_from = '' line.
 {
 	my $root = File::Spec->rel2abs(File::Basename::dirname(__FILE__) . '/../..');
 	my %recipes = doc_recipes("$root/docs/operations.md");
 	my $recipe = $recipes{'restore/copy-beside.sh'};
 	ok(defined $recipe, 'docs/operations.md has the recipe of a copy beside its original');
-	my $copy = PostgreSQL::Test::Cluster->new('recipe_copy');
-	my $port = $copy->port;
 	like($recipe, qr/^port = \d+$/m, 'the recipe gives the copy its own port');
-	$recipe =~ s/^port = \d+$/port = $port/m;
-	my ($node_id) = $recipe =~ /^snowflake\.node_id = (\d+)$/m;
-	ok(defined $node_id && $node_id != 3, 'the recipe gives the copy its own node id');
-	PostgreSQL::Test::Utils::system_or_bail('pg_basebackup', '-D', $copy->data_dir,
-		'-X', 'stream', '-c', 'fast', '-h', $origin->host, '-p', $origin->port);
-	PostgreSQL::Test::Utils::system_or_bail('cp', $origin->data_dir . '/postmaster.pid',
-		$copy->data_dir . '/postmaster.pid');
-	my $log = $copy->logfile;
-	my $ok = system('bash', '-c', 'set -e; exec >"$1" 2>&1; shift; COPY="$1"; shift; eval "$1"',
-		'recipe', $log, $copy->data_dir, $recipe) == 0;
-	$copy->_update_pid(1);
-	ok($ok, 'the recipe starts the copy') or diag(slurp_file($log));
+	my ($orig_id, $span) =
+	  $recipe =~ /original mints with node_id (\d+) and node_id_span (\d+)/;
+	my ($copy_id) = $recipe =~ /^snowflake\.node_id = (\d+)$/m;
+	ok(defined $span && $span == 2 && defined $copy_id,
+		'the recipe names its original\'s node_id and a span of 2, and the copy\'s node id');
+	ok($copy_id > $orig_id + $span - 1 || $copy_id + $span - 1 < $orig_id,
+		"the copy's node ids ($copy_id to " . ($copy_id + $span - 1)
+		  . ") are outside the original's ($orig_id to " . ($orig_id + $span - 1) . ')');
+
+	# Run the recipe (with its lines matching $drop left out, if given) on a
+	# copy of $original's files; return the copy and whether it started.
+	my $copy_by_recipe = sub {
+		my ($original, $name, $drop) = @_;
+		my $copy = PostgreSQL::Test::Cluster->new($name);
+		my $port = $copy->port;
+		(my $script = $recipe) =~ s/^port = \d+$/port = $port/m;
+		$script =~ s/^\Q$drop\E\n//mg if defined $drop;
+		PostgreSQL::Test::Utils::system_or_bail('pg_basebackup', '-D', $copy->data_dir,
+			'-X', 'stream', '-c', 'fast', '-h', $original->host, '-p', $original->port);
+		PostgreSQL::Test::Utils::system_or_bail('cp', $original->data_dir . '/postmaster.pid',
+			$copy->data_dir . '/postmaster.pid');
+		my ($ok, $out, $err) = run_in_dir(PostgreSQL::Test::Utils::tempdir(),
+			{ COPY => $copy->data_dir }, 120, [ 'bash', '-e', '-c', $script ]);
+		$copy->_update_pid($ok ? 1 : -1);
+		diag("the recipe failed:\n$out$err"
+			  . (-e $copy->data_dir . '.log' ? slurp_file($copy->data_dir . '.log') : ''))
+		  if !$ok && !defined $drop;
+		return ($copy, $ok);
+	};
+
+	# Configured: the original, its standby, the copy.
+	my $configured = start_snowflake_node('span_original',
+		node_id => $orig_id,
+		init => { allows_streaming => 1 },
+		settings => { 'snowflake.node_id_span' => $span },
+		preload => 1);
+	$configured->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+	$configured->backup('span_standby');
+	my $standby = start_snowflake_node('span_standby',
+		from_backup => [ $configured, 'span_standby', has_streaming => 1 ]);
+	my ($copy, $ok) = $copy_by_recipe->($configured, 'recipe_copy');
+	ok($ok, 'the recipe starts the copy of an original configured with snowflake.node_id');
+	ok(-s $copy->data_dir . '.log', 'and its log goes to the file pg_ctl -l names');
 	$copy->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
 	  or die 'the recipe\'s copy did not leave recovery';
 	is($copy->safe_psql('postgres', q{SELECT current_setting('archive_mode')}),
 		'off', 'the recipe\'s copy does not archive');
-	mint_into($_, 20000) foreach $origin, $copy;
-	is(keys_in_common($copy, $origin), '0',
-		"the recipe's copy (node id $node_id) and its original: no key in common of 20000 each");
+	mint_into($_, 20000) foreach $configured, $copy;
+	my $node_ids = 'SELECT string_agg(DISTINCT snowflake_node_id(id)::text, \',\') FROM minted_%s';
+	my $original_ids = $configured->safe_psql('postgres', sprintf($node_ids, $configured->name));
+	$configured->wait_for_catchup($standby);
+	$configured->stop;    # the original is lost
+	promote_and_wait($standby);
+	mint_into($standby, 20000);
+	mint_into($copy, 20000);
+	is( join(' ',
+			$original_ids,
+			$standby->safe_psql('postgres', sprintf($node_ids, $standby->name)),
+			$copy->safe_psql('postgres', sprintf($node_ids, $copy->name))),
+		"$orig_id " . ($orig_id + 1) . " $copy_id",
+		'the original minted with its node id, its promoted standby with the span\'s next, the copy with its own');
+	is(keys_in_common($copy, $standby), '0',
+		"the recipe's copy (node id $copy_id) and the original's promoted standby: no key in common of 40000 each");
+	is(keys_in_common($standby, minted_file($copy)), '0', 'either way');
 	$copy->stop;
-	ok(kill(0, $origin->{_pid}), 'the original still runs after the copy was stopped');
+	$standby->stop;
+
+	# Derived: the original derives node id 1 (member 0 of node ids 1 and 2,
+	# with the span).  The recipe's copy starts, and mints with its own; the
+	# recipe without the line that stops the derivation does not start it.
+	local $ENV{SF_COPY_MEMBER} = '0';
+	my $derived = start_snowflake_node('derived_original',
+		init => { allows_streaming => 1 },
+		settings => {
+			'snowflake.node_id_from' => 'env:SF_COPY_MEMBER',
+			'snowflake.node_id_base' => $orig_id,
+			'snowflake.node_id_count' => $span,
+			'snowflake.node_id_span' => $span
+		},
+		preload => 1);
+	$derived->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+	is($derived->safe_psql('postgres', 'SELECT snowflake_node_id(snowflake_nextval())'),
+		$orig_id, "the derived original mints with node id $orig_id");
+	my ($refused, $started) = $copy_by_recipe->($derived, 'recipe_copy_kept_derivation',
+		"snowflake.node_id_from = ''");
+	ok(!$started, "without its snowflake.node_id_from = '' line, the recipe does not start a copy of a member that derives its node id");
+	like(slurp_file($refused->data_dir . '.log'),
+		qr/"snowflake\.node_id" is set too \($copy_id\): set one of them only\./,
+		'the log says why, as the page quotes it');
+	($copy, $ok) = $copy_by_recipe->($derived, 'recipe_copy_of_derived');
+	ok($ok, 'the recipe as written starts it');
+	$copy->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+	  or die 'the recipe\'s copy did not leave recovery';
+	mint_into($_, 20000) foreach $derived, $copy;
+	is($copy->safe_psql('postgres', sprintf($node_ids, $copy->name)),
+		$copy_id, "the copy mints with node id $copy_id");
+	is(keys_in_common($copy, $derived), '0', 'and shares no key with its original');
+	$copy->stop;
+	ok(kill(0, $derived->{_pid}), 'the original still runs after the copy was stopped');
+	$derived->stop;
 }
 
 # Started without recovery.signal, the same base backup continues the
@@ -264,7 +354,7 @@ is($restored->safe_psql('postgres', 'SELECT snowflake_node_id(snowflake_nextval(
 	'3', 'and goes on after a restart');
 is( error_report($restored, 'SELECT snowflake_confirm_restore(3)'),
 	"55000: no restored snowflake node id to confirm\n"
-	  . 'DETAIL:  Generation is not waiting for a confirmation of the node id: this server did not start from a restore with "snowflake.confirm_restore" on, nor leave recovery without a new timeline, or its node id was confirmed already.',
+	  . 'DETAIL:  Generation is not waiting for a confirmation of the node id: this server did not start from a restore with "snowflake.confirm_restore" on, nor leave recovery without a new timeline, nor start with a node id in the span of the one its history mints under, or its node id was confirmed already.',
 	'there is nothing to confirm any more');
 $restored->stop;
 

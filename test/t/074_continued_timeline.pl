@@ -8,7 +8,9 @@
 #  - A standby started without standby.signal while its primary runs.
 #  - An old primary rewound with pg_rewind after its standby was promoted,
 #    then started as a primary (without standby.signal) while the new
-#    primary runs.
+#    primary runs; with node ids derived per member (snowflake.node_id_from)
+#    it mints at once instead, with its own node id, which the new primary
+#    never takes: no key in common either.
 # In each case the running server mints on through the range of IDs the
 # refused one would have minted first, and the two share no key; in 1.2
 # they shared nearly every one (798,976 of 800,000 in the issue's drill).
@@ -147,5 +149,65 @@ mint_through_lead($new);
 is(keys_in_common($new, $file), '0', 'no key in common with the new primary');
 $old->stop;
 $new->stop;
+
+# ---------------------------------------------------------------------------
+# The same with node ids derived per member (snowflake.node_id_from, here
+# from an environment variable; a host name works alike): the rewound old
+# primary derives its own node id, which its successor never minted with,
+# and mints at once (docs/operations.md, "Snapshots and copies")
+# ---------------------------------------------------------------------------
+
+my %derived = (
+	%settings,
+	'snowflake.node_id_from' => 'env:SF_TEST_MEMBER',
+	'snowflake.node_id_count' => 8);
+my ($old_d, $new_d);
+{
+	local $ENV{SF_TEST_MEMBER} = '1';
+	$old_d = start_snowflake_node('old_derived',
+		layout => '41/10/4',
+		init => { allows_streaming => 1 },
+		settings => \%derived);
+}
+$old_d->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+mint_into($old_d, 1000);
+$old_d->backup('d');
+{
+	local $ENV{SF_TEST_MEMBER} = '2';
+	$new_d = start_snowflake_node('new_derived',
+		from_backup => [ $old_d, 'd', has_streaming => 1 ]);
+}
+$old_d->wait_for_catchup($new_d);
+promote_and_wait($new_d);
+$new_d->safe_psql('postgres', 'CHECKPOINT');
+is($new_d->safe_psql('postgres', 'SELECT snowflake_node_id(snowflake_nextval())'),
+	'5', 'member 2, promoted, mints with node id 5 on timeline 2 (4 + 1)');
+mint_into($old_d, 1000);
+$old_d->stop;
+$conf = slurp_file($old_d->data_dir . '/postgresql.conf');
+command_ok(
+	[ 'pg_rewind', '--target-pgdata', $old_d->data_dir,
+		'--source-server', $new_d->connstr('postgres') ],
+	'pg_rewind of the old primary, member 1');
+open $fh, '>', $old_d->data_dir . '/postgresql.conf' or die $!;
+print $fh $conf;
+close $fh;
+{
+	local $ENV{SF_TEST_MEMBER} = '1';
+	$old_d->start;
+}
+$old_d->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+  or die 'the rewound server did not leave recovery';
+is($old_d->safe_psql('postgres', 'SELECT timeline_id FROM pg_control_checkpoint()'),
+	'2', 'started as a primary, the rewound member 1 continues timeline 2');
+($file, $state) = try_mint($old_d, 20000);
+is($state, 'none', 'and mints at once');
+is( $old_d->safe_psql('postgres',
+		"CREATE TABLE tried (id bigint); COPY tried FROM '$file'; SELECT string_agg(DISTINCT snowflake_node_id(id)::text, ',') FROM tried"),
+	'3', 'with node id 3, its own on timeline 2 (2 + 1), never its successor\'s');
+mint_through_lead($new_d);
+is(keys_in_common($new_d, $file), '0', 'no key in common with the new primary');
+$old_d->stop;
+$new_d->stop;
 
 done_testing();

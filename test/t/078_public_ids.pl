@@ -138,10 +138,10 @@ is(scalar(grep { /^ord_2/ } @old_texts), 100, '100 texts made with key 2, the cu
 # A session open across the change sees it at its next statement, with no
 # reload.
 my $session = $node->background_psql('postgres');
-is($session->query_safe(q{SELECT left(snowflake_to_public_base32(1, 'ord_'), 5)}), 'ord_2',
+is(query_value($session, q{SELECT left(snowflake_to_public_base32(1, 'ord_'), 5)}), 'ord_2',
 	'an open session makes texts with key 2');
 write_keys($node, 'public.keys', key_line(1) . key_line(2) . key_line(3, 1));
-is($session->query_safe(q{SELECT left(snowflake_to_public_base32(1, 'ord_'), 5)}), 'ord_3',
+is(query_value($session, q{SELECT left(snowflake_to_public_base32(1, 'ord_'), 5)}), 'ord_3',
 	'key 3 marked current: the same session\'s next statement makes texts with key 3, no reload');
 my $old_list = join(',', map { "'$_'" } @old_texts);
 is( $node->safe_psql(
@@ -155,7 +155,7 @@ is(error_report($node, "SELECT snowflake_from_public_base32('$old_texts[0]', 'or
 	  . qq{DETAIL:  The configured keys are 1 and 3.\n}
 	  . q{HINT:  The keys are read from the file that snowflake.public_keys_file names.},
 	'key 2 removed: its texts no longer read (22023), and the error names the keys there are');
-is($session->query_safe('SELECT snowflake_from_public(snowflake_to_public(5, 3), 3)'), '5',
+is(query_value($session, 'SELECT snowflake_from_public(snowflake_to_public(5, 3), 3)'), '5',
 	'the open session reads with key 3');
 $session->quit;
 
@@ -260,14 +260,14 @@ $node->safe_psql('postgres', 'ALTER SYSTEM SET snowflake.public_keys_file = \'pu
 $node->reload;
 $session = $node->background_psql('postgres', on_error_stop => 0);
 $session->query_safe(q{SELECT 1 WHERE current_setting('snowflake.public_keys_file') = 'public.keys'});
-is($session->query_safe('SELECT snowflake_from_public(snowflake_to_public(42, 1), 1)'), '42',
+is(query_value($session, 'SELECT snowflake_from_public(snowflake_to_public(42, 1), 1)'), '42',
 	'a session reads with key 1');
 write_keys($node, 'public.keys', "1 not-a-key current\n");
 $session->query('SELECT snowflake_to_public(42, 1)');
 like($session->{stderr}, qr/invalid public ID key file/, 'the file broken: the session\'s next call fails, key 1 is not kept');
 $session->{stderr} = '';
 write_keys($node, 'public.keys', key_line(1, 1));
-is($session->query_safe('SELECT snowflake_from_public(snowflake_to_public(42, 1), 1)'), '42',
+is(query_value($session, 'SELECT snowflake_from_public(snowflake_to_public(42, 1), 1)'), '42',
 	'the file fixed: the session reads again');
 $session->quit;
 

@@ -22,9 +22,26 @@
 #              U t_end t_start server sqlstate count first
 #                                         an attempt to mint on a server that
 #                                         must refuse (it left recovery
-#                                         without a new timeline and its node
-#                                         id is not confirmed): count IDs
-#                                         given (0: refused with sqlstate)
+#                                         without a new timeline, or is a
+#                                         copy whose node id falls within its
+#                                         original's span, and its node id is
+#                                         not confirmed): count IDs given (0:
+#                                         refused with sqlstate)
+#              X t_end t_start server sqlstate
+#                                         a batch of the scheduler refused,
+#                                         as it must be, while a standby
+#                                         lags behind a raise (raise_lagging)
+#              G t seq server what t_lost a start that must mint at once
+#                                         (probe_mint: after_expiry, clone,
+#                                         copy); t_lost: when the server it
+#                                         succeeds was lost
+#              P t_end t_start seq sqlstate id
+#                                         one call of it (none: served)
+#              W t server node_id inside warned
+#                                         a copy started beside the
+#                                         primary, its node id inside the
+#                                         span of its original's or not,
+#                                         and whether its start warned
 #              N t what                   a note (what happened, for the
 #                                         summary): the first word names it
 # A term is one server's time as the primary (it changes at a promotion);
@@ -38,6 +55,7 @@ use warnings;
 
 use Exporter 'import';
 use DBI;
+use File::Path ();
 use POSIX ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -222,25 +240,28 @@ sub postmaster_pid
 
 # --- the campaign --------------------------------------------------------
 
-# Fault kinds and their weights in the seeded draw.  The last five are the
-# sequences of issue 44 (docs/guarantees.md, "Restarts and crashes"): each
-# copies, promotes or rebuilds a server, so each takes seconds where the
-# others take one or less (the standby is brought back in the background,
-# see standby jobs); their weights give each of them at least about ten
-# runs in ten minutes on a shared 2-CPU machine, while the others still run
-# (docs/guarantees.md, "Under random faults", has the counts).  A standby
-# started without standby.signal weighs most: it is the cheapest, and
-# without the preload it is skipped.
+# Fault kinds and their weights in the seeded draw.  Issue 44's five
+# sequences (docs/guarantees.md, "Restarts and crashes") and issue 52's five
+# (raise_lagging to copy_span: "The history's leads", "A request to confirm
+# the node id", "A switchover and back") each copy, promote or rebuild a
+# server, or wait out a raised lead, so each takes seconds where the others
+# take one or less (the standby is brought back in the background, see
+# standby jobs); issue 52's weigh most, so that each runs at least about
+# ten times in ten minutes on a shared 2-CPU machine, while issue 44's and
+# the others still run (docs/guarantees.md, "Under random faults", has the
+# counts).  Without the preload issue 52's kinds but switchover_back are
+# passed over (nothing is raised past 1 s there, and a start is not seen),
+# as a standby started without standby.signal is.
 my @kinds = (
 	[ kill_backend => 3 ], [ kill_writer => 2 ], [ kill_postmaster => 1 ],
 	[ stop_backend => 2 ], [ stop_postmaster => 1 ], [ clock_small => 3 ],
 	[ clock_large => 2 ], [ state_file_fault => 3 ], [ drift_reload => 2 ],
 	[ promote => 1 ], [ restart_no_preload => 1 ], [ restart => 1 ],
 	[ restore_unwritable => 1 ],
-	[ cold_copy => 6 ], [ unreadable_crash => 7 ], [ lead_raise => 5 ],
-	[ standby_no_signal => 14 ], [ skipped_timeline => 6 ]);
-my $total_weight = 0;
-$total_weight += $_->[1] foreach @kinds;
+	[ cold_copy => 1 ], [ unreadable_crash => 1 ], [ lead_raise => 1 ],
+	[ standby_no_signal => 2 ], [ skipped_timeline => 1 ],
+	[ raise_lagging => 10 ], [ raise_lower_expire => 10 ], [ switchover_back => 10 ],
+	[ clone_unconfirmed => 10 ], [ copy_span => 10 ]);
 
 # The kinds that take many seconds (a copy, a promotion, a server built
 # anew): the clients run meanwhile, so the pause before one is a third of
@@ -249,16 +270,37 @@ $total_weight += $_->[1] foreach @kinds;
 # a run ends close to its length (CI's smoke of 20 s runs none of them).
 my $late = 20;
 my %long = map { $_ => 1 } qw(promote restore_unwritable cold_copy unreadable_crash
-  lead_raise standby_no_signal skipped_timeline);
+  lead_raise standby_no_signal skipped_timeline raise_lagging raise_lower_expire
+  switchover_back clone_unconfirmed copy_span);
+
+# The kinds passed over without the preload, and why (the note in the
+# schedule; the summary counts them).
+my %needs_preload = (
+	raise_lagging => 'without the preload nothing is raised past 1 s',
+	raise_lower_expire => 'without the preload nothing is raised past 1 s',
+	clone_unconfirmed => 'without the preload a start that must be confirmed cannot be seen',
+	copy_span => 'without the preload a copy\'s start cannot be seen');
+
+# The next kind: drawn from a deck that holds each kind as many times as
+# its weight, shuffled by the seeded generator and dealt out before it is
+# shuffled again, so that a run of about one deck's length (ten minutes on
+# the shared machine) runs each kind about as often as its weight says,
+# which independent draws would not (ten minutes of seed 52 ran one kind
+# of issue 52's once, another ten times, at the same weight).
+my @deck;
 
 sub pick_kind
 {
-	my $x = rand($total_weight);
-	foreach my $k (@kinds)
+	if (!@deck)
 	{
-		return $k->[0] if ($x -= $k->[1]) < 0;
+		@deck = map { ($_->[0]) x $_->[1] } @kinds;
+		for (my $i = $#deck; $i > 0; $i--)
+		{
+			my $j = int(rand($i + 1));
+			@deck[ $i, $j ] = @deck[ $j, $i ];
+		}
 	}
-	return $kinds[-1][0];
+	return shift @deck;
 }
 
 # snowflake.node_id_span of both servers, chosen by the seed: 2 for an odd
@@ -552,6 +594,32 @@ sub inject
 	{
 		skipped_timeline($c, $log, $after + 0.5);
 	}
+	elsif ($needs_preload{$kind} && !$c->{preload})
+	{
+		$log->("skipped: $needs_preload{$kind}");
+		$c->{skipped}{$kind}++;
+		return;
+	}
+	elsif ($kind eq 'raise_lagging')
+	{
+		raise_lagging($c, $log, $r1 < 0.5 ? 'held walsender' : 'slot');
+	}
+	elsif ($kind eq 'raise_lower_expire')
+	{
+		raise_lower_expire($c, $log, $r1 < 0.5 ? 'crash' : 'failover', 3000 + 100 * int(16 * $r2));
+	}
+	elsif ($kind eq 'switchover_back')
+	{
+		switchover_back($c, $log, 3500 + 100 * int(16 * $r2));
+	}
+	elsif ($kind eq 'clone_unconfirmed')
+	{
+		clone_unconfirmed($c, $log, $r1 < 0.5 ? 'base backup' : 'standby', $after);
+	}
+	elsif ($kind eq 'copy_span')
+	{
+		copy_span($c, $log);
+	}
 	elsif ($kind eq 'restart_no_preload' && $c->{version} >= 17 && !$c->{no_preload_run})
 	{
 		toggle_preload($c, $log);
@@ -675,15 +743,27 @@ sub standby_ready
 # branch first: the history file of the next timeline is placed in the
 # standby's pg_wal, as a restore drill that archived into a WAL archive the
 # standby restores from leaves it, so the promotion takes the one after it,
-# whose parent is the old primary's.
+# whose parent is the old primary's.  With $lose (code) the old primary is
+# lost that way instead of the immediate stop, and with $settled its lead
+# was settled already (the caller did so before a raise that must not be
+# waited out).  The time the old primary was lost is left in $c->{lost_at}.
 sub promote
 {
 	my ($c, %o) = @_;
 	my ($old, $new) = @{$c}{qw(primary standby)};
-	settle_lead($c, $old, $o{lead} // lead_of($c, $c->{drift})) if $c->{span} == 1;
+	settle_lead($c, $old, $o{lead} // lead_of($c, $c->{drift}))
+	  if $c->{span} == 1 && !$o{settled};
 	my $tli = eval { timeline_of($old) }
 	  // $new->safe_psql('postgres', 'SELECT received_tli FROM pg_stat_wal_receiver');
-	$old->stop('immediate', fail_ok => 1) unless $o{split};
+	$c->{lost_at} = time();
+	if ($o{lose})
+	{
+		$o{lose}->();
+	}
+	elsif (!$o{split})
+	{
+		$old->stop('immediate', fail_ok => 1);
+	}
 	take_timeline($c, $new, $tli, $old) if $o{skip};
 	promote_and_wait($new);
 	# pg_rewind reads the new timeline from the control file, which the
@@ -1244,6 +1324,453 @@ sub skipped_timeline
 	return;
 }
 
+# --- issue 52's sequences ---------------------------------------------------
+
+# Step the servers' clock forward to +0 if the campaign stepped it back,
+# before issue 52's sequences: their starts must mint at once unless the
+# IDs before them lead the clock (probe_mint), but a start's floor is
+# applied by the background writer, which on PostgreSQL 15 libfaketime was
+# seen leaving on the real clock (floor_clock): with the servers' clock
+# behind it, the first IDs lie that far ahead of their clock, and calls
+# wait for it, as for IDs ahead of the clock (in seed 52 the first IDs of
+# a start lay 29.5 s ahead after a step back of 29 s).  And their
+# failovers with span 1 would wait as long, until the old primary's IDs
+# lead the clock by no more than its lead (settle_lead).  A step forward is
+# safe at any time; steps back are faults of their own.
+sub clock_forward
+{
+	my ($c) = @_;
+	return if $c->{offset} >= 0;
+	set_clock('+0');
+	event($c, 'C', 0);
+	$c->{offset} = 0;
+	return;
+}
+
+# The PID of $node's walsender streaming to the standby named $name (its
+# cluster_name, which its walsender shows as application_name), waiting
+# for it (30 s at most: a standby started a moment ago connects soon);
+# undef if none streams.
+sub walsender_of
+{
+	my ($node, $name) = @_;
+	my $deadline = time() + 30;
+	while (time() < $deadline)
+	{
+		my $dbh = dbh_of($node);
+		my ($pid) = $dbh ? $dbh->selectrow_array("SELECT pid FROM pg_stat_replication "
+			  . "WHERE application_name = '$name' AND state = 'streaming'") : ();
+		$dbh->disconnect if $dbh;
+		return $pid if $pid;
+		sleep(0.2);
+	}
+	return;
+}
+
+# Lose $node at once: its postmaster killed (SIGKILL), then the processes
+# @held (stopped with SIGSTOP: they would run on, and send what they
+# hold), which the postmaster's death cannot end, killed too; then wait
+# (60 s at most) until every process of the server is gone, reaped
+# included (PostgreSQL takes a postmaster.pid whose process exists, a
+# zombie too, for a server that runs), so that pg_rewind's crash recovery
+# of the data directory finds no server there.
+sub kill_server
+{
+	my ($node, @held) = @_;
+	my $pm = postmaster_pid($node);
+	my @procs = ($pm, @held);
+	foreach my $stat (glob('/proc/[0-9]*/stat'))
+	{
+		open my $sf, '<', $stat or next;
+		my $line = <$sf>;
+		close $sf;
+		push @procs, $1 if defined $line && $line =~ /^(\d+) \(.*\) \S+ (\d+) / && $2 == $pm;
+	}
+	$node->kill9;
+	kill 'KILL', @held;
+	my $deadline = time() + 60;
+	while (time() < $deadline && grep { -e "/proc/$_" } @procs)
+	{
+		sleep(0.1);
+	}
+	return;
+}
+
+# A raise while the standby lags (issue 52, finding 1, as
+# 079_unreceived_raise.pl makes it lag; $how): its walsender held with
+# SIGSTOP (it stays connected and streaming, and sends nothing more), or a
+# physical replication slot created for it on the primary and the standby
+# stopped.  Then snowflake.max_drift_ms is raised with ALTER SYSTEM on the
+# primary only, 10 s above the largest lead the standby knows (at most
+# 30 s), and the scheduler bursts under the raised lead, each batch
+# waiting 100 ms at most: past the old bound every batch must be refused
+# (55000, the record of the raise is not on the standby; X events, until
+# three were), or be issued only under a bound the standby knows.  Then
+# the primary is lost (the postmaster killed, then the held walsender; or
+# an immediate stop, the stopped standby started again) and the standby is
+# promoted.  With span 1 it mints with the old primary's node field, its
+# floor placed by the lead it knows: a batch issued under the raise shares
+# keys with its IDs (the checker).  The old primary's lead is settled
+# (settle_lead) before the raise, not after.  (Passed over without the
+# preload.)
+sub raise_lagging
+{
+	my ($c, $log, $how) = @_;
+	standby_ready($c);
+	clock_forward($c);
+	my ($p, $s) = @{$c}{qw(primary standby)};
+	my $known = $c->{drift};
+	my $rec = eval { read_state($s) };
+	$known = $rec->{max_lead_ms} if $rec && $rec->{max_lead_ms} > $known;
+	my $raised = $known + 10000 > 30000 ? 30000 : $known + 10000;
+	my $before = lead_of($c, $c->{drift});
+	$log->(sprintf('%s, snowflake.max_drift_ms raised to %d ms on %s only (%s knows %d ms), '
+		  . 'a burst, then %s is lost and %s promoted',
+		$how eq 'slot' ? 'a slot for ' . $s->name . ', which stops'
+		: $s->name . "'s walsender held (SIGSTOP)", $raised, $p->name, $s->name, $known,
+		$p->name, $s->name));
+	note_event($c, 'raise_known', $s->name . " knows a lead of $known ms already")
+	  if $raised <= $known;
+	settle_lead($c, $p, $before) if $c->{span} == 1;
+	my $held;
+	if ($how eq 'held walsender')
+	{
+		$held = walsender_of($p, $s->name);
+		if ($held)
+		{
+			kill 'STOP', $held;
+		}
+		else
+		{
+			note_event($c, 'no_walsender', $s->name . ' does not stream: a slot instead');
+			$how = 'slot';
+		}
+	}
+	my $slot = 'chaos_lagging';
+	if ($how eq 'slot')
+	{
+		$p->safe_psql('postgres', "SELECT pg_create_physical_replication_slot('$slot', true)");
+		$s->stop('fast', fail_ok => 1);
+	}
+	event($c, 'D', $raised) if $raised > $before;
+	$p->safe_psql('postgres', "ALTER SYSTEM SET snowflake.max_drift_ms = '${raised}ms'");
+	$p->reload;
+	$p->poll_query_until('postgres', show_setting('snowflake.max_drift_ms'), shown_ms($raised))
+	  or die "max_drift_ms $raised not seen";
+	burst($c, lead => $raised, refusals => 3, wait_ms => 100);
+	promote($c, settled => 1, lose => sub {
+		if ($held)
+		{
+			kill_server($p, $held);
+			return;
+		}
+		$p->stop('immediate', fail_ok => 1);
+		# Slots are not copied by pg_rewind, but a rewound server
+		# keeps its own: a slot no standby uses would hold every
+		# later raise back (by design).
+		File::Path::rmtree($p->data_dir . "/pg_replslot/$slot");
+		start_node($s);
+	});
+	event($c, 'D', $before) if $raised > $before;
+	return;
+}
+
+# A raise, a lowering and its expiry, then a crash before a checkpoint or a
+# failover ($how; issue 52, finding 3, as 081_elapsed_lead.pl): with
+# snowflake.max_drift_ms at 1 s (set so if it is not), a checkpoint (none
+# is timed in the minutes after it, so the crash recovery below replays
+# what follows), the setting raised to $raised ms on both servers, a burst
+# to half of it ahead of the clock, the setting lowered to 1 s again, and
+# the old lead waited out by the servers' clock: no ID leads the clock by
+# more than 1 s any more.  Then the primary stops (immediate) and starts
+# again, or it is lost and the standby, which replayed the raise and the
+# lowering, is promoted; the scheduler asks the server for IDs at once
+# (probe_mint): refused for longer than the lead in force, it brought the
+# elapsed lead back (the checker).  (Passed over without the preload.)
+sub raise_lower_expire
+{
+	my ($c, $log, $how, $raised) = @_;
+	standby_ready($c);
+	clock_forward($c);
+	my ($p, $s) = @{$c}{qw(primary standby)};
+	$log->(sprintf('snowflake.max_drift_ms raised to %d ms, a burst, lowered to 1000 ms, '
+		  . 'the old lead waited out, then %s', $raised, $how eq 'crash'
+		  ? $p->name . ' crashes (immediate stop) before its next checkpoint and starts again'
+		  : $p->name . ' is lost and ' . $s->name . ' promoted'));
+	set_drift_all($c, 1000) if $c->{drift} != 1000;
+	settle_lead($c, $p, 1000);
+	$p->safe_psql('postgres', 'CHECKPOINT');
+	my $redo_sql = 'SELECT redo_lsn FROM pg_control_checkpoint()';
+	my $redo = $p->safe_psql('postgres', $redo_sql);
+	set_drift_all($c, $raised);
+	burst($c, lead => $raised / 2);
+	my $lowered = $p->safe_psql('postgres', 'SELECT clock_timestamp()');
+	set_drift_all($c, 1000);
+	$p->poll_query_until('postgres', "SELECT clock_timestamp() > '$lowered'::timestamptz "
+		  . "+ interval '@{[ $raised + 100 ]} ms'")
+	  or die 'the old lead did not elapse';
+	if ($how eq 'crash')
+	{
+		my $now = $p->safe_psql('postgres', $redo_sql);
+		note_event($c, 'checkpoint_between', $p->name . " checkpointed after the raise ($redo, then $now)")
+		  if $now ne $redo;
+		$c->{lost_at} = time();
+		$p->stop('immediate', fail_ok => 1);
+		start_node($p);
+		wait_up($p);
+	}
+	else
+	{
+		promote($c);
+	}
+	probe_mint($c, $c->{primary}, 'after_expiry');
+	return;
+}
+
+# A switchover and back (issue 52, finding 2, as 080_dropped_raise.pl):
+# with snowflake.max_drift_ms at 1 s (set so if it is not), the primary A
+# raises its lead to $l1 ms (ALTER SYSTEM, on A only), bursts to half of it
+# ahead of the clock and lowers it again; a planned switchover (A stopped
+# cleanly, the standby B promoted with pg_ctl promote, A started as B's
+# standby with its own data directory, no pg_rewind); once A's old lead has
+# elapsed, B raises its lead to $l1 - 1500 ms, smaller than A's old one (on
+# B only: A knows it from WAL alone), bursts to 90% of it ahead, and is lost
+# (immediate stop); A is promoted.  With span 1 A mints with B's node
+# field, its floor by the leads it replayed: B's raise, replayed after A's
+# lowering, must be in force there (the checker compares B's batches with
+# A's IDs).  B is rewound and rejoins.  Without the preload the raises are
+# capped at 1 s (nothing to wait out): a switchover and a failover back.
+sub switchover_back
+{
+	my ($c, $log, $l1) = @_;
+	standby_ready($c);
+	clock_forward($c);
+	my ($a, $b) = @{$c}{qw(primary standby)};
+	my $l2 = $l1 - 1500;
+	my ($lead1, $lead2, $before) = (lead_of($c, $l1), lead_of($c, $l2), lead_of($c, 1000));
+	$log->(sprintf('%s raises to %d ms, a burst, lowers; %s stops, %s is promoted, %s follows it; '
+		  . '%s raises to %d ms, a burst, is lost; %s is promoted', $a->name, $l1, $a->name,
+		$b->name, $a->name, $b->name, $l2, $a->name));
+	set_drift_all($c, 1000) if $c->{drift} != 1000;
+	settle_lead($c, $a, 1000);
+	event($c, 'D', $lead1) if $lead1 > $before;
+	set_drift($a, "${l1}ms", shown_ms($l1));
+	burst($c, lead => $lead1 / 2);
+	my $lowered = $a->safe_psql('postgres', 'SELECT clock_timestamp()');
+	set_drift($a, undef, shown_ms(1000));
+	if ($lead1 > $before)
+	{
+		sleep(1);    # the grace the checker gives backends (set_drift_all)
+		event($c, 'D', $before);
+	}
+
+	# The switchover: A follows B from its own data directory.
+	$a->stop('fast', fail_ok => 1);
+	promote_and_wait($b);
+	note_event($c, 'timeline', 'switchover to timeline ' . timeline_of($b));
+	$c->{term}++;
+	@{$c}{qw(primary standby)} = ($b, $a);
+	set_target($c);
+	$a->enable_streaming($b);
+	start_node($a);
+	if (!walsender_of($b, $a->name))
+	{
+		note_event($c, 'no_switchback', $a->name . ' does not stream from ' . $b->name . ': built anew');
+		$a->stop('immediate', fail_ok => 1);
+		rebuild_standby($c);
+	}
+
+	# A's old lead elapses; B raises to less than it, bursts and is lost.
+	$b->poll_query_until('postgres', "SELECT clock_timestamp() > '$lowered'::timestamptz "
+		  . "+ interval '@{[ $lead1 + 100 ]} ms'")
+	  or die 'the old lead did not elapse';
+	event($c, 'D', $lead2) if $lead2 > $before;
+	set_drift($b, "${l2}ms", shown_ms($l2));
+	burst($c, lead => $lead2);
+	promote($c, lead => $lead2);
+	event($c, 'D', $before) if $lead2 > $before;
+	return;
+}
+
+# A clone of a server that waits for its node id to be confirmed (issue
+# 52, finding 4, as 082_confirmation_travels.pl).  The waiting server
+# ($how): a base backup of the primary (take_copy) started in its place
+# without a signal file once the primary is lost, or the standby started
+# without standby.signal once the primary is lost (the clients move to it,
+# a new term); either leaves recovery without a new timeline and must
+# refuse to mint (try_refused) until confirmed.  While it waits it is
+# cloned into the standby (pg_basebackup, rebuild_standby); then it is
+# confirmed as its operator would (confirm_node), the clone replays the
+# confirmation, the clients go on for $secs seconds, and the confirmed
+# server is lost: the clone is promoted normally (promote) and must mint at
+# once (probe_mint; a refusal "not confirmed" there is a violation).
+# (Passed over without the preload.)
+sub clone_unconfirmed
+{
+	my ($c, $log, $how, $secs) = @_;
+	my ($p, $s) = @{$c}{qw(primary standby)};
+	if ($how eq 'base backup')
+	{
+		$log->('a base backup of ' . $p->name . ' started in its place without a signal file once it is '
+			  . "lost; cloned while it waits, confirmed, $secs s of IDs, lost; the clone promoted");
+		floor_clock($c);
+		my $copy = take_copy($c, 'base backup');
+		replace_primary($c, $copy);
+		start_node($p);
+	}
+	else
+	{
+		standby_ready($c);
+		clock_forward($c);
+		$log->($p->name . ' lost, ' . $s->name . ' started without standby.signal; cloned while it '
+			  . "waits, confirmed, $secs s of IDs, lost; the clone promoted");
+		settle_lead($c, $p, lead_of($c, $c->{drift})) if $c->{span} == 1;
+		$c->{lost_at} = time();
+		$p->stop('immediate', fail_ok => 1);
+		$s->stop('fast', fail_ok => 1);
+		unlink($s->data_dir . '/standby.signal') or die "standby.signal: $!";
+		start_node($s);
+		$c->{term}++;
+		@{$c}{qw(primary standby)} = ($s, $p);
+		set_target($c);
+	}
+	my $waiting = $c->{primary};
+	wait_up($waiting);
+	$waiting->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+	  or die $waiting->name . ' did not leave recovery';
+	my $hint = try_refused($c, $waiting, 2);
+	rebuild_standby($c);
+	confirm_node($c, $waiting, $hint);
+	my $lsn = $waiting->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()');
+	my $clone = $c->{standby};
+	if (!$clone->poll_query_until('postgres', "SELECT pg_last_wal_replay_lsn() >= '$lsn'"))
+	{
+		note_event($c, 'clone_behind', $clone->name . " did not replay up to the confirmation at $lsn");
+		return;
+	}
+	sleep($secs);
+	promote($c);
+	probe_mint($c, $c->{primary}, 'clone');
+	return;
+}
+
+# A copy beside its original, with a span (issue 52, finding 5, as
+# 083_copy_in_span.pl): a base backup of the primary (pg_basebackup)
+# started beside it, a server of its own without a signal file, as
+# docs/operations.md's copy-beside recipe makes one: first given a node id
+# inside the span of the history's node id (with span 2: node id 2, which
+# the original's promoted standbys take), then, a second copy, one outside
+# it (node id 1 + span).  The copy inside must warn at its start and refuse
+# to mint (try_refused) until confirmed, which it is not; the copy outside
+# mints at once (probe_mint), without that warning, and its IDs (a burst
+# too, B events of a term of its own) are compared with every other (W
+# events say whether each warned; the checker).  With span 1 no node id but the original's own
+# is in its span: only the copy outside runs.  Each copy is stopped and
+# removed.  (Passed over without the preload.)
+sub copy_span
+{
+	my ($c, $log) = @_;
+	clock_forward($c);
+	my $p = $c->{primary};
+	my $span = $c->{span};
+	my @ids = (($span >= 2 ? (1 + $span - 1) : ()), 1 + $span);
+	$log->(sprintf('copies of %s started beside it with node id %s (its span: 1 to %d)', $p->name,
+		join(' then ', @ids), $span));
+	my $backup = take_copy($c, 'base backup');
+	foreach my $id (@ids)
+	{
+		my $inside = $id <= $span ? 1 : 0;
+		my $copy = copy_beside($c, "copy$c->{seq}_$id", $id, $backup, $id == $ids[-1]);
+		if ($inside)
+		{
+			try_refused($c, $copy, 3);
+		}
+		else
+		{
+			$c->{lost_at} = time();
+			probe_mint($c, $copy, 'copy', "copy-$c->{seq}");
+			burst($c, node => $copy, term => "copy-$c->{seq}");
+		}
+		my $warned = slurp_file($copy->logfile) =~ /WARNING:  snowflake node id $id falls within the span/;
+		event($c, 'W', $copy->name, $id, $inside, $warned ? 1 : 0);
+		$copy->stop('immediate', fail_ok => 1);
+		discard_dir($copy->data_dir);
+	}
+	return;
+}
+
+# A server named $name made from the base backup in $backup (moved into
+# its data directory with $last, else copied), with the primary's
+# configuration and its own port (as PostgreSQL::Test::Cluster's
+# init_from_backup gives) and node id $id, started beside the primary;
+# returned once it has left recovery.
+sub copy_beside
+{
+	my ($c, $name, $id, $backup, $last) = @_;
+	my $copy = PostgreSQL::Test::Cluster->new($name);
+	if ($last)
+	{
+		rename($backup, $copy->data_dir) or die "could not move the copy: $!";
+	}
+	else
+	{
+		PostgreSQL::Test::Utils::run_log([ 'cp', '-a', $backup, $copy->data_dir ])
+		  or die 'could not copy the base backup';
+	}
+	chmod(0700, $copy->data_dir);
+	$copy->append_conf('postgresql.conf', sprintf("port = %d\nunix_socket_directories = '%s'\n"
+		  . "snowflake.node_id = %d\n", $copy->port, $copy->host, $id));
+	start_node($copy);
+	wait_up($copy);
+	$copy->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+	  or die $copy->name . ' did not leave recovery';
+	return $copy;
+}
+
+# The scheduler asks $node, which must mint, for IDs right after its start
+# or promotion ($what: after_expiry, clone, copy; the IDs of term $term,
+# the current one by default): a call every 100 ms, each
+# waiting 100 ms at most (snowflake.max_wait_ms), until three are served,
+# or five are refused "not confirmed" (55000), or for the lead in force and
+# 10 s more.  A G event (with the time the server it succeeds was lost,
+# $c->{lost_at}), then a P event per call, and a B event per ID given; the
+# checker holds how long the calls were refused against the lead in force,
+# and the IDs against every other.
+sub probe_mint
+{
+	my ($c, $node, $what, $term) = @_;
+	my $seq = $c->{seq};
+	$term //= $c->{term};
+	event($c, 'G', $seq, $node->name, $what, sprintf('%.6f', $c->{lost_at} // time()));
+	my $deadline = time() + lead_of($c, $c->{drift}) / 1000 + 10;
+	my ($dbh, $served, $unconfirmed) = (undef, 0, 0);
+	while ($served < 3 && $unconfirmed < 5 && time() < $deadline)
+	{
+		if (!$dbh && ($dbh = dbh_of($node)))
+		{
+			$dbh->do('SET snowflake.max_wait_ms = 100');
+		}
+		my $t0 = time();
+		my ($id) = $dbh ? $dbh->selectrow_array('SELECT snowflake_nextval()') : ();
+		if (defined $id)
+		{
+			event($c, 'B', $t0, $term, $node->name, $id, 1);
+			event($c, 'P', $t0, $seq, 'none', $id);
+			$served++;
+		}
+		else
+		{
+			my $state = $dbh ? $dbh->state // '' : '';
+			event($c, 'P', $t0, $seq, $state eq '' ? 'connection' : $state, '');
+			$unconfirmed++ if $state eq '55000';
+			undef $dbh if $dbh && !$dbh->ping;
+		}
+		sleep(0.1);
+	}
+	$dbh->disconnect if $dbh;
+	return;
+}
+
 # Stop both servers and start them again with the preload dropped (or
 # restored).  Every server that replays WAL with snowflake's records must
 # preload it (docs/guarantees.md): going without it, the standby first
@@ -1289,8 +1816,11 @@ sub toggle_preload
 # brain's old primary); else until the IDs run 90% of the lead ($lead,
 # snowflake.max_drift_ms in force by default) ahead of the clock (right
 # after a start's floor at once: its first ID lies a whole lead ahead).  A
-# batch refused (the clock, a fault) ends the burst.  Returns the number
-# of batches.
+# batch refused (the clock, a fault) ends the burst, unless $refusals: then
+# each refused batch is an expected refusal (an X event: a raise that the
+# standbys have not flushed), and the burst goes on until that many were
+# refused.  $wait_ms: the session's snowflake.max_wait_ms.  Returns the
+# number of batches issued.
 sub burst
 {
 	my ($c, %o) = @_;
@@ -1302,13 +1832,21 @@ sub burst
 	return 0 if $size == 0;
 	my $span_ms = $size / 4096;
 	my $dbh = dbh_of($node) or return 0;
-	my $n = 0;
+	$dbh->do("SET snowflake.max_wait_ms = $o{wait_ms}") if $o{wait_ms};
+	my ($n, $refused) = (0, 0);
 	while ($until ? time() < $until : $n < int($lead * 0.9 / $span_ms))
 	{
 		my $t0 = time();
 		my ($first) = $dbh->selectrow_array(
 			"SELECT snowflake_nextval_batch($size) LIMIT 1");
-		last unless defined $first;
+		if (!defined $first)
+		{
+			my $state = $dbh->state // '';
+			last unless $o{refusals} && $state ne '' && $dbh->ping;
+			event($c, 'X', $t0, $node->name, $state);
+			last if ++$refused >= $o{refusals};
+			next;
+		}
 		event($c, 'B', $t0, $term, $node->name, $first, $size);
 		$n++;
 		my $ahead = ($first >> $shift) + $epoch_ms + $span_ms
@@ -1434,12 +1972,88 @@ sub check_bursts
 	return @viol;
 }
 
+# The starts that must mint at once (probe_mint: G and P events in
+# %$probes), each against the history: the time its first calls were
+# refused, from the first call to the first served, may not exceed the
+# lead in force then (at least the 1,000 ms every start assumes) plus how
+# far the IDs acknowledged before its predecessor was lost led the clock
+# at the first call ($latest: the largest ID time acknowledged in each
+# 10 ms), with 500 ms of slack for the calls' pace (100 ms) and wait
+# (snowflake.max_wait_ms = 100 ms), whether it was served in the end or
+# not (one not served and given up sooner is counted as undecided); a
+# promoted clone refused "not confirmed" (55000) is a violation too.  The
+# counts and the longest refusal go into %$h.  Returns the violations.
+sub check_probes
+{
+	my ($h, $probes, $latest, $clock, $drift) = @_;
+	my @viol;
+	my @slots = sort { $a <=> $b } keys %$latest;
+	my @prefix;
+	my $max = -1;
+	foreach my $slot (@slots)
+	{
+		$max = $latest->{$slot} if $latest->{$slot} > $max;
+		push @prefix, $max;
+	}
+	# The largest ID time acknowledged before the time $t (Unix seconds).
+	my $before = sub {
+		my ($t) = @_;
+		my ($lo, $hi) = (0, scalar @slots);
+		while ($lo < $hi)
+		{
+			my $mid = int(($lo + $hi) / 2);
+			if ($slots[$mid] < int($t * 100)) { $lo = $mid + 1 } else { $hi = $mid }
+		}
+		return $lo ? $prefix[ $lo - 1 ] : -1;
+	};
+	$h->{probes} = {};
+	$h->{probe_refused} = [ 0, '' ];
+	foreach my $p (sort { $a->{seq} <=> $b->{seq} } values %$probes)
+	{
+		my @calls = sort { $a->[0] <=> $b->[0] } @{ $p->{calls} };
+		next unless @calls;
+		$h->{probes}{ $p->{what} }++;
+		my $t0 = $calls[0][0];
+		my ($served) = grep { $_->[2] eq 'none' } @calls;
+		my $unconfirmed = grep { $_->[2] eq '55000' } @calls;
+		my $refused_for = ($served ? $served->[0] : $calls[-1][1]) - $t0;
+		my $lead = max_in_force($drift, $t0, $t0);
+		$lead = 1000 if $lead < 1000;
+		my $now = int(($t0 + max_in_force($clock, $t0, $t0)) * 1000);
+		my $ahead = $before->($p->{lost}) - $now;
+		$ahead = 0 if $ahead < 0;
+		my $allowed = ($lead + $ahead) / 1000 + 0.5;
+		my $what = "$p->{server}, which must mint at once ($p->{what}, fault #$p->{seq})";
+		$h->{probe_refused} = [ $refused_for, sprintf('%.1f s (%s, allowed %.1f s)', $refused_for,
+				$p->{what}, $allowed) ]
+		  if $refused_for > $h->{probe_refused}[0];
+		if ($p->{what} eq 'clone' && $unconfirmed)
+		{
+			push @viol, [ $calls[0][1], "$what, a clone promoted after the server it was cloned from "
+				  . "was confirmed, was refused $unconfirmed times with 55000 (not confirmed)" ];
+		}
+		elsif ($refused_for > $allowed)
+		{
+			push @viol, [ $served ? $served->[1] : $calls[-1][1],
+				sprintf('%s was refused for %.1f s%s, more than the lead in force (%d ms) and how '
+					  . 'far the IDs before it led the clock (%d ms) allow', $what, $refused_for,
+					$served ? '' : ' (all its ' . scalar(@calls) . ' calls)', $lead, $ahead) ];
+		}
+		elsif (!$served)
+		{
+			# Given up before the time allowed had passed: undecided.
+			$h->{probes_undecided}++;
+		}
+	}
+	return @viol;
+}
+
 # Check the whole history in $dir; return a hash: counts, and the
 # violations as [time, text], sorted by time.
 sub check_history
 {
 	my ($dir) = @_;
-	my (%h, @faults, @clock, @drift, @bursts, @viol, %notes, %refused);
+	my (%h, @faults, @clock, @drift, @bursts, @viol, %notes, %refused, %expected, %probes, %copies);
 	open my $fh, '<', "$dir/schedule" or die "$dir/schedule: $!";
 	while (<$fh>)
 	{
@@ -1456,16 +2070,52 @@ sub check_history
 			# violation (the IDs are checked with the others too, B events).
 			my ($t0, $server, $state, $count, $first) = @f;
 			$refused{$state}++;
-			push @viol, [ $t, "$server, which must refuse (it left recovery without a new "
-				  . "timeline and its node id is not confirmed), was given $count IDs (the first $first)" ]
+			push @viol, [ $t, "$server, which must refuse (its node id is not confirmed: it left "
+				  . 'recovery without a new timeline, or falls within the span of its original), '
+				  . "was given $count IDs (the first $first)" ]
 			  if $count > 0;
+		}
+		if ($type eq 'X')
+		{
+			# A batch of the scheduler refused while a standby lags behind
+			# a raise: expected, if it is a documented refusal.
+			my ($t0, $server, $state) = @f;
+			$expected{$state}++;
+			push @viol, [ $t, "the scheduler's batch on $server under a raise was refused with "
+				  . "$state, not one of the documented refusals" ]
+			  unless $refusal{$state};
+		}
+		if ($type eq 'G')
+		{
+			my ($seq, $server, $what, $lost) = @f;
+			$probes{$seq} = { seq => $seq, server => $server, what => $what, lost => $lost, calls => [] };
+		}
+		if ($type eq 'P')
+		{
+			my ($t0, $seq, $state) = @f;
+			push @{ $probes{$seq}{calls} }, [ $t0, $t, $state ];
+		}
+		if ($type eq 'W')
+		{
+			# A copy beside the primary: one inside the span must warn
+			# (and refuse, U events), one outside must not warn.
+			my ($server, $id, $inside, $warned) = @f;
+			$copies{ $inside ? 'inside' : 'outside' }++;
+			push @viol, [ $t, "$server, a copy beside the primary with node id $id "
+				  . ($inside ? 'inside the span of its original, logged no WARNING at its start'
+					: 'outside the span of its original, warned that it falls within it') ]
+			  if $inside != $warned;
 		}
 	}
 	close $fh;
 	$h{faults} = \@faults;
 	$h{notes} = \%notes;
 	$h{must_refuse} = \%refused;
-	my (%acks, %refusals);
+	$h{expected} = \%expected;
+	$h{copies} = \%copies;
+	# %latest: the largest ID time (Unix ms) acknowledged in each 10 ms
+	# of the history, for the probes' predecessors.
+	my (%acks, %refusals, %latest);
 	@h{qw(ids statements connection_errors)} = (0, 0, 0);
 	open my $idfile, '>', "$dir/ids" or die "$dir/ids: $!";
 	foreach my $file (sort glob("$dir/client-*"))
@@ -1512,6 +2162,8 @@ sub check_history
 				  . " ms ahead of the clock (offset ${off}s), more than max_drift_ms allows" ]
 			  if $ts > $bound;
 			push @{ $acks{$term} }, [ $t0, $t1, $ids[0], $ids[-1], $client, $server ];
+			my $slot = int($t1 * 100);
+			$latest{$slot} = $ts if !defined $latest{$slot} || $ts > $latest{$slot};
 		}
 		close $in;
 	}
@@ -1520,6 +2172,13 @@ sub check_history
 	push @viol, check_bursts(\@bursts, \%acks, \@clock, \@drift, "$dir/ids");
 	$h{burst_ids} = 0;
 	$h{burst_ids} += $_->[6] foreach @bursts;
+	foreach my $b (@bursts)
+	{
+		my $slot = int($b->[0] * 100);
+		my $ts = ($b->[5] >> $shift) + $epoch_ms;
+		$latest{$slot} = $ts if !defined $latest{$slot} || $ts > $latest{$slot};
+	}
+	push @viol, check_probes(\%h, \%probes, \%latest, \@clock, \@drift);
 
 	# Uniqueness over every server, life and term.
 	my @dups = split /\n/, `sort -n -S 100M '$dir/ids' | uniq -d | head -n 20`;
@@ -1580,14 +2239,23 @@ sub summary
 			join(', ', map { "$_ $kinds{$_}" } sort keys %kinds)),
 		sprintf('seconds per fault, on average: %s',
 			join(', ', map { sprintf('%s %.1f', $_, $c->{secs}{$_} / $kinds{$_}) } sort keys %kinds)),
-		%skipped ? sprintf('skipped: %s (without the preload a standby started without '
-			  . 'standby.signal cannot be seen)', join(', ', map { "$_ $skipped{$_}" } sort keys %skipped))
+		%skipped ? sprintf('skipped: %s (without the preload a start without standby.signal, one '
+			  . 'that must be confirmed and a copy\'s cannot be seen, and no lead is raised past 1 s)',
+			join(', ', map { "$_ $skipped{$_}" } sort keys %skipped))
 		: (),
 		%{ $c->{late} } ? sprintf('long faults drawn in the last %d s, passed over: %s', $late,
 			join(', ', map { "$_ $c->{late}{$_}" } sort keys %{ $c->{late} })) : (),
 		sprintf('notes: %s', join(', ', map { "$_ $notes{$_}" } sort keys %notes) || 'none'),
 		sprintf('attempts to mint on servers that must refuse: %d (%s)',
 			sum0(values %must), join(', ', map { "$_ $must{$_}" } sort keys %must) || 'none'),
+		sprintf('the scheduler\'s batches refused while a standby lagged behind a raise (expected): %s',
+			join(', ', map { "$_ $h->{expected}{$_}" } sort keys %{ $h->{expected} }) || 'none'),
+		sprintf('starts that must mint at once: %s; refused at first for %s at most%s',
+			join(', ', map { "$_ $h->{probes}{$_}" } sort keys %{ $h->{probes} }) || 'none',
+			$h->{probe_refused}[0] ? $h->{probe_refused}[1] : '0 s',
+			$h->{probes_undecided} ? "; $h->{probes_undecided} given up before the time allowed" : ''),
+		sprintf('copies started beside the primary: %d inside the span of its node id, %d outside',
+			$h->{copies}{inside} // 0, $h->{copies}{outside} // 0),
 		sprintf('IDs acknowledged: %d in %d statements, and %d in the scheduler\'s batches',
 			$h->{ids}, $h->{statements}, $h->{burst_ids}),
 		sprintf('refusals by SQLSTATE: %s',

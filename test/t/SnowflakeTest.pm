@@ -19,6 +19,8 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use File::Basename ();
+use File::Copy ();
+use File::Path ();
 use File::Spec;
 use IPC::Run;
 use Time::HiRes;
@@ -432,6 +434,26 @@ sub log_appears
 	return eval { $node->wait_for_log($regex, $offset); 1 } ? 1 : 0;
 }
 
+# Whether $node, crashed after byte $offset of its log (a process killed),
+# came back: the postmaster re-initialised shared memory, then said that it
+# accepts connections again (a bounded wait, the framework's timeout).
+# Wait for this before the first query after a crash, not with
+# poll_query_until alone: until crash recovery ends the server refuses
+# connections, and a refused psql may exit before poll_query_until has
+# written the query to its standard input; the write then fails with a
+# broken pipe, which IPC::Run dies of ("Broken pipe: write( N, 'SELECT
+# true' )": seen on a loaded machine, where psql ran first).
+push @EXPORT, 'crash_restarted';
+
+sub crash_restarted
+{
+	my ($node, $offset) = @_;
+	return log_appears(
+		$node,
+		qr/all server processes terminated; reinitializing\n(?s:.*)database system is ready to accept connections/,
+		$offset);
+}
+
 # The snowflake_stats row as a hash.
 sub stats
 {
@@ -721,7 +743,10 @@ sub fault_marker
 }
 
 # Replace the shim's control file, atomically, with the given lines
-# ("fsync EIO", "fsync hold", "fsync sleep=50"); no argument: no fault.
+# ("fsync EIO", "fsync hold", "fsync sleep=50"; "fsync hold pid=N" for
+# process N alone); no argument: no fault.  Where both a backend and the
+# background writer may reach a write, a test that needs one of them there
+# gives the fault to that process only, and makes its write certain.
 # Returns the control file's path.
 sub set_fault
 {
@@ -841,15 +866,18 @@ sub read_state
 	}
 	if ($version == 4)
 	{
-		# Version 2's fields up to lead_lowered_ms, then int64 floor_ms;
-		# uint64 place; uint32 floor_cause; pg_crc32c crc (104 bytes).
+		# Version 2's fields, lead_lowered_ms now horizon_unix_ms, then
+		# int64 floor_ms; uint64 place, pos_lsn, request_id; uint32 pos_tli,
+		# floor_cause, request_kind; int32 node_base, node_span; pg_crc32c
+		# crc (136 bytes).
 		die "$path: version 4 file of " . length($data) . ' bytes'
-		  unless length($data) == 104;
+		  unless length($data) == 136;
 		my %f;
 		@f{qw(magic version epoch_ms timestamp_bits node_bits sequence_bits
 			  node_id reserved_ms last flags timeline system_id max_lead_ms
-			  lead_lowered_ms floor_ms place floor_cause crc)} =
-		  unpack('L L q l l l l q q L L Q q q q Q L L', $data);
+			  horizon_unix_ms floor_ms place pos_lsn request_id pos_tli
+			  floor_cause request_kind node_base node_span crc)} =
+		  unpack('L L q l l l l q q L L Q q q q Q Q Q L L L l l L', $data);
 		return \%f;
 	}
 	die "$path: state file version $version is unknown to read_state()";
@@ -887,7 +915,8 @@ sub old_state_file
 	}
 	die "no state file version $version" unless $version == 2 || $version == 3;
 	$data = pack('L L q l l l l q q L L Q q q', $f->{magic}, $version,
-		@{$f}{ @v1[ 2 .. $#v1 ] }, @{$f}{qw(timeline system_id max_lead_ms lead_lowered_ms)});
+		@{$f}{ @v1[ 2 .. $#v1 ] }, (map { $f->{$_} // 0 } qw(timeline system_id max_lead_ms)),
+		$f->{lead_lowered_ms} // 0);
 	return $data . pack('L L', crc32c($data), 0) if $version == 2;
 	$data .= pack('Q Q q l', map { $f->{$_} // 0 } qw(clean_checkpoint clean_system_id life_start life_pid));
 	return $data . pack('L', crc32c($data));
@@ -895,7 +924,9 @@ sub old_state_file
 
 # The recipes of a Markdown page: every fenced block right after a
 # "<!-- recipe: PATH -->" line (the marker of CONTRIBUTING.md's "Writing
-# documentation"), as a hash from PATH to the block's content.  The tests
+# documentation"), or a "<!-- not run: REASON; recipe: PATH -->" line (a
+# sql block that test/t/043_docs.pl cannot run, which another test does),
+# as a hash from PATH to the block's content.  The tests
 # that run a page's application code write each block to PATH under a
 # directory of their own and run it there, so that what runs is what the
 # page shows.  Dies on a path named twice or a marker not followed by a
@@ -910,7 +941,8 @@ sub doc_recipes
 	my %recipes;
 	for (my $i = 0; $i < @lines; $i++)
 	{
-		next unless $lines[$i] =~ /^\s*<!--\s*recipe:\s*(\S+)\s*-->\s*$/;
+		next
+		  unless $lines[$i] =~ /^\s*<!--\s*(?:not run:[^;]*;\s*)?recipe:\s*(\S+)\s*-->\s*$/;
 		my $path = $1;
 		die "$file:" . ($i + 1) . ": recipe $path named twice"
 		  if exists $recipes{$path};
@@ -943,6 +975,115 @@ sub run_in_dir
 	};
 	$err .= $@ if $@;
 	return ($ok, $out, $err);
+}
+
+# --- Installations of a host's own ---
+#
+# A rolling upgrade or a removal changes the extension's files on one host
+# at a time: each server runs from an installation of its own, a copy of
+# the PostgreSQL under test (hard links where the file system allows; a
+# file is always removed before one of that name is written, so the
+# original is never written through a link), into which a version of
+# snowflake's files is installed, or from which they are removed.
+
+push @EXPORT, qw(installation_copy install_snowflake remove_snowflake snowflake_files);
+
+# Each copy's share and library directories, by its install_path.
+my %copy_dirs;
+
+# A copy of the PostgreSQL installation that PATH's pg_config describes
+# (bindir's parent, sharedir and pkglibdir at the same paths under a new
+# temporary directory, so that the copied server finds its own), with no
+# file of snowflake in it.  Returns the install_path to give
+# start_snowflake_node.
+sub installation_copy
+{
+	my $probe = PostgreSQL::Test::Cluster->new('installation_probe_' . int(rand(1e9)));
+	my $bindir = $probe->config_data('--bindir');
+	my $sharedir = $probe->config_data('--sharedir');
+	my $pkglibdir = $probe->config_data('--pkglibdir');
+	my $copy = PostgreSQL::Test::Utils::tempdir() . '/pg';
+	foreach my $dir (File::Basename::dirname($bindir), $sharedir, $pkglibdir)
+	{
+		next if -d "$copy$dir";
+		File::Path::make_path(File::Basename::dirname("$copy$dir"));
+		next if system('cp', '-al', $dir, "$copy$dir") == 0;
+		File::Path::remove_tree("$copy$dir");
+		system('cp', '-a', $dir, "$copy$dir") == 0 or die "could not copy $dir";
+	}
+	my $install = $copy . File::Basename::dirname($bindir);
+	$copy_dirs{$install} = { share => "$copy$sharedir", lib => "$copy$pkglibdir" };
+	remove_snowflake($install);
+	return $install;
+}
+
+# The directory of a version's files, laid out as lib/snowflake.so and
+# extension/ (the control file and scripts): 'current' for the files of
+# the installation under test (what test/check.sh built from this tree),
+# or a released version that test/setup.sh built
+# (SNOWFLAKE_RELEASE_DIR/VERSION, SNOWFLAKE_OLD_RELEASE=1); dies if that
+# is missing.
+my %files_dir;
+
+sub snowflake_files
+{
+	my ($version) = @_;
+	return $files_dir{$version} if $files_dir{$version};
+	my $dir;
+	if ($version eq 'current')
+	{
+		my $probe = PostgreSQL::Test::Cluster->new('files_probe_' . int(rand(1e9)));
+		my $sharedir = $probe->config_data('--sharedir');
+		$dir = PostgreSQL::Test::Utils::tempdir() . '/current';
+		File::Path::make_path("$dir/lib", "$dir/extension");
+		File::Copy::copy($probe->config_data('--pkglibdir') . '/snowflake.so', "$dir/lib/")
+		  or die "could not copy snowflake.so: $!";
+		File::Copy::copy($_, "$dir/extension/") or die "could not copy $_: $!"
+		  foreach glob("$sharedir/extension/snowflake.control $sharedir/extension/snowflake--*.sql");
+	}
+	else
+	{
+		die "snowflake $version is not built: test/check.sh builds it (SNOWFLAKE_OLD_RELEASE=1, "
+		  . 'test/setup.sh) and names its directory in SNOWFLAKE_RELEASE_DIR'
+		  unless $ENV{SNOWFLAKE_RELEASE_DIR} && -d "$ENV{SNOWFLAKE_RELEASE_DIR}/$version";
+		$dir = "$ENV{SNOWFLAKE_RELEASE_DIR}/$version";
+	}
+	my ($control) = PostgreSQL::Test::Utils::slurp_file("$dir/extension/snowflake.control") =~
+	  /^default_version\s*=\s*'([^']+)'/m;
+	die "$dir holds snowflake $control, not $version"
+	  unless $version eq 'current' || $control eq $version;
+	$files_dir{$version} = $dir;
+	return $dir;
+}
+
+# Remove every file of snowflake (library, bitcode, control file, scripts)
+# from the installation copy $install, as removing its package does.
+sub remove_snowflake
+{
+	my ($install) = @_;
+	my $d = $copy_dirs{$install} or die "$install is not an installation_copy()";
+	File::Path::remove_tree(glob("$d->{lib}/bitcode/snowflake*"));
+	unlink(glob("$d->{share}/extension/snowflake* $d->{lib}/snowflake*"));
+	die "$install still has a snowflake file"
+	  if glob("$d->{share}/extension/snowflake* $d->{lib}/snowflake*");
+	return;
+}
+
+# Install snowflake $version's files (snowflake_files) into the
+# installation copy $install, in place of those it has, as installing its
+# package does: a running server keeps the library it loaded, and loads
+# the new one at its next start.
+sub install_snowflake
+{
+	my ($install, $version) = @_;
+	my $from = snowflake_files($version);
+	my $d = $copy_dirs{$install} or die "$install is not an installation_copy()";
+	remove_snowflake($install);
+	File::Copy::copy("$from/lib/snowflake.so", "$d->{lib}/snowflake.so")
+	  or die "could not install snowflake.so: $!";
+	File::Copy::copy($_, "$d->{share}/extension/") or die "could not install $_: $!"
+	  foreach glob("$from/extension/snowflake*");
+	return;
 }
 
 # --- A host name of a server's own (test/hostns.c) ---
