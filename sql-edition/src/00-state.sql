@@ -88,7 +88,7 @@ COMMENT ON SEQUENCE _snowflake._snowflake_state_seq IS
 -- can ask for on a relation it cannot use (brin_summarize_new_values()
 -- queues SHARE UPDATE EXCLUSIVE on any relation by its OID before it checks
 -- anything, gin_clean_pending_list() ROW EXCLUSIVE, pg_relation_size()
--- ACCESS SHARE: test/t/085_sql_edition_oid_locks.pl tries them all).  A
+-- ACCESS SHARE: test/t/092_sql_edition_oid_locks.pl tries them all).  A
 -- table lock in any mode that conflicts with itself conflicts with SHARE
 -- UPDATE EXCLUSIVE too, and an advisory lock is open to every role.
 CREATE TABLE _snowflake._snowflake_lock ();

@@ -49,7 +49,7 @@
 -- that stops half-way (an error, a cancel, a crash) leaves the state at
 -- "a move under way": every call then goes for the lock, and the next one
 -- makes the move anew from the sequence's value at that time.
--- test/t/086_sql_edition_move.pl holds a call inside a move, after it took
+-- test/t/093_sql_edition_move.pl holds a call inside a move, after it took
 -- L (it waits for a lock the test holds on _snowflake_life_seq, which the
 -- move reads next), while other calls take keys, then lets it go on.
 --

@@ -16,7 +16,7 @@
 #    of calls whose times do not overlap is checked.
 #  - Every key carries the node id; none lies behind the clock when its
 #    call began, or more than the allowed second ahead of it.
-# test/t/086_sql_edition_move.pl drives the moves of the key sequence
+# test/t/093_sql_edition_move.pl drives the moves of the key sequence
 # harder (layouts whose milliseconds hold four keys, a move held paused).
 
 use strict;

@@ -433,7 +433,7 @@ sub run_recipe
 # transaction one call of snowflake_nextval() (nine in ten) or a batch of
 # three, every call's key stored in table $table (created here) with the
 # times just before and just after the call, read in the same backend;
-# then checked (the tests of 067, and of the move path in 086):
+# then checked (the tests of 067, and of the move path in 093):
 #  - unique: no key twice (and pgbench saw no failed transaction);
 #  - within each session, strictly increasing in the order of its calls;
 #  - across sessions: a call that returned before another call began, in

@@ -100,7 +100,7 @@ COMMENT ON SEQUENCE _snowflake._snowflake_state_seq IS
 -- can ask for on a relation it cannot use (brin_summarize_new_values()
 -- queues SHARE UPDATE EXCLUSIVE on any relation by its OID before it checks
 -- anything, gin_clean_pending_list() ROW EXCLUSIVE, pg_relation_size()
--- ACCESS SHARE: test/t/085_sql_edition_oid_locks.pl tries them all).  A
+-- ACCESS SHARE: test/t/092_sql_edition_oid_locks.pl tries them all).  A
 -- table lock in any mode that conflicts with itself conflicts with SHARE
 -- UPDATE EXCLUSIVE too, and an advisory lock is open to every role.
 CREATE TABLE _snowflake._snowflake_lock ();
@@ -1938,7 +1938,7 @@ COMMENT ON FUNCTION @extschema@.snowflake_from_hex(pg_catalog.text, pg_catalog.t
 -- that stops half-way (an error, a cancel, a crash) leaves the state at
 -- "a move under way": every call then goes for the lock, and the next one
 -- makes the move anew from the sequence's value at that time.
--- test/t/086_sql_edition_move.pl holds a call inside a move, after it took
+-- test/t/093_sql_edition_move.pl holds a call inside a move, after it took
 -- L (it waits for a lock the test holds on _snowflake_life_seq, which the
 -- move reads next), while other calls take keys, then lets it go on.
 --

@@ -1,6 +1,6 @@
 # Copyright: see LICENSE
 #
-# 085_sql_edition_oid_locks.pl
+# 092_sql_edition_oid_locks.pl
 #	No lock that another role can queue, through any function that takes
 #	a relation's OID, delays the SQL edition's generation (issue 53).
 #

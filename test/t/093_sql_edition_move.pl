@@ -1,6 +1,6 @@
 # Copyright: see LICENSE
 #
-# 086_sql_edition_move.pl
+# 093_sql_edition_move.pl
 #	The SQL edition's moves of its key sequence (sql-edition/src/
 #	30-generator.sql), on servers without the C library: a move held
 #	inside, after it took L and before its setval(), while other calls take
