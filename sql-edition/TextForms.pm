@@ -35,7 +35,11 @@
 # argument that is itself an expression of some cost (another text-form
 # call) would keep the planner from inlining, each call then running as a
 # query of its own.  Only qualified functions, no operator in the public
-# functions: no search_path of their own is needed (nor paid for).
+# functions: no search_path of their own is needed (nor paid for).  The
+# internal functions' operators have operands of exactly their types, a
+# literal written with its type where it would be another (& 31::int8,
+# % 62::int8): their bodies are bound when the script creates them, under
+# its search_path (20-decoders.sql says why).
 
 package TextForms;
 
@@ -280,11 +284,11 @@ EOT
 			if ($f->{bits})
 			{
 				my $shift = $f->{bits} * $k;
-				$digit = $shift ? "(id >> $shift) & " . ($base - 1) : 'id & ' . ($base - 1);
+				$digit = ($shift ? "(id >> $shift)" : 'id') . ' & ' . ($base - 1) . '::pg_catalog.int8';
 			}
 			else
 			{
-				$digit = $k ? 'id / ' . power($base, $k) . " % $base" : "id % $base";
+				$digit = ($k ? 'id / ' . power($base, $k) : 'id') . " % ${base}::pg_catalog.int8";
 			}
 			push @terms, "\@extschema\@._snowflake_${name}_char($digit)";
 		}
@@ -432,9 +436,9 @@ EOT
 		}
 		$value = join($f->{bits} ? "\n        | " : "\n        + ", @terms);
 	}
-	my $slow = join(', ', 't', 'prefix', sql_string($name), sql_string($f->{alphabet}), $f->{width},
-		sql_string($called), sql_string($f->{read_from}), sql_string($f->{read_as}),
-		sql_string($f->{skipped}), sql_string($f->{largest}));
+	my $slow = join(', ', 't', 'prefix', map({ sql_string($_) . '::pg_catalog.text' } $name, $f->{alphabet}),
+		$f->{width}, map { sql_string($_) . '::pg_catalog.text' } $called, $f->{read_from}, $f->{read_as},
+		$f->{skipped}, $f->{largest});
 	$sql .= <<"EOT";
 CREATE FUNCTION \@extschema\@._snowflake_from_$name(t pg_catalog.text, prefix pg_catalog.text)
 RETURNS pg_catalog.int8
@@ -453,11 +457,11 @@ EOT
 	# The public functions, as the C extension declares them
 	# (snowflake--1.1--1.2.sql): IMMUTABLE, STRICT and PARALLEL SAFE.
 	my @public = (
-		[ "to_$name", 'id pg_catalog.int8', 'pg_catalog.int8', 'pg_catalog.text', "_snowflake_to_$name(id, '')", $f->{to} ],
+		[ "to_$name", 'id pg_catalog.int8', 'pg_catalog.int8', 'pg_catalog.text', "_snowflake_to_$name(id, ''::pg_catalog.text)", $f->{to} ],
 		[ "to_$name", 'id pg_catalog.int8, prefix pg_catalog.text', 'pg_catalog.int8, pg_catalog.text',
 			'pg_catalog.text', "_snowflake_to_$name(id, prefix)", "$f->{to}, after the prefix" ],
 		[ "from_$name", 'id_text pg_catalog.text', 'pg_catalog.text', 'pg_catalog.int8',
-			"_snowflake_from_$name(id_text, '')", $f->{from} ],
+			"_snowflake_from_$name(id_text, ''::pg_catalog.text)", $f->{from} ],
 		[ "from_$name", 'id_text pg_catalog.text, prefix pg_catalog.text', 'pg_catalog.text, pg_catalog.text',
 			'pg_catalog.int8', "_snowflake_from_$name(id_text, prefix)", "$f->{from} after the prefix, which must be there" ]);
 	foreach my $p (@public)

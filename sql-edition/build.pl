@@ -622,25 +622,47 @@ sub plain_array
 	return "${indent}ARRAY[\n" . join(",\n", @items) . "\n${indent}]::pg_catalog.text[]";
 }
 
-# The SQL that finds the edition's schema in a database: where its
-# snowflake_set_node_id(integer) is, in PL/pgSQL.
+# The SQL that finds the edition's schema in a database, exactly: the
+# schema of the PL/pgSQL snowflake_set_node_id(integer) of the edition's
+# owner, never another role's function of that name elsewhere.  1.3 and
+# later keep their state in the schema _snowflake, that only the edition's
+# owner may use, and that owner is the edition's (an edition's schema also
+# has its _snowflake_edition_version()); 1.2 kept its sequences beside its
+# functions, with the same owner, and a schema of another role that looks
+# the same is told apart only by who runs the script (a role that may act
+# as its owner).  Both ways are asked, so that a schema _snowflake made by
+# another role (with CREATE on the database) beside a 1.2 edition finds
+# two, and the script refuses, naming them, rather than take the wrong
+# one.  Then the extension the edition belongs to, if any, and
+# the version installed, read from the definition of its
+# _snowflake_edition_version() (1.2 had none): the script never calls a
+# function of the edition, which its owner could have replaced, as the
+# superuser that may run it.  In PL/pgSQL, after the search_path is set.
 my $find_schema = <<'EOT';
     SELECT pg_catalog.array_agg(n.nspname ORDER BY n.nspname) INTO found
       FROM pg_catalog.pg_proc p
       JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
       JOIN pg_catalog.pg_language l ON l.oid = p.prolang
      WHERE p.proname = 'snowflake_set_node_id' AND p.proargtypes = '23'::pg_catalog.oidvector
-       AND l.lanname = 'plpgsql';
+       AND l.lanname = 'plpgsql'
+       AND ((p.proowner = (SELECT s.nspowner FROM pg_catalog.pg_namespace s WHERE s.nspname = '_snowflake')
+             AND EXISTS (SELECT FROM pg_catalog.pg_proc v
+                          WHERE v.pronamespace = n.oid AND v.proname = '_snowflake_edition_version'
+                            AND v.pronargs = 0 AND v.proowner = p.proowner))
+            OR (pg_catalog.pg_has_role(p.proowner, 'USAGE')
+                AND EXISTS (SELECT FROM pg_catalog.pg_class c
+                             WHERE c.relnamespace = n.oid AND c.relname = '_snowflake_node_seq'
+                               AND c.relkind = 'S' AND c.relowner = p.proowner)));
     IF found IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'undefined_object',
             MESSAGE = 'no SQL edition of snowflake in this database',
-            HINT = 'Connect to the database the edition is installed in.';
+            HINT = 'Connect to the database the edition is installed in, as the role that owns it.';
     END IF;
     IF pg_catalog.cardinality(found) > 1 THEN
         RAISE EXCEPTION USING ERRCODE = 'duplicate_object',
             MESSAGE = pg_catalog.format('the SQL edition of snowflake is installed in more than one schema: %s',
                                         pg_catalog.array_to_string(found, ', ')),
-            HINT = 'One edition per database: remove the others with snowflake-plain-uninstall.sql.';
+            HINT = 'One edition per database: remove the others with snowflake-plain-uninstall.sql, or run this as the role that owns the edition.';
     END IF;
     target := found[1];
     SELECT e.extname INTO extension
@@ -648,6 +670,11 @@ my $find_schema = <<'EOT';
      WHERE d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass
        AND d.objid = pg_catalog.to_regprocedure(pg_catalog.format('%I.snowflake_set_node_id(integer)', target))
        AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND d.deptype = 'e';
+    SELECT coalesce(pg_catalog.substring(pg_catalog.pg_get_functiondef(p.oid), 'RETURN ''([0-9.]+)'''), '?')
+      INTO installed
+      FROM pg_catalog.pg_proc p
+     WHERE p.oid = pg_catalog.to_regprocedure(pg_catalog.format('%I._snowflake_edition_version()', target));
+    installed := coalesce(installed, '1.2');
 EOT
 
 sub build
@@ -702,7 +729,9 @@ EOT
 -- database, after CREATE EXTENSION pg_tle:
 --   psql -v ON_ERROR_STOP=1 -f snowflake-pgtle-install.sql
 -- then CREATE EXTENSION snowflake (SCHEMA app).  An earlier version is
--- installed already: run snowflake-pgtle-update.sql instead.
+-- installed already: run snowflake-pgtle-update.sql instead.  (The
+-- database's default search_path reaches no name here.)
+SET search_path = pg_catalog, pg_temp;
 SELECT pgtle.install_extension('snowflake', '$version', '$comment',
 \$_pgtle_\$
 EOT
@@ -714,7 +743,9 @@ EOT
 --   psql -v ON_ERROR_STOP=1 -f snowflake-pgtle-update.sql
 -- then ALTER EXTENSION snowflake UPDATE.  It gives pg_tle this version's
 -- script (for CREATE EXTENSION, a restore of a dump among them), the update
--- from each released version, and makes this version the default.
+-- from each released version, and makes this version the default.  (The
+-- database's default search_path reaches no name here.)
+SET search_path = pg_catalog, pg_temp;
 SELECT pgtle.install_extension_version_sql('snowflake', '$version',
 \$_pgtle_\$
 $ext_body\$_pgtle_\$);
@@ -745,16 +776,31 @@ DECLARE
     saved pg_catalog.text := pg_catalog.current_setting('search_path');
     statement pg_catalog.text;
 BEGIN
+    -- Nothing before this resolves a name through the caller's search_path
+    -- (the declarations call qualified functions only), nothing after it
+    -- does: the database's default search_path (public first, say) reaches
+    -- no name of this script.
+    PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
     IF target IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'invalid_schema_name',
             MESSAGE = 'no schema to install the snowflake SQL edition in',
             DETAIL = pg_catalog.format('No schema of the search_path, %s, exists that this role may use.', saved),
             HINT = 'Set search_path to the schema first, such as: SET search_path = app.';
     END IF;
-    IF pg_catalog.to_regnamespace('_snowflake') IS NOT NULL OR target = '_snowflake' THEN
+    IF EXISTS (SELECT FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+                WHERE n.nspname = '_snowflake' AND c.relname = '_snowflake_id_seq')
+       OR target = '_snowflake' THEN
         RAISE EXCEPTION USING ERRCODE = 'duplicate_schema',
             MESSAGE = 'the snowflake SQL edition is installed in this database already',
             HINT = 'Update it with snowflake-plain-update.sql. A database has one edition, its state in the schema _snowflake.';
+    END IF;
+    IF pg_catalog.to_regnamespace('_snowflake') IS NOT NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'duplicate_schema',
+            MESSAGE = 'schema "_snowflake" already exists and is not the snowflake SQL edition''s',
+            DETAIL = pg_catalog.format('It belongs to role %s; the edition keeps its state in a schema of that name, which only its owner may use.',
+                                       (SELECT s.nspowner::pg_catalog.regrole FROM pg_catalog.pg_namespace s
+                                         WHERE s.nspname = '_snowflake')),
+            HINT = 'Drop or rename that schema first (its owner or a superuser), then install the edition.';
     END IF;
     IF NOT pg_catalog.has_schema_privilege(target, 'CREATE')
        OR NOT pg_catalog.has_database_privilege(pg_catalog.current_database(), 'CREATE') THEN
@@ -809,20 +855,19 @@ DECLARE
     todo pg_catalog.text[];
     statement pg_catalog.text;
 BEGIN
+    -- First: no name of this script resolves through the caller's
+    -- search_path (a database's default one, public first, say).
+    PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
 $find_schema    IF extension IS NOT NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
             MESSAGE = pg_catalog.format('the SQL edition of snowflake is the extension "%s" here', extension),
             HINT = 'Update it with ALTER EXTENSION, after giving pg_tle the new version (snowflake-pgtle-update.sql).';
     END IF;
-    IF pg_catalog.to_regprocedure(pg_catalog.format('%I._snowflake_edition_version()', target)) IS NOT NULL THEN
-        EXECUTE pg_catalog.format('SELECT %I._snowflake_edition_version()', target) INTO installed;
-    END IF;
     IF installed = '$version' THEN
         RAISE NOTICE 'the snowflake SQL edition in schema "%" is at version $version already', target;
         RETURN;
     END IF;
-$cases    PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
-    FOREACH statement IN ARRAY todo LOOP
+$cases    FOREACH statement IN ARRAY todo LOOP
         EXECUTE pg_catalog.replace(statement, '\@extschema\@', pg_catalog.quote_ident(target));
     END LOOP;
     PERFORM pg_catalog.set_config('search_path', saved, true);
@@ -855,13 +900,13 @@ DECLARE
 $drop_list
         ];
 BEGIN
+    -- First: no name of this script resolves through the caller's
+    -- search_path (a database's default one, public first, say).
+    PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
 $find_schema    IF extension IS NOT NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
             MESSAGE = pg_catalog.format('the SQL edition of snowflake is the extension "%s" here', extension),
             HINT = 'Remove it with DROP EXTENSION, then pgtle.uninstall_extension().';
-    END IF;
-    IF pg_catalog.to_regprocedure(pg_catalog.format('%I._snowflake_edition_version()', target)) IS NOT NULL THEN
-        EXECUTE pg_catalog.format('SELECT %I._snowflake_edition_version()', target) INTO installed;
     END IF;
     IF installed <> '$version' THEN
         RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
@@ -892,7 +937,10 @@ END
 \$snowflake_uninstall\$;
 EOT
 
-	# The switch to the C extension.
+	# The switch to the C extension, with the list of the edition's
+	# functions (the only ones it moves, replaces or drops).
+	local $tokens{EDITION_FUNCTIONS} = "ARRAY[\n" . join(",\n", map { "        '" . ($_ =~ s/'/''/gr) . "'" } @functions)
+	  . "\n    ]::pg_catalog.text[]";
 	$files{'snowflake-switch-to-c.sql'} = header('move a database to the C extension.')
 	  . substitute(slurp("$root/sql-edition/switch-to-c.sql"), 'sql-edition/switch-to-c.sql');
 

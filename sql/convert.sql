@@ -168,15 +168,41 @@ SELECT pg_get_expr(adbin, adrelid) AS imported_default
 -- It runs with the caller's privileges: a role that does not own the table
 -- cannot convert it.
 CREATE ROLE regress_convert_stranger;
+CREATE ROLE regress_convert_owner;
 GRANT SELECT ON imported TO regress_convert_stranger;
 DELETE FROM imported WHERE id > 1;
+ALTER TABLE imported OWNER TO regress_convert_owner;
 SET ROLE regress_convert_stranger;
 SELECT * FROM snowflake_convert_column('imported', 'id');
 RESET ROLE;
 SELECT pg_get_expr(adbin, adrelid) AS imported_default
   FROM pg_attrdef WHERE adrelid = 'imported'::regclass;
+ALTER TABLE imported OWNER TO CURRENT_USER;
 REVOKE SELECT ON imported FROM regress_convert_stranger;
-DROP ROLE regress_convert_stranger;
+DROP ROLE regress_convert_stranger, regress_convert_owner;
+-- A table of another role in the key's chain (1.3): converting would
+-- rewrite it, running what its owner wrote into it (a CHECK constraint)
+-- as the caller, a superuser here: refused, naming it, before anything
+-- changes, dry run or not.  Its owner converts it.
+CREATE ROLE regress_convert_other;
+GRANT CREATE ON SCHEMA public TO regress_convert_other;
+CREATE TABLE vendors (id serial PRIMARY KEY, name text);
+GRANT REFERENCES ON vendors TO regress_convert_other;
+SET ROLE regress_convert_other;
+CREATE TABLE vendor_notes (vendor_id integer REFERENCES vendors, note text CHECK (note <> ''));
+RESET ROLE;
+SELECT * FROM snowflake_convert_column('vendors', 'id');
+SELECT * FROM snowflake_convert_column('vendors', 'id', dry_run => true);
+SELECT attrelid::regclass, format_type(atttypid, NULL) FROM pg_attribute
+ WHERE attrelid IN ('vendors'::regclass, 'vendor_notes'::regclass) AND attname IN ('id', 'vendor_id')
+ ORDER BY 1;
+ALTER TABLE vendors OWNER TO regress_convert_other;
+SET ROLE regress_convert_other;
+SELECT * FROM snowflake_convert_column('vendors', 'id');
+RESET ROLE;
+DROP TABLE vendor_notes, vendors;
+REVOKE CREATE ON SCHEMA public FROM regress_convert_other;
+DROP ROLE regress_convert_other;
 -- NULL arguments: the function is STRICT and does nothing.
 SELECT count(*) FROM snowflake_convert_column('imported', NULL);
 

@@ -24,12 +24,23 @@
  * Each backend reads the file at the first use of a key, and again when
  * the setting or the file (its identity, size, modification or status
  * change time) has changed: it is looked at, with stat(), at most once per
- * statement (the statement's start time is the mark), so that a statement
+ * statement and transaction (the start times of the client's statement
+ * and of the transaction are the mark: the statements of one query string
+ * sent at once, in one transaction, share one look; a procedure that
+ * commits looks again in each transaction it starts), so that a statement
  * sees one set of keys, a change takes effect at the next statement
- * without a reload, and the cost per call stays a comparison.  A file that
- * cannot be read or parsed fails the call and leaves no key in use, so no
- * stale key outlives a broken file.  Replace the file atomically (write a
- * new one, then rename it over the old).
+ * without a reload, and the cost per call stays a comparison.  The
+ * functions that use the keys are PARALLEL RESTRICTED (snowflake--1.2--1.3.sql):
+ * a parallel worker, which would read the file anew, never does.  A file
+ * that cannot be read or parsed fails the call and leaves no key in use,
+ * so no stale key outlives a broken file.  Replace the file atomically
+ * (write a new one, then rename it over the old).
+ *
+ * The file is opened without blocking (O_NONBLOCK) and checked to be a
+ * regular file before a byte is read: a FIFO or a device at its path (a
+ * role that can write to its directory can put one there) fails the call
+ * at once instead of holding the backend in open() or read(), where no
+ * statement_timeout or cancel reaches it.
  *
  * Backend-local state only: no shared memory, no lock.  Each key's
  * libcrypto context is allocated by libcrypto and freed, wiped, when the
@@ -82,9 +93,13 @@ typedef struct SfKeyring
 
 static SfKeyring sf_ring;
 
-/* The start time of the statement that last checked the file. */
+/*
+ * The start times of the statement and of the transaction that last
+ * checked the file.
+ */
 static bool sf_checked = false;
 static TimestampTz sf_checked_at = 0;
+static TimestampTz sf_checked_xact = 0;
 
 void
 snowflake_keyring_init(void)
@@ -150,7 +165,8 @@ sf_check_stat(const struct stat *st, const char *path)
 /*
  * sf_read_file
  *		The whole key file into a palloc'd buffer (which the caller wipes),
- *		its status into *st.
+ *		its status into *st.  Opened without blocking, and its status checked
+ *		before anything is read (a FIFO fails here at once).
  */
 static char *
 sf_read_file(const char *path, struct stat *st, size_t *len)
@@ -159,7 +175,7 @@ sf_read_file(const char *path, struct stat *st, size_t *len)
 	char	   *buf;
 	ssize_t		got;
 
-	fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
+	fd = OpenTransientFile(path, O_RDONLY | O_NONBLOCK | PG_BINARY);
 	if (fd < 0)
 		ereport(ERROR,
 				(errcode_for_file_access(),
@@ -307,17 +323,18 @@ sf_ring_load(const char *path)
 /*
  * sf_ring_refresh
  *		Make the keys in use those of the file the setting names now: at
- *		most once per statement, a stat() of the file, and when it or the
- *		setting changed, a new read.
+ *		most once per statement and transaction, a stat() of the file, and
+ *		when it or the setting changed, a new read.
  */
 static void
 sf_ring_refresh(void)
 {
 	TimestampTz stmt = GetCurrentStatementStartTimestamp();
+	TimestampTz xact = GetCurrentTransactionStartTimestamp();
 	const char *path = sf_keys_file != NULL ? sf_keys_file : "";
 	struct stat st;
 
-	if (likely(sf_checked && stmt == sf_checked_at))
+	if (likely(sf_checked && stmt == sf_checked_at && xact == sf_checked_xact))
 		return;
 	if (path[0] == '\0')
 	{
@@ -345,6 +362,7 @@ sf_ring_refresh(void)
 		sf_ring_load(path);
 	sf_checked = true;
 	sf_checked_at = stmt;
+	sf_checked_xact = xact;
 }
 
 /*

@@ -31,7 +31,7 @@ DECLARE
             '@extschema@._snowflake_layout_parse(text)',
             '@extschema@._snowflake_preset_named(text)',
             '@extschema@._snowflake_layout(text)',
-            '@extschema@._snowflake_negative(int8, text, anyelement)',
+            '@extschema@._snowflake_negative_id(int8, text)',
             '@extschema@._snowflake_ts_error(int8, @extschema@._snowflake_layout)',
             '@extschema@._snowflake_ms_timestamptz(int8)',
             '@extschema@._snowflake_ts(int8, @extschema@._snowflake_layout)',
@@ -137,22 +137,33 @@ DECLARE
             '@extschema@.snowflake_set_public_key(int4, bytea, bool)'
         ];
 BEGIN
+    -- First: no name of this script resolves through the caller's
+    -- search_path (a database's default one, public first, say).
+    PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
     SELECT pg_catalog.array_agg(n.nspname ORDER BY n.nspname) INTO found
       FROM pg_catalog.pg_proc p
       JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
       JOIN pg_catalog.pg_language l ON l.oid = p.prolang
      WHERE p.proname = 'snowflake_set_node_id' AND p.proargtypes = '23'::pg_catalog.oidvector
-       AND l.lanname = 'plpgsql';
+       AND l.lanname = 'plpgsql'
+       AND ((p.proowner = (SELECT s.nspowner FROM pg_catalog.pg_namespace s WHERE s.nspname = '_snowflake')
+             AND EXISTS (SELECT FROM pg_catalog.pg_proc v
+                          WHERE v.pronamespace = n.oid AND v.proname = '_snowflake_edition_version'
+                            AND v.pronargs = 0 AND v.proowner = p.proowner))
+            OR (pg_catalog.pg_has_role(p.proowner, 'USAGE')
+                AND EXISTS (SELECT FROM pg_catalog.pg_class c
+                             WHERE c.relnamespace = n.oid AND c.relname = '_snowflake_node_seq'
+                               AND c.relkind = 'S' AND c.relowner = p.proowner)));
     IF found IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'undefined_object',
             MESSAGE = 'no SQL edition of snowflake in this database',
-            HINT = 'Connect to the database the edition is installed in.';
+            HINT = 'Connect to the database the edition is installed in, as the role that owns it.';
     END IF;
     IF pg_catalog.cardinality(found) > 1 THEN
         RAISE EXCEPTION USING ERRCODE = 'duplicate_object',
             MESSAGE = pg_catalog.format('the SQL edition of snowflake is installed in more than one schema: %s',
                                         pg_catalog.array_to_string(found, ', ')),
-            HINT = 'One edition per database: remove the others with snowflake-plain-uninstall.sql.';
+            HINT = 'One edition per database: remove the others with snowflake-plain-uninstall.sql, or run this as the role that owns the edition.';
     END IF;
     target := found[1];
     SELECT e.extname INTO extension
@@ -160,13 +171,15 @@ BEGIN
      WHERE d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass
        AND d.objid = pg_catalog.to_regprocedure(pg_catalog.format('%I.snowflake_set_node_id(integer)', target))
        AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND d.deptype = 'e';
+    SELECT coalesce(pg_catalog.substring(pg_catalog.pg_get_functiondef(p.oid), 'RETURN ''([0-9.]+)'''), '?')
+      INTO installed
+      FROM pg_catalog.pg_proc p
+     WHERE p.oid = pg_catalog.to_regprocedure(pg_catalog.format('%I._snowflake_edition_version()', target));
+    installed := coalesce(installed, '1.2');
     IF extension IS NOT NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
             MESSAGE = pg_catalog.format('the SQL edition of snowflake is the extension "%s" here', extension),
             HINT = 'Remove it with DROP EXTENSION, then pgtle.uninstall_extension().';
-    END IF;
-    IF pg_catalog.to_regprocedure(pg_catalog.format('%I._snowflake_edition_version()', target)) IS NOT NULL THEN
-        EXECUTE pg_catalog.format('SELECT %I._snowflake_edition_version()', target) INTO installed;
     END IF;
     IF installed <> '1.3' THEN
         RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',

@@ -22,22 +22,33 @@ DECLARE
     todo pg_catalog.text[];
     statement pg_catalog.text;
 BEGIN
+    -- First: no name of this script resolves through the caller's
+    -- search_path (a database's default one, public first, say).
+    PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
     SELECT pg_catalog.array_agg(n.nspname ORDER BY n.nspname) INTO found
       FROM pg_catalog.pg_proc p
       JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
       JOIN pg_catalog.pg_language l ON l.oid = p.prolang
      WHERE p.proname = 'snowflake_set_node_id' AND p.proargtypes = '23'::pg_catalog.oidvector
-       AND l.lanname = 'plpgsql';
+       AND l.lanname = 'plpgsql'
+       AND ((p.proowner = (SELECT s.nspowner FROM pg_catalog.pg_namespace s WHERE s.nspname = '_snowflake')
+             AND EXISTS (SELECT FROM pg_catalog.pg_proc v
+                          WHERE v.pronamespace = n.oid AND v.proname = '_snowflake_edition_version'
+                            AND v.pronargs = 0 AND v.proowner = p.proowner))
+            OR (pg_catalog.pg_has_role(p.proowner, 'USAGE')
+                AND EXISTS (SELECT FROM pg_catalog.pg_class c
+                             WHERE c.relnamespace = n.oid AND c.relname = '_snowflake_node_seq'
+                               AND c.relkind = 'S' AND c.relowner = p.proowner)));
     IF found IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'undefined_object',
             MESSAGE = 'no SQL edition of snowflake in this database',
-            HINT = 'Connect to the database the edition is installed in.';
+            HINT = 'Connect to the database the edition is installed in, as the role that owns it.';
     END IF;
     IF pg_catalog.cardinality(found) > 1 THEN
         RAISE EXCEPTION USING ERRCODE = 'duplicate_object',
             MESSAGE = pg_catalog.format('the SQL edition of snowflake is installed in more than one schema: %s',
                                         pg_catalog.array_to_string(found, ', ')),
-            HINT = 'One edition per database: remove the others with snowflake-plain-uninstall.sql.';
+            HINT = 'One edition per database: remove the others with snowflake-plain-uninstall.sql, or run this as the role that owns the edition.';
     END IF;
     target := found[1];
     SELECT e.extname INTO extension
@@ -45,13 +56,15 @@ BEGIN
      WHERE d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass
        AND d.objid = pg_catalog.to_regprocedure(pg_catalog.format('%I.snowflake_set_node_id(integer)', target))
        AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND d.deptype = 'e';
+    SELECT coalesce(pg_catalog.substring(pg_catalog.pg_get_functiondef(p.oid), 'RETURN ''([0-9.]+)'''), '?')
+      INTO installed
+      FROM pg_catalog.pg_proc p
+     WHERE p.oid = pg_catalog.to_regprocedure(pg_catalog.format('%I._snowflake_edition_version()', target));
+    installed := coalesce(installed, '1.2');
     IF extension IS NOT NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
             MESSAGE = pg_catalog.format('the SQL edition of snowflake is the extension "%s" here', extension),
             HINT = 'Update it with ALTER EXTENSION, after giving pg_tle the new version (snowflake-pgtle-update.sql).';
-    END IF;
-    IF pg_catalog.to_regprocedure(pg_catalog.format('%I._snowflake_edition_version()', target)) IS NOT NULL THEN
-        EXECUTE pg_catalog.format('SELECT %I._snowflake_edition_version()', target) INTO installed;
     END IF;
     IF installed = '1.3' THEN
         RAISE NOTICE 'the snowflake SQL edition in schema "%" is at version 1.3 already', target;
@@ -513,9 +526,8 @@ COMMENT ON FUNCTION @extschema@._snowflake_layout(pg_catalog.text) IS
 'a layout argument parsed; 22023 when it is invalid (internal)'
 $snowflake_statement$,
 $snowflake_statement$
-CREATE OR REPLACE FUNCTION @extschema@._snowflake_negative(id pg_catalog.int8, layout pg_catalog.text,
-                                                result anyelement)
-RETURNS anyelement
+CREATE FUNCTION @extschema@._snowflake_negative_id(id pg_catalog.int8, layout pg_catalog.text)
+RETURNS pg_catalog.int8
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -530,7 +542,7 @@ END
 $$
 $snowflake_statement$,
 $snowflake_statement$
-COMMENT ON FUNCTION @extschema@._snowflake_negative(pg_catalog.int8, pg_catalog.text, anyelement) IS
+COMMENT ON FUNCTION @extschema@._snowflake_negative_id(pg_catalog.int8, pg_catalog.text) IS
 'the error of a negative ID (internal)'
 $snowflake_statement$,
 $snowflake_statement$
@@ -558,11 +570,12 @@ RETURNS pg_catalog.timestamptz
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN pg_catalog.timezone('UTC',
     CASE WHEN ms BETWEEN -9000000000000 AND 9000000000000
-         THEN timestamp '2000-01-01 00:00:00' + interval '1 millisecond' * ms
+         THEN timestamp '2000-01-01 00:00:00' + interval '1 millisecond' * ms::pg_catalog.float8
          ELSE timestamp '2000-01-01 00:00:00'
               + pg_catalog.make_interval(hours => (ms / 7200000)::pg_catalog.int4)
               + pg_catalog.make_interval(hours => (ms / 3600000 - ms / 7200000)::pg_catalog.int4,
-                                         secs => (ms % 3600000)::pg_catalog.float8 / 1000)
+                                         secs => (ms % 3600000::pg_catalog.int8)::pg_catalog.float8
+                                                 / 1000::pg_catalog.float8)
     END)
 $snowflake_statement$,
 $snowflake_statement$
@@ -643,7 +656,7 @@ $snowflake_statement$
 CREATE OR REPLACE FUNCTION @extschema@._snowflake_id(id pg_catalog.int8)
 RETURNS pg_catalog.int8
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN CASE WHEN id >= 0 THEN id ELSE @extschema@._snowflake_negative(id, '', NULL::pg_catalog.int8) END
+RETURN CASE WHEN id >= 0 THEN id ELSE @extschema@._snowflake_negative_id(id, ''::pg_catalog.text) END
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@._snowflake_id(pg_catalog.int8) IS
@@ -805,7 +818,7 @@ RETURNS pg_catalog.timestamptz
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN id >= 0
             THEN @extschema@._snowflake_ts(id, @extschema@._snowflake_server_layout())
-            ELSE @extschema@._snowflake_negative(id, '', NULL::pg_catalog.timestamptz) END
+            ELSE @extschema@._snowflake_ms_timestamptz(@extschema@._snowflake_negative_id(id, ''::pg_catalog.text)) END
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_timestamp(pg_catalog.int8) IS
@@ -817,7 +830,7 @@ RETURNS pg_catalog.int4
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN id >= 0
             THEN @extschema@._snowflake_node(id, @extschema@._snowflake_server_layout())
-            ELSE @extschema@._snowflake_negative(id, '', NULL::pg_catalog.int4) END
+            ELSE @extschema@._snowflake_negative_id(id, ''::pg_catalog.text)::pg_catalog.int4 END
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_node_id(pg_catalog.int8) IS
@@ -829,7 +842,7 @@ RETURNS pg_catalog.int4
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN id >= 0
             THEN @extschema@._snowflake_seq(id, @extschema@._snowflake_server_layout())
-            ELSE @extschema@._snowflake_negative(id, '', NULL::pg_catalog.int4) END
+            ELSE @extschema@._snowflake_negative_id(id, ''::pg_catalog.text)::pg_catalog.int4 END
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_sequence(pg_catalog.int8) IS
@@ -891,7 +904,7 @@ RETURNS pg_catalog.timestamptz
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN id >= 0
             THEN @extschema@._snowflake_ts(id, @extschema@._snowflake_layout(layout))
-            ELSE @extschema@._snowflake_negative(id, layout, NULL::pg_catalog.timestamptz) END
+            ELSE @extschema@._snowflake_ms_timestamptz(@extschema@._snowflake_negative_id(id, layout)) END
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_timestamp(pg_catalog.int8, pg_catalog.text) IS
@@ -903,7 +916,7 @@ RETURNS pg_catalog.int4
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN id >= 0
             THEN @extschema@._snowflake_node(id, @extschema@._snowflake_layout(layout))
-            ELSE @extschema@._snowflake_negative(id, layout, NULL::pg_catalog.int4) END
+            ELSE @extschema@._snowflake_negative_id(id, layout)::pg_catalog.int4 END
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_node_id(pg_catalog.int8, pg_catalog.text) IS
@@ -915,7 +928,7 @@ RETURNS pg_catalog.int4
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN id >= 0
             THEN @extschema@._snowflake_seq(id, @extschema@._snowflake_layout(layout))
-            ELSE @extschema@._snowflake_negative(id, layout, NULL::pg_catalog.int4) END
+            ELSE @extschema@._snowflake_negative_id(id, layout)::pg_catalog.int4 END
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_sequence(pg_catalog.int8, pg_catalog.text) IS
@@ -938,7 +951,7 @@ BEGIN
     ts := @extschema@._snowflake_ts(checked, f);
     node_id := @extschema@._snowflake_node(checked, f);
     sequence := @extschema@._snowflake_seq(checked, f);
-    node_fields := @extschema@._snowflake_node_fields(node_id, f);
+    node_fields := @extschema@._snowflake_node_fields(node_id::pg_catalog.int8, f);
 END
 $$
 $snowflake_statement$,
@@ -1225,19 +1238,19 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE
     WHEN id >= 0 AND @extschema@._snowflake_prefix_ok(prefix)
     THEN prefix || pg_catalog.encode(
-               @extschema@._snowflake_base32_char((id >> 60) & 31)
-            || @extschema@._snowflake_base32_char((id >> 55) & 31)
-            || @extschema@._snowflake_base32_char((id >> 50) & 31)
-            || @extschema@._snowflake_base32_char((id >> 45) & 31)
-            || @extschema@._snowflake_base32_char((id >> 40) & 31)
-            || @extschema@._snowflake_base32_char((id >> 35) & 31)
-            || @extschema@._snowflake_base32_char((id >> 30) & 31)
-            || @extschema@._snowflake_base32_char((id >> 25) & 31)
-            || @extschema@._snowflake_base32_char((id >> 20) & 31)
-            || @extschema@._snowflake_base32_char((id >> 15) & 31)
-            || @extschema@._snowflake_base32_char((id >> 10) & 31)
-            || @extschema@._snowflake_base32_char((id >> 5) & 31)
-            || @extschema@._snowflake_base32_char(id & 31), 'escape')
+               @extschema@._snowflake_base32_char((id >> 60) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 55) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 50) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 45) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 40) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 35) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 30) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 25) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 20) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 15) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 10) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 5) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char(id & 31::pg_catalog.int8), 'escape')
     ELSE @extschema@._snowflake_text_encode_error(id, prefix)
 END
 $snowflake_statement$,
@@ -1289,7 +1302,7 @@ RETURN CASE
         | (@extschema@._snowflake_base32_digit(t, pg_catalog.octet_length(prefix), 11) << 10)
         | (@extschema@._snowflake_base32_digit(t, pg_catalog.octet_length(prefix), 12) << 5)
         | @extschema@._snowflake_base32_digit(t, pg_catalog.octet_length(prefix), 13)
-    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base32', '0123456789ABCDEFGHJKMNPQRSTVWXYZ', 13, 'Crockford base32', 'abcdefghjkmnpqrstvwxyzIiLlOo', 'ABCDEFGHJKMNPQRSTVWXYZ111100', '-', '7ZZZZZZZZZZZZ')
+    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base32'::pg_catalog.text, '0123456789ABCDEFGHJKMNPQRSTVWXYZ'::pg_catalog.text, 13, 'Crockford base32'::pg_catalog.text, 'abcdefghjkmnpqrstvwxyzIiLlOo'::pg_catalog.text, 'ABCDEFGHJKMNPQRSTVWXYZ111100'::pg_catalog.text, '-'::pg_catalog.text, '7ZZZZZZZZZZZZ'::pg_catalog.text)
 END
 $snowflake_statement$,
 $snowflake_statement$
@@ -1300,7 +1313,7 @@ $snowflake_statement$
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_to_base32(id pg_catalog.int8)
 RETURNS pg_catalog.text
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_to_base32(id, ''); END $$
+AS $$ BEGIN RETURN @extschema@._snowflake_to_base32(id, ''::pg_catalog.text); END $$
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_to_base32(pg_catalog.int8) IS
@@ -1320,7 +1333,7 @@ $snowflake_statement$
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_from_base32(id_text pg_catalog.text)
 RETURNS pg_catalog.int8
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_from_base32(id_text, ''); END $$
+AS $$ BEGIN RETURN @extschema@._snowflake_from_base32(id_text, ''::pg_catalog.text); END $$
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_from_base32(pg_catalog.text) IS
@@ -1353,17 +1366,17 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE
     WHEN id >= 0 AND @extschema@._snowflake_prefix_ok(prefix)
     THEN prefix || pg_catalog.encode(
-               @extschema@._snowflake_base62_char(id / 839299365868340224 % 62)
-            || @extschema@._snowflake_base62_char(id / 13537086546263552 % 62)
-            || @extschema@._snowflake_base62_char(id / 218340105584896 % 62)
-            || @extschema@._snowflake_base62_char(id / 3521614606208 % 62)
-            || @extschema@._snowflake_base62_char(id / 56800235584 % 62)
-            || @extschema@._snowflake_base62_char(id / 916132832 % 62)
-            || @extschema@._snowflake_base62_char(id / 14776336 % 62)
-            || @extschema@._snowflake_base62_char(id / 238328 % 62)
-            || @extschema@._snowflake_base62_char(id / 3844 % 62)
-            || @extschema@._snowflake_base62_char(id / 62 % 62)
-            || @extschema@._snowflake_base62_char(id % 62), 'escape')
+               @extschema@._snowflake_base62_char(id / 839299365868340224 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 13537086546263552 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 218340105584896 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 3521614606208 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 56800235584 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 916132832 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 14776336 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 238328 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 3844 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 62 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id % 62::pg_catalog.int8), 'escape')
     ELSE @extschema@._snowflake_text_encode_error(id, prefix)
 END
 $snowflake_statement$,
@@ -1413,7 +1426,7 @@ RETURN CASE
         + @extschema@._snowflake_base62_digit(t, pg_catalog.octet_length(prefix), 9) * 3844
         + @extschema@._snowflake_base62_digit(t, pg_catalog.octet_length(prefix), 10) * 62
         + @extschema@._snowflake_base62_digit(t, pg_catalog.octet_length(prefix), 11)
-    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base62', '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz', 11, 'base62', '', '', '', 'AzL8n0Y58m7')
+    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base62'::pg_catalog.text, '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'::pg_catalog.text, 11, 'base62'::pg_catalog.text, ''::pg_catalog.text, ''::pg_catalog.text, ''::pg_catalog.text, 'AzL8n0Y58m7'::pg_catalog.text)
 END
 $snowflake_statement$,
 $snowflake_statement$
@@ -1424,7 +1437,7 @@ $snowflake_statement$
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_to_base62(id pg_catalog.int8)
 RETURNS pg_catalog.text
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_to_base62(id, ''); END $$
+AS $$ BEGIN RETURN @extschema@._snowflake_to_base62(id, ''::pg_catalog.text); END $$
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_to_base62(pg_catalog.int8) IS
@@ -1444,7 +1457,7 @@ $snowflake_statement$
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_from_base62(id_text pg_catalog.text)
 RETURNS pg_catalog.int8
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_from_base62(id_text, ''); END $$
+AS $$ BEGIN RETURN @extschema@._snowflake_from_base62(id_text, ''::pg_catalog.text); END $$
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_from_base62(pg_catalog.text) IS
@@ -1477,17 +1490,17 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE
     WHEN id >= 0 AND @extschema@._snowflake_prefix_ok(prefix)
     THEN prefix || COALESCE(NULLIF(pg_catalog.ltrim(pg_catalog.encode(
-               @extschema@._snowflake_base58_char(id / 430804206899405824 % 58)
-            || @extschema@._snowflake_base58_char(id / 7427658739644928 % 58)
-            || @extschema@._snowflake_base58_char(id / 128063081718016 % 58)
-            || @extschema@._snowflake_base58_char(id / 2207984167552 % 58)
-            || @extschema@._snowflake_base58_char(id / 38068692544 % 58)
-            || @extschema@._snowflake_base58_char(id / 656356768 % 58)
-            || @extschema@._snowflake_base58_char(id / 11316496 % 58)
-            || @extschema@._snowflake_base58_char(id / 195112 % 58)
-            || @extschema@._snowflake_base58_char(id / 3364 % 58)
-            || @extschema@._snowflake_base58_char(id / 58 % 58)
-            || @extschema@._snowflake_base58_char(id % 58), 'escape'), '1'), ''), '1')
+               @extschema@._snowflake_base58_char(id / 430804206899405824 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 7427658739644928 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 128063081718016 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 2207984167552 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 38068692544 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 656356768 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 11316496 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 195112 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 3364 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 58 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id % 58::pg_catalog.int8), 'escape'), '1'), ''), '1')
     ELSE @extschema@._snowflake_text_encode_error(id, prefix)
 END
 $snowflake_statement$,
@@ -1540,7 +1553,7 @@ RETURN CASE
         + @extschema@._snowflake_base58_digit(t, pg_catalog.octet_length(prefix), 9) * 3364
         + @extschema@._snowflake_base58_digit(t, pg_catalog.octet_length(prefix), 10) * 58
         + @extschema@._snowflake_base58_digit(t, pg_catalog.octet_length(prefix), 11)
-    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base58', '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz', 0, 'base58', '', '', '', 'NQm6nKp8qFC')
+    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base58'::pg_catalog.text, '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz'::pg_catalog.text, 0, 'base58'::pg_catalog.text, ''::pg_catalog.text, ''::pg_catalog.text, ''::pg_catalog.text, 'NQm6nKp8qFC'::pg_catalog.text)
 END
 $snowflake_statement$,
 $snowflake_statement$
@@ -1551,7 +1564,7 @@ $snowflake_statement$
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_to_base58(id pg_catalog.int8)
 RETURNS pg_catalog.text
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_to_base58(id, ''); END $$
+AS $$ BEGIN RETURN @extschema@._snowflake_to_base58(id, ''::pg_catalog.text); END $$
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_to_base58(pg_catalog.int8) IS
@@ -1571,7 +1584,7 @@ $snowflake_statement$
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_from_base58(id_text pg_catalog.text)
 RETURNS pg_catalog.int8
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_from_base58(id_text, ''); END $$
+AS $$ BEGIN RETURN @extschema@._snowflake_from_base58(id_text, ''::pg_catalog.text); END $$
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_from_base58(pg_catalog.text) IS
@@ -1604,19 +1617,19 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE
     WHEN id >= 0 AND @extschema@._snowflake_prefix_ok(prefix)
     THEN prefix || COALESCE(NULLIF(pg_catalog.ltrim(pg_catalog.encode(
-               @extschema@._snowflake_base36_char(id / 4738381338321616896 % 36)
-            || @extschema@._snowflake_base36_char(id / 131621703842267136 % 36)
-            || @extschema@._snowflake_base36_char(id / 3656158440062976 % 36)
-            || @extschema@._snowflake_base36_char(id / 101559956668416 % 36)
-            || @extschema@._snowflake_base36_char(id / 2821109907456 % 36)
-            || @extschema@._snowflake_base36_char(id / 78364164096 % 36)
-            || @extschema@._snowflake_base36_char(id / 2176782336 % 36)
-            || @extschema@._snowflake_base36_char(id / 60466176 % 36)
-            || @extschema@._snowflake_base36_char(id / 1679616 % 36)
-            || @extschema@._snowflake_base36_char(id / 46656 % 36)
-            || @extschema@._snowflake_base36_char(id / 1296 % 36)
-            || @extschema@._snowflake_base36_char(id / 36 % 36)
-            || @extschema@._snowflake_base36_char(id % 36), 'escape'), '0'), ''), '0')
+               @extschema@._snowflake_base36_char(id / 4738381338321616896 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 131621703842267136 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 3656158440062976 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 101559956668416 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 2821109907456 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 78364164096 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 2176782336 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 60466176 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 1679616 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 46656 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 1296 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 36 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id % 36::pg_catalog.int8), 'escape'), '0'), ''), '0')
     ELSE @extschema@._snowflake_text_encode_error(id, prefix)
 END
 $snowflake_statement$,
@@ -1671,7 +1684,7 @@ RETURN CASE
         + @extschema@._snowflake_base36_digit(t, pg_catalog.octet_length(prefix), 11) * 1296
         + @extschema@._snowflake_base36_digit(t, pg_catalog.octet_length(prefix), 12) * 36
         + @extschema@._snowflake_base36_digit(t, pg_catalog.octet_length(prefix), 13)
-    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base36', '0123456789abcdefghijklmnopqrstuvwxyz', 0, 'base36', 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz', '', '1y2p0ij32e8e7')
+    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base36'::pg_catalog.text, '0123456789abcdefghijklmnopqrstuvwxyz'::pg_catalog.text, 0, 'base36'::pg_catalog.text, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ'::pg_catalog.text, 'abcdefghijklmnopqrstuvwxyz'::pg_catalog.text, ''::pg_catalog.text, '1y2p0ij32e8e7'::pg_catalog.text)
 END
 $snowflake_statement$,
 $snowflake_statement$
@@ -1682,7 +1695,7 @@ $snowflake_statement$
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_to_base36(id pg_catalog.int8)
 RETURNS pg_catalog.text
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_to_base36(id, ''); END $$
+AS $$ BEGIN RETURN @extschema@._snowflake_to_base36(id, ''::pg_catalog.text); END $$
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_to_base36(pg_catalog.int8) IS
@@ -1702,7 +1715,7 @@ $snowflake_statement$
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_from_base36(id_text pg_catalog.text)
 RETURNS pg_catalog.int8
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_from_base36(id_text, ''); END $$
+AS $$ BEGIN RETURN @extschema@._snowflake_from_base36(id_text, ''::pg_catalog.text); END $$
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_from_base36(pg_catalog.text) IS
@@ -1744,7 +1757,7 @@ RETURN CASE
          AND pg_catalog.substr(t, pg_catalog.octet_length(prefix) + 1) COLLATE pg_catalog."C"
              ~ '^[0-7][0-9A-Fa-f]*$'
     THEN ('x' || pg_catalog.substr(t, pg_catalog.octet_length(prefix) + 1))::pg_catalog."bit"(64)::pg_catalog.int8
-    ELSE @extschema@._snowflake_text_decode(t, prefix, 'hex', '0123456789abcdef', 16, 'hexadecimal', 'ABCDEF', 'abcdef', '', '7fffffffffffffff')
+    ELSE @extschema@._snowflake_text_decode(t, prefix, 'hex'::pg_catalog.text, '0123456789abcdef'::pg_catalog.text, 16, 'hexadecimal'::pg_catalog.text, 'ABCDEF'::pg_catalog.text, 'abcdef'::pg_catalog.text, ''::pg_catalog.text, '7fffffffffffffff'::pg_catalog.text)
 END
 $snowflake_statement$,
 $snowflake_statement$
@@ -1755,7 +1768,7 @@ $snowflake_statement$
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_to_hex(id pg_catalog.int8)
 RETURNS pg_catalog.text
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_to_hex(id, ''); END $$
+AS $$ BEGIN RETURN @extschema@._snowflake_to_hex(id, ''::pg_catalog.text); END $$
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_to_hex(pg_catalog.int8) IS
@@ -1775,7 +1788,7 @@ $snowflake_statement$
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_from_hex(id_text pg_catalog.text)
 RETURNS pg_catalog.int8
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_from_hex(id_text, ''); END $$
+AS $$ BEGIN RETURN @extschema@._snowflake_from_hex(id_text, ''::pg_catalog.text); END $$
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_from_hex(pg_catalog.text) IS
@@ -1904,7 +1917,7 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'numeric_value_out_of_range',
             MESSAGE = 'current time is before the snowflake epoch',
             DETAIL = format('The epoch, %s, is %s ms in the future.',
-                            @extschema@._snowflake_format_ms(1704067200000), -now_ms);
+                            @extschema@._snowflake_format_ms(1704067200000::pg_catalog.int8), -now_ms);
     ELSIF refusal = 5 THEN
         RAISE EXCEPTION USING ERRCODE = 'numeric_value_out_of_range',
             MESSAGE = 'current time is past the last millisecond the snowflake timestamp field can hold',
@@ -2010,7 +2023,7 @@ BEGIN
         -- Not ready for a key without the lock: why, if it must refuse.
         -- (Only what runs is set up, once per transaction: so the
         -- statements that everyday calls need not run are in branches.)
-        refusal := @extschema@._snowflake_refusal(0, now_ms);
+        refusal := @extschema@._snowflake_refusal(0::pg_catalog.int8, now_ms);
         IF refusal OPERATOR(pg_catalog.<>) 0 THEN
             PERFORM @extschema@._snowflake_refuse(refusal, now_ms);
         END IF;
@@ -2183,7 +2196,7 @@ BEGIN
             MESSAGE = 'batch size must be between 1 and 1000000',
             DETAIL = format('The requested batch size was %s.', count);
     END IF;
-    first := @extschema@._snowflake_next(NULL, NULL, count);
+    first := @extschema@._snowflake_next(NULL::pg_catalog.int8, NULL::pg_catalog.int8, count);
     IF first IS NULL THEN
         -- Switched to the C extension while this call waited.
         RETURN QUERY SELECT * FROM @extschema@.snowflake_nextval_batch(count);
@@ -2425,7 +2438,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     IF id < 0 OR octet_length(key) NOT IN (16, 24, 32) THEN
-        PERFORM @extschema@._snowflake_public_check(id, false, key, NULL);
+        PERFORM @extschema@._snowflake_public_check(id, false, key, NULL::pg_catalog.int4);
     END IF;
     RETURN @extschema@._snowflake_ff1(id, key, @extschema@._snowflake_ff1_mac(key), true);
 END
@@ -2443,7 +2456,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     IF public_id < 0 OR octet_length(key) NOT IN (16, 24, 32) THEN
-        PERFORM @extschema@._snowflake_public_check(public_id, true, key, NULL);
+        PERFORM @extschema@._snowflake_public_check(public_id, true, key, NULL::pg_catalog.int4);
     END IF;
     RETURN @extschema@._snowflake_ff1(public_id, key, @extschema@._snowflake_ff1_mac(key), false);
 END
@@ -2456,7 +2469,8 @@ $snowflake_statement$,
 $snowflake_statement$
 CREATE TABLE _snowflake._snowflake_public_keys (
     key_id pg_catalog.int4 PRIMARY KEY CHECK (key_id BETWEEN 0 AND 31),
-    key pg_catalog.varchar(64) NOT NULL CHECK (key COLLATE "C" ~ '^[0-9a-f]{32}([0-9a-f]{16}){0,2}$'),
+    key pg_catalog.varchar(64) NOT NULL
+        CHECK (key::pg_catalog.text COLLATE pg_catalog."C" ~ '^[0-9a-f]{32}([0-9a-f]{16}){0,2}$'),
     mac pg_catalog.varchar(32) NOT NULL,
     current pg_catalog.bool NOT NULL DEFAULT false,
     CONSTRAINT _snowflake_public_keys_one_current EXCLUDE (current WITH pg_catalog.=) WHERE (current)
@@ -2523,7 +2537,7 @@ AS $$
 DECLARE
     k record;
 BEGIN
-    PERFORM @extschema@._snowflake_public_check(id, false, '\x00000000000000000000000000000000', key_id);
+    PERFORM @extschema@._snowflake_public_check(id, false, '\x00000000000000000000000000000000'::pg_catalog.bytea, key_id);
     k := @extschema@._snowflake_public_key(key_id);
     RETURN @extschema@._snowflake_ff1(id, k.key, k.mac, true);
 END
@@ -2543,7 +2557,7 @@ AS $$
 DECLARE
     k record;
 BEGIN
-    PERFORM @extschema@._snowflake_public_check(public_id, true, '\x00000000000000000000000000000000', key_id);
+    PERFORM @extschema@._snowflake_public_check(public_id, true, '\x00000000000000000000000000000000'::pg_catalog.bytea, key_id);
     k := @extschema@._snowflake_public_key(key_id);
     RETURN @extschema@._snowflake_ff1(public_id, k.key, k.mac, false);
 END
@@ -2562,7 +2576,7 @@ AS $$
 DECLARE
     k record;
 BEGIN
-    PERFORM @extschema@._snowflake_public_check(id, false, '\x00000000000000000000000000000000', 0);
+    PERFORM @extschema@._snowflake_public_check(id, false, '\x00000000000000000000000000000000'::pg_catalog.bytea, 0);
     PERFORM @extschema@._snowflake_prefix_check(prefix);
     SELECT p.key_id, decode(p.key, 'hex') AS key, decode(p.mac, 'hex') AS mac INTO k
       FROM _snowflake._snowflake_public_keys p WHERE p.current;
@@ -2686,7 +2700,7 @@ RETURNS pg_catalog.text
 LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
-AS $$ BEGIN RETURN @extschema@._snowflake_to_public_base32(id, ''); END $$
+AS $$ BEGIN RETURN @extschema@._snowflake_to_public_base32(id, ''::pg_catalog.text); END $$
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_to_public_base32(pg_catalog.int8) IS
@@ -2710,7 +2724,7 @@ RETURNS pg_catalog.int8
 LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
-AS $$ BEGIN RETURN @extschema@._snowflake_from_public_base32(public_text, ''); END $$
+AS $$ BEGIN RETURN @extschema@._snowflake_from_public_base32(public_text, ''::pg_catalog.text); END $$
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_from_public_base32(pg_catalog.text) IS
@@ -2742,7 +2756,7 @@ BEGIN
             DETAIL = 'Key ids are between 0 and 31.';
     END IF;
     IF octet_length(key) NOT IN (16, 24, 32) THEN
-        PERFORM @extschema@._snowflake_public_check(0, false, key, key_id);
+        PERFORM @extschema@._snowflake_public_check(0::pg_catalog.int8, false, key, key_id);
     END IF;
     -- (The table found by its OID: the caller may have no USAGE on
     -- _snowflake, which a name would need.)
@@ -2794,6 +2808,7 @@ DROP FUNCTION @extschema@._snowflake_next(int8, int8, int8),
     @extschema@._snowflake_take(),
     @extschema@._snowflake_ready(int8, int8),
     @extschema@._snowflake_text_decode(text, text, text),
+    @extschema@._snowflake_negative(int8, text, anyelement),
     @extschema@._snowflake_parse_fields(text, @extschema@._snowflake_layout),
     @extschema@._snowflake_parse_epoch(text)
 $snowflake_statement$
@@ -2803,7 +2818,6 @@ $snowflake_statement$
             MESSAGE = pg_catalog.format('no update of the snowflake SQL edition from version %s to 1.3', installed),
             HINT = 'Updates go from each released version to this one; see the CHANGELOG.';
     END IF;
-    PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
     FOREACH statement IN ARRAY todo LOOP
         EXECUTE pg_catalog.replace(statement, '@extschema@', pg_catalog.quote_ident(target));
     END LOOP;

@@ -21,16 +21,31 @@ DECLARE
     saved pg_catalog.text := pg_catalog.current_setting('search_path');
     statement pg_catalog.text;
 BEGIN
+    -- Nothing before this resolves a name through the caller's search_path
+    -- (the declarations call qualified functions only), nothing after it
+    -- does: the database's default search_path (public first, say) reaches
+    -- no name of this script.
+    PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
     IF target IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'invalid_schema_name',
             MESSAGE = 'no schema to install the snowflake SQL edition in',
             DETAIL = pg_catalog.format('No schema of the search_path, %s, exists that this role may use.', saved),
             HINT = 'Set search_path to the schema first, such as: SET search_path = app.';
     END IF;
-    IF pg_catalog.to_regnamespace('_snowflake') IS NOT NULL OR target = '_snowflake' THEN
+    IF EXISTS (SELECT FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+                WHERE n.nspname = '_snowflake' AND c.relname = '_snowflake_id_seq')
+       OR target = '_snowflake' THEN
         RAISE EXCEPTION USING ERRCODE = 'duplicate_schema',
             MESSAGE = 'the snowflake SQL edition is installed in this database already',
             HINT = 'Update it with snowflake-plain-update.sql. A database has one edition, its state in the schema _snowflake.';
+    END IF;
+    IF pg_catalog.to_regnamespace('_snowflake') IS NOT NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'duplicate_schema',
+            MESSAGE = 'schema "_snowflake" already exists and is not the snowflake SQL edition''s',
+            DETAIL = pg_catalog.format('It belongs to role %s; the edition keeps its state in a schema of that name, which only its owner may use.',
+                                       (SELECT s.nspowner::pg_catalog.regrole FROM pg_catalog.pg_namespace s
+                                         WHERE s.nspname = '_snowflake')),
+            HINT = 'Drop or rename that schema first (its owner or a superuser), then install the edition.';
     END IF;
     IF NOT pg_catalog.has_schema_privilege(target, 'CREATE')
        OR NOT pg_catalog.has_database_privilege(pg_catalog.current_database(), 'CREATE') THEN
@@ -510,9 +525,8 @@ COMMENT ON FUNCTION @extschema@._snowflake_layout(pg_catalog.text) IS
 'a layout argument parsed; 22023 when it is invalid (internal)'
 $snowflake_statement$,
 $snowflake_statement$
-CREATE FUNCTION @extschema@._snowflake_negative(id pg_catalog.int8, layout pg_catalog.text,
-                                                result anyelement)
-RETURNS anyelement
+CREATE FUNCTION @extschema@._snowflake_negative_id(id pg_catalog.int8, layout pg_catalog.text)
+RETURNS pg_catalog.int8
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -527,7 +541,7 @@ END
 $$
 $snowflake_statement$,
 $snowflake_statement$
-COMMENT ON FUNCTION @extschema@._snowflake_negative(pg_catalog.int8, pg_catalog.text, anyelement) IS
+COMMENT ON FUNCTION @extschema@._snowflake_negative_id(pg_catalog.int8, pg_catalog.text) IS
 'the error of a negative ID (internal)'
 $snowflake_statement$,
 $snowflake_statement$
@@ -555,11 +569,12 @@ RETURNS pg_catalog.timestamptz
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN pg_catalog.timezone('UTC',
     CASE WHEN ms BETWEEN -9000000000000 AND 9000000000000
-         THEN timestamp '2000-01-01 00:00:00' + interval '1 millisecond' * ms
+         THEN timestamp '2000-01-01 00:00:00' + interval '1 millisecond' * ms::pg_catalog.float8
          ELSE timestamp '2000-01-01 00:00:00'
               + pg_catalog.make_interval(hours => (ms / 7200000)::pg_catalog.int4)
               + pg_catalog.make_interval(hours => (ms / 3600000 - ms / 7200000)::pg_catalog.int4,
-                                         secs => (ms % 3600000)::pg_catalog.float8 / 1000)
+                                         secs => (ms % 3600000::pg_catalog.int8)::pg_catalog.float8
+                                                 / 1000::pg_catalog.float8)
     END)
 $snowflake_statement$,
 $snowflake_statement$
@@ -640,7 +655,7 @@ $snowflake_statement$
 CREATE FUNCTION @extschema@._snowflake_id(id pg_catalog.int8)
 RETURNS pg_catalog.int8
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN CASE WHEN id >= 0 THEN id ELSE @extschema@._snowflake_negative(id, '', NULL::pg_catalog.int8) END
+RETURN CASE WHEN id >= 0 THEN id ELSE @extschema@._snowflake_negative_id(id, ''::pg_catalog.text) END
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@._snowflake_id(pg_catalog.int8) IS
@@ -802,7 +817,7 @@ RETURNS pg_catalog.timestamptz
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN id >= 0
             THEN @extschema@._snowflake_ts(id, @extschema@._snowflake_server_layout())
-            ELSE @extschema@._snowflake_negative(id, '', NULL::pg_catalog.timestamptz) END
+            ELSE @extschema@._snowflake_ms_timestamptz(@extschema@._snowflake_negative_id(id, ''::pg_catalog.text)) END
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_timestamp(pg_catalog.int8) IS
@@ -814,7 +829,7 @@ RETURNS pg_catalog.int4
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN id >= 0
             THEN @extschema@._snowflake_node(id, @extschema@._snowflake_server_layout())
-            ELSE @extschema@._snowflake_negative(id, '', NULL::pg_catalog.int4) END
+            ELSE @extschema@._snowflake_negative_id(id, ''::pg_catalog.text)::pg_catalog.int4 END
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_node_id(pg_catalog.int8) IS
@@ -826,7 +841,7 @@ RETURNS pg_catalog.int4
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN id >= 0
             THEN @extschema@._snowflake_seq(id, @extschema@._snowflake_server_layout())
-            ELSE @extschema@._snowflake_negative(id, '', NULL::pg_catalog.int4) END
+            ELSE @extschema@._snowflake_negative_id(id, ''::pg_catalog.text)::pg_catalog.int4 END
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_sequence(pg_catalog.int8) IS
@@ -888,7 +903,7 @@ RETURNS pg_catalog.timestamptz
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN id >= 0
             THEN @extschema@._snowflake_ts(id, @extschema@._snowflake_layout(layout))
-            ELSE @extschema@._snowflake_negative(id, layout, NULL::pg_catalog.timestamptz) END
+            ELSE @extschema@._snowflake_ms_timestamptz(@extschema@._snowflake_negative_id(id, layout)) END
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_timestamp(pg_catalog.int8, pg_catalog.text) IS
@@ -900,7 +915,7 @@ RETURNS pg_catalog.int4
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN id >= 0
             THEN @extschema@._snowflake_node(id, @extschema@._snowflake_layout(layout))
-            ELSE @extschema@._snowflake_negative(id, layout, NULL::pg_catalog.int4) END
+            ELSE @extschema@._snowflake_negative_id(id, layout)::pg_catalog.int4 END
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_node_id(pg_catalog.int8, pg_catalog.text) IS
@@ -912,7 +927,7 @@ RETURNS pg_catalog.int4
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN id >= 0
             THEN @extschema@._snowflake_seq(id, @extschema@._snowflake_layout(layout))
-            ELSE @extschema@._snowflake_negative(id, layout, NULL::pg_catalog.int4) END
+            ELSE @extschema@._snowflake_negative_id(id, layout)::pg_catalog.int4 END
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_sequence(pg_catalog.int8, pg_catalog.text) IS
@@ -935,7 +950,7 @@ BEGIN
     ts := @extschema@._snowflake_ts(checked, f);
     node_id := @extschema@._snowflake_node(checked, f);
     sequence := @extschema@._snowflake_seq(checked, f);
-    node_fields := @extschema@._snowflake_node_fields(node_id, f);
+    node_fields := @extschema@._snowflake_node_fields(node_id::pg_catalog.int8, f);
 END
 $$
 $snowflake_statement$,
@@ -1222,19 +1237,19 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE
     WHEN id >= 0 AND @extschema@._snowflake_prefix_ok(prefix)
     THEN prefix || pg_catalog.encode(
-               @extschema@._snowflake_base32_char((id >> 60) & 31)
-            || @extschema@._snowflake_base32_char((id >> 55) & 31)
-            || @extschema@._snowflake_base32_char((id >> 50) & 31)
-            || @extschema@._snowflake_base32_char((id >> 45) & 31)
-            || @extschema@._snowflake_base32_char((id >> 40) & 31)
-            || @extschema@._snowflake_base32_char((id >> 35) & 31)
-            || @extschema@._snowflake_base32_char((id >> 30) & 31)
-            || @extschema@._snowflake_base32_char((id >> 25) & 31)
-            || @extschema@._snowflake_base32_char((id >> 20) & 31)
-            || @extschema@._snowflake_base32_char((id >> 15) & 31)
-            || @extschema@._snowflake_base32_char((id >> 10) & 31)
-            || @extschema@._snowflake_base32_char((id >> 5) & 31)
-            || @extschema@._snowflake_base32_char(id & 31), 'escape')
+               @extschema@._snowflake_base32_char((id >> 60) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 55) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 50) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 45) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 40) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 35) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 30) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 25) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 20) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 15) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 10) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 5) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char(id & 31::pg_catalog.int8), 'escape')
     ELSE @extschema@._snowflake_text_encode_error(id, prefix)
 END
 $snowflake_statement$,
@@ -1286,7 +1301,7 @@ RETURN CASE
         | (@extschema@._snowflake_base32_digit(t, pg_catalog.octet_length(prefix), 11) << 10)
         | (@extschema@._snowflake_base32_digit(t, pg_catalog.octet_length(prefix), 12) << 5)
         | @extschema@._snowflake_base32_digit(t, pg_catalog.octet_length(prefix), 13)
-    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base32', '0123456789ABCDEFGHJKMNPQRSTVWXYZ', 13, 'Crockford base32', 'abcdefghjkmnpqrstvwxyzIiLlOo', 'ABCDEFGHJKMNPQRSTVWXYZ111100', '-', '7ZZZZZZZZZZZZ')
+    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base32'::pg_catalog.text, '0123456789ABCDEFGHJKMNPQRSTVWXYZ'::pg_catalog.text, 13, 'Crockford base32'::pg_catalog.text, 'abcdefghjkmnpqrstvwxyzIiLlOo'::pg_catalog.text, 'ABCDEFGHJKMNPQRSTVWXYZ111100'::pg_catalog.text, '-'::pg_catalog.text, '7ZZZZZZZZZZZZ'::pg_catalog.text)
 END
 $snowflake_statement$,
 $snowflake_statement$
@@ -1297,7 +1312,7 @@ $snowflake_statement$
 CREATE FUNCTION @extschema@.snowflake_to_base32(id pg_catalog.int8)
 RETURNS pg_catalog.text
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_to_base32(id, ''); END $$
+AS $$ BEGIN RETURN @extschema@._snowflake_to_base32(id, ''::pg_catalog.text); END $$
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_to_base32(pg_catalog.int8) IS
@@ -1317,7 +1332,7 @@ $snowflake_statement$
 CREATE FUNCTION @extschema@.snowflake_from_base32(id_text pg_catalog.text)
 RETURNS pg_catalog.int8
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_from_base32(id_text, ''); END $$
+AS $$ BEGIN RETURN @extschema@._snowflake_from_base32(id_text, ''::pg_catalog.text); END $$
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_from_base32(pg_catalog.text) IS
@@ -1350,17 +1365,17 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE
     WHEN id >= 0 AND @extschema@._snowflake_prefix_ok(prefix)
     THEN prefix || pg_catalog.encode(
-               @extschema@._snowflake_base62_char(id / 839299365868340224 % 62)
-            || @extschema@._snowflake_base62_char(id / 13537086546263552 % 62)
-            || @extschema@._snowflake_base62_char(id / 218340105584896 % 62)
-            || @extschema@._snowflake_base62_char(id / 3521614606208 % 62)
-            || @extschema@._snowflake_base62_char(id / 56800235584 % 62)
-            || @extschema@._snowflake_base62_char(id / 916132832 % 62)
-            || @extschema@._snowflake_base62_char(id / 14776336 % 62)
-            || @extschema@._snowflake_base62_char(id / 238328 % 62)
-            || @extschema@._snowflake_base62_char(id / 3844 % 62)
-            || @extschema@._snowflake_base62_char(id / 62 % 62)
-            || @extschema@._snowflake_base62_char(id % 62), 'escape')
+               @extschema@._snowflake_base62_char(id / 839299365868340224 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 13537086546263552 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 218340105584896 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 3521614606208 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 56800235584 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 916132832 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 14776336 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 238328 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 3844 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 62 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id % 62::pg_catalog.int8), 'escape')
     ELSE @extschema@._snowflake_text_encode_error(id, prefix)
 END
 $snowflake_statement$,
@@ -1410,7 +1425,7 @@ RETURN CASE
         + @extschema@._snowflake_base62_digit(t, pg_catalog.octet_length(prefix), 9) * 3844
         + @extschema@._snowflake_base62_digit(t, pg_catalog.octet_length(prefix), 10) * 62
         + @extschema@._snowflake_base62_digit(t, pg_catalog.octet_length(prefix), 11)
-    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base62', '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz', 11, 'base62', '', '', '', 'AzL8n0Y58m7')
+    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base62'::pg_catalog.text, '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'::pg_catalog.text, 11, 'base62'::pg_catalog.text, ''::pg_catalog.text, ''::pg_catalog.text, ''::pg_catalog.text, 'AzL8n0Y58m7'::pg_catalog.text)
 END
 $snowflake_statement$,
 $snowflake_statement$
@@ -1421,7 +1436,7 @@ $snowflake_statement$
 CREATE FUNCTION @extschema@.snowflake_to_base62(id pg_catalog.int8)
 RETURNS pg_catalog.text
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_to_base62(id, ''); END $$
+AS $$ BEGIN RETURN @extschema@._snowflake_to_base62(id, ''::pg_catalog.text); END $$
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_to_base62(pg_catalog.int8) IS
@@ -1441,7 +1456,7 @@ $snowflake_statement$
 CREATE FUNCTION @extschema@.snowflake_from_base62(id_text pg_catalog.text)
 RETURNS pg_catalog.int8
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_from_base62(id_text, ''); END $$
+AS $$ BEGIN RETURN @extschema@._snowflake_from_base62(id_text, ''::pg_catalog.text); END $$
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_from_base62(pg_catalog.text) IS
@@ -1474,17 +1489,17 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE
     WHEN id >= 0 AND @extschema@._snowflake_prefix_ok(prefix)
     THEN prefix || COALESCE(NULLIF(pg_catalog.ltrim(pg_catalog.encode(
-               @extschema@._snowflake_base58_char(id / 430804206899405824 % 58)
-            || @extschema@._snowflake_base58_char(id / 7427658739644928 % 58)
-            || @extschema@._snowflake_base58_char(id / 128063081718016 % 58)
-            || @extschema@._snowflake_base58_char(id / 2207984167552 % 58)
-            || @extschema@._snowflake_base58_char(id / 38068692544 % 58)
-            || @extschema@._snowflake_base58_char(id / 656356768 % 58)
-            || @extschema@._snowflake_base58_char(id / 11316496 % 58)
-            || @extschema@._snowflake_base58_char(id / 195112 % 58)
-            || @extschema@._snowflake_base58_char(id / 3364 % 58)
-            || @extschema@._snowflake_base58_char(id / 58 % 58)
-            || @extschema@._snowflake_base58_char(id % 58), 'escape'), '1'), ''), '1')
+               @extschema@._snowflake_base58_char(id / 430804206899405824 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 7427658739644928 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 128063081718016 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 2207984167552 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 38068692544 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 656356768 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 11316496 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 195112 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 3364 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 58 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id % 58::pg_catalog.int8), 'escape'), '1'), ''), '1')
     ELSE @extschema@._snowflake_text_encode_error(id, prefix)
 END
 $snowflake_statement$,
@@ -1537,7 +1552,7 @@ RETURN CASE
         + @extschema@._snowflake_base58_digit(t, pg_catalog.octet_length(prefix), 9) * 3364
         + @extschema@._snowflake_base58_digit(t, pg_catalog.octet_length(prefix), 10) * 58
         + @extschema@._snowflake_base58_digit(t, pg_catalog.octet_length(prefix), 11)
-    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base58', '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz', 0, 'base58', '', '', '', 'NQm6nKp8qFC')
+    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base58'::pg_catalog.text, '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz'::pg_catalog.text, 0, 'base58'::pg_catalog.text, ''::pg_catalog.text, ''::pg_catalog.text, ''::pg_catalog.text, 'NQm6nKp8qFC'::pg_catalog.text)
 END
 $snowflake_statement$,
 $snowflake_statement$
@@ -1548,7 +1563,7 @@ $snowflake_statement$
 CREATE FUNCTION @extschema@.snowflake_to_base58(id pg_catalog.int8)
 RETURNS pg_catalog.text
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_to_base58(id, ''); END $$
+AS $$ BEGIN RETURN @extschema@._snowflake_to_base58(id, ''::pg_catalog.text); END $$
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_to_base58(pg_catalog.int8) IS
@@ -1568,7 +1583,7 @@ $snowflake_statement$
 CREATE FUNCTION @extschema@.snowflake_from_base58(id_text pg_catalog.text)
 RETURNS pg_catalog.int8
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_from_base58(id_text, ''); END $$
+AS $$ BEGIN RETURN @extschema@._snowflake_from_base58(id_text, ''::pg_catalog.text); END $$
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_from_base58(pg_catalog.text) IS
@@ -1601,19 +1616,19 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE
     WHEN id >= 0 AND @extschema@._snowflake_prefix_ok(prefix)
     THEN prefix || COALESCE(NULLIF(pg_catalog.ltrim(pg_catalog.encode(
-               @extschema@._snowflake_base36_char(id / 4738381338321616896 % 36)
-            || @extschema@._snowflake_base36_char(id / 131621703842267136 % 36)
-            || @extschema@._snowflake_base36_char(id / 3656158440062976 % 36)
-            || @extschema@._snowflake_base36_char(id / 101559956668416 % 36)
-            || @extschema@._snowflake_base36_char(id / 2821109907456 % 36)
-            || @extschema@._snowflake_base36_char(id / 78364164096 % 36)
-            || @extschema@._snowflake_base36_char(id / 2176782336 % 36)
-            || @extschema@._snowflake_base36_char(id / 60466176 % 36)
-            || @extschema@._snowflake_base36_char(id / 1679616 % 36)
-            || @extschema@._snowflake_base36_char(id / 46656 % 36)
-            || @extschema@._snowflake_base36_char(id / 1296 % 36)
-            || @extschema@._snowflake_base36_char(id / 36 % 36)
-            || @extschema@._snowflake_base36_char(id % 36), 'escape'), '0'), ''), '0')
+               @extschema@._snowflake_base36_char(id / 4738381338321616896 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 131621703842267136 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 3656158440062976 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 101559956668416 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 2821109907456 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 78364164096 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 2176782336 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 60466176 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 1679616 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 46656 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 1296 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 36 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id % 36::pg_catalog.int8), 'escape'), '0'), ''), '0')
     ELSE @extschema@._snowflake_text_encode_error(id, prefix)
 END
 $snowflake_statement$,
@@ -1668,7 +1683,7 @@ RETURN CASE
         + @extschema@._snowflake_base36_digit(t, pg_catalog.octet_length(prefix), 11) * 1296
         + @extschema@._snowflake_base36_digit(t, pg_catalog.octet_length(prefix), 12) * 36
         + @extschema@._snowflake_base36_digit(t, pg_catalog.octet_length(prefix), 13)
-    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base36', '0123456789abcdefghijklmnopqrstuvwxyz', 0, 'base36', 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz', '', '1y2p0ij32e8e7')
+    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base36'::pg_catalog.text, '0123456789abcdefghijklmnopqrstuvwxyz'::pg_catalog.text, 0, 'base36'::pg_catalog.text, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ'::pg_catalog.text, 'abcdefghijklmnopqrstuvwxyz'::pg_catalog.text, ''::pg_catalog.text, '1y2p0ij32e8e7'::pg_catalog.text)
 END
 $snowflake_statement$,
 $snowflake_statement$
@@ -1679,7 +1694,7 @@ $snowflake_statement$
 CREATE FUNCTION @extschema@.snowflake_to_base36(id pg_catalog.int8)
 RETURNS pg_catalog.text
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_to_base36(id, ''); END $$
+AS $$ BEGIN RETURN @extschema@._snowflake_to_base36(id, ''::pg_catalog.text); END $$
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_to_base36(pg_catalog.int8) IS
@@ -1699,7 +1714,7 @@ $snowflake_statement$
 CREATE FUNCTION @extschema@.snowflake_from_base36(id_text pg_catalog.text)
 RETURNS pg_catalog.int8
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_from_base36(id_text, ''); END $$
+AS $$ BEGIN RETURN @extschema@._snowflake_from_base36(id_text, ''::pg_catalog.text); END $$
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_from_base36(pg_catalog.text) IS
@@ -1741,7 +1756,7 @@ RETURN CASE
          AND pg_catalog.substr(t, pg_catalog.octet_length(prefix) + 1) COLLATE pg_catalog."C"
              ~ '^[0-7][0-9A-Fa-f]*$'
     THEN ('x' || pg_catalog.substr(t, pg_catalog.octet_length(prefix) + 1))::pg_catalog."bit"(64)::pg_catalog.int8
-    ELSE @extschema@._snowflake_text_decode(t, prefix, 'hex', '0123456789abcdef', 16, 'hexadecimal', 'ABCDEF', 'abcdef', '', '7fffffffffffffff')
+    ELSE @extschema@._snowflake_text_decode(t, prefix, 'hex'::pg_catalog.text, '0123456789abcdef'::pg_catalog.text, 16, 'hexadecimal'::pg_catalog.text, 'ABCDEF'::pg_catalog.text, 'abcdef'::pg_catalog.text, ''::pg_catalog.text, '7fffffffffffffff'::pg_catalog.text)
 END
 $snowflake_statement$,
 $snowflake_statement$
@@ -1752,7 +1767,7 @@ $snowflake_statement$
 CREATE FUNCTION @extschema@.snowflake_to_hex(id pg_catalog.int8)
 RETURNS pg_catalog.text
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_to_hex(id, ''); END $$
+AS $$ BEGIN RETURN @extschema@._snowflake_to_hex(id, ''::pg_catalog.text); END $$
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_to_hex(pg_catalog.int8) IS
@@ -1772,7 +1787,7 @@ $snowflake_statement$
 CREATE FUNCTION @extschema@.snowflake_from_hex(id_text pg_catalog.text)
 RETURNS pg_catalog.int8
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_from_hex(id_text, ''); END $$
+AS $$ BEGIN RETURN @extschema@._snowflake_from_hex(id_text, ''::pg_catalog.text); END $$
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_from_hex(pg_catalog.text) IS
@@ -1901,7 +1916,7 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'numeric_value_out_of_range',
             MESSAGE = 'current time is before the snowflake epoch',
             DETAIL = format('The epoch, %s, is %s ms in the future.',
-                            @extschema@._snowflake_format_ms(1704067200000), -now_ms);
+                            @extschema@._snowflake_format_ms(1704067200000::pg_catalog.int8), -now_ms);
     ELSIF refusal = 5 THEN
         RAISE EXCEPTION USING ERRCODE = 'numeric_value_out_of_range',
             MESSAGE = 'current time is past the last millisecond the snowflake timestamp field can hold',
@@ -2007,7 +2022,7 @@ BEGIN
         -- Not ready for a key without the lock: why, if it must refuse.
         -- (Only what runs is set up, once per transaction: so the
         -- statements that everyday calls need not run are in branches.)
-        refusal := @extschema@._snowflake_refusal(0, now_ms);
+        refusal := @extschema@._snowflake_refusal(0::pg_catalog.int8, now_ms);
         IF refusal OPERATOR(pg_catalog.<>) 0 THEN
             PERFORM @extschema@._snowflake_refuse(refusal, now_ms);
         END IF;
@@ -2180,7 +2195,7 @@ BEGIN
             MESSAGE = 'batch size must be between 1 and 1000000',
             DETAIL = format('The requested batch size was %s.', count);
     END IF;
-    first := @extschema@._snowflake_next(NULL, NULL, count);
+    first := @extschema@._snowflake_next(NULL::pg_catalog.int8, NULL::pg_catalog.int8, count);
     IF first IS NULL THEN
         -- Switched to the C extension while this call waited.
         RETURN QUERY SELECT * FROM @extschema@.snowflake_nextval_batch(count);
@@ -2422,7 +2437,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     IF id < 0 OR octet_length(key) NOT IN (16, 24, 32) THEN
-        PERFORM @extschema@._snowflake_public_check(id, false, key, NULL);
+        PERFORM @extschema@._snowflake_public_check(id, false, key, NULL::pg_catalog.int4);
     END IF;
     RETURN @extschema@._snowflake_ff1(id, key, @extschema@._snowflake_ff1_mac(key), true);
 END
@@ -2440,7 +2455,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     IF public_id < 0 OR octet_length(key) NOT IN (16, 24, 32) THEN
-        PERFORM @extschema@._snowflake_public_check(public_id, true, key, NULL);
+        PERFORM @extschema@._snowflake_public_check(public_id, true, key, NULL::pg_catalog.int4);
     END IF;
     RETURN @extschema@._snowflake_ff1(public_id, key, @extschema@._snowflake_ff1_mac(key), false);
 END
@@ -2453,7 +2468,8 @@ $snowflake_statement$,
 $snowflake_statement$
 CREATE TABLE _snowflake._snowflake_public_keys (
     key_id pg_catalog.int4 PRIMARY KEY CHECK (key_id BETWEEN 0 AND 31),
-    key pg_catalog.varchar(64) NOT NULL CHECK (key COLLATE "C" ~ '^[0-9a-f]{32}([0-9a-f]{16}){0,2}$'),
+    key pg_catalog.varchar(64) NOT NULL
+        CHECK (key::pg_catalog.text COLLATE pg_catalog."C" ~ '^[0-9a-f]{32}([0-9a-f]{16}){0,2}$'),
     mac pg_catalog.varchar(32) NOT NULL,
     current pg_catalog.bool NOT NULL DEFAULT false,
     CONSTRAINT _snowflake_public_keys_one_current EXCLUDE (current WITH pg_catalog.=) WHERE (current)
@@ -2520,7 +2536,7 @@ AS $$
 DECLARE
     k record;
 BEGIN
-    PERFORM @extschema@._snowflake_public_check(id, false, '\x00000000000000000000000000000000', key_id);
+    PERFORM @extschema@._snowflake_public_check(id, false, '\x00000000000000000000000000000000'::pg_catalog.bytea, key_id);
     k := @extschema@._snowflake_public_key(key_id);
     RETURN @extschema@._snowflake_ff1(id, k.key, k.mac, true);
 END
@@ -2540,7 +2556,7 @@ AS $$
 DECLARE
     k record;
 BEGIN
-    PERFORM @extschema@._snowflake_public_check(public_id, true, '\x00000000000000000000000000000000', key_id);
+    PERFORM @extschema@._snowflake_public_check(public_id, true, '\x00000000000000000000000000000000'::pg_catalog.bytea, key_id);
     k := @extschema@._snowflake_public_key(key_id);
     RETURN @extschema@._snowflake_ff1(public_id, k.key, k.mac, false);
 END
@@ -2559,7 +2575,7 @@ AS $$
 DECLARE
     k record;
 BEGIN
-    PERFORM @extschema@._snowflake_public_check(id, false, '\x00000000000000000000000000000000', 0);
+    PERFORM @extschema@._snowflake_public_check(id, false, '\x00000000000000000000000000000000'::pg_catalog.bytea, 0);
     PERFORM @extschema@._snowflake_prefix_check(prefix);
     SELECT p.key_id, decode(p.key, 'hex') AS key, decode(p.mac, 'hex') AS mac INTO k
       FROM _snowflake._snowflake_public_keys p WHERE p.current;
@@ -2683,7 +2699,7 @@ RETURNS pg_catalog.text
 LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
-AS $$ BEGIN RETURN @extschema@._snowflake_to_public_base32(id, ''); END $$
+AS $$ BEGIN RETURN @extschema@._snowflake_to_public_base32(id, ''::pg_catalog.text); END $$
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_to_public_base32(pg_catalog.int8) IS
@@ -2707,7 +2723,7 @@ RETURNS pg_catalog.int8
 LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
-AS $$ BEGIN RETURN @extschema@._snowflake_from_public_base32(public_text, ''); END $$
+AS $$ BEGIN RETURN @extschema@._snowflake_from_public_base32(public_text, ''::pg_catalog.text); END $$
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@.snowflake_from_public_base32(pg_catalog.text) IS
@@ -2739,7 +2755,7 @@ BEGIN
             DETAIL = 'Key ids are between 0 and 31.';
     END IF;
     IF octet_length(key) NOT IN (16, 24, 32) THEN
-        PERFORM @extschema@._snowflake_public_check(0, false, key, key_id);
+        PERFORM @extschema@._snowflake_public_check(0::pg_catalog.int8, false, key, key_id);
     END IF;
     -- (The table found by its OID: the caller may have no USAGE on
     -- _snowflake, which a name would need.)

@@ -51,20 +51,33 @@
 -- of a fresh install; the edition's other objects are dropped.  If it
 -- stops, everything works (through the functions aside) and running this
 -- script again finishes it.
+--
+-- It resolves no name through the caller's search_path (a database's
+-- default one, public first, say: its first line sets its own), finds the
+-- edition exactly (the schema of the snowflake_set_node_id(integer) of the
+-- owner of the schema _snowflake), moves, replaces and drops only the
+-- edition's own functions (this version's, of that owner), never another
+-- role's snowflake_... function beside them, and calls no function of the
+-- edition: its owner could have replaced one, and a superuser runs this
+-- (the version is read from its definition, the keys of public IDs are
+-- compared with the C extension's snowflake_encrypt_id()).
 
+SET search_path = pg_catalog, pg_temp;
 SET lock_timeout = '5s';
 
 DO $switch$
 DECLARE
     found name[];
     target name;
+    owner regrole;
+    edition regprocedure[];
     ext name;
     version text;
     obj record;
     f record;
     node int8;
     c_node int4;
-    accepted text := current_setting('snowflake_switch.node_id', true);
+    accepted text := pg_catalog.current_setting('snowflake_switch.node_id', true);
     same_layout bool;
     last_key int8;
     first_key int8;
@@ -84,13 +97,31 @@ BEGIN
         RETURN;
     END IF;
 
-    -- The edition: where its snowflake_set_node_id(integer) is.
+    -- The edition: its state is the schema _snowflake, which only the
+    -- edition's owner may use; its functions are in the schema of that
+    -- owner's snowflake_set_node_id(integer).
+    SELECT s.nspowner::regrole INTO owner FROM pg_catalog.pg_namespace s WHERE s.nspname = '_snowflake';
     SELECT pg_catalog.array_agg(n.nspname ORDER BY n.nspname) INTO found
       FROM pg_catalog.pg_proc p
       JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
       JOIN pg_catalog.pg_language l ON l.oid = p.prolang
      WHERE p.proname = 'snowflake_set_node_id' AND p.proargtypes = '23'::pg_catalog.oidvector
-       AND l.lanname = 'plpgsql';
+       AND l.lanname = 'plpgsql' AND p.proowner = owner;
+    IF found IS NULL AND owner IS NULL THEN
+        -- 1.2 kept its sequences beside its functions, with no _snowflake.
+        SELECT pg_catalog.array_agg(n.nspname ORDER BY n.nspname) INTO found
+          FROM pg_catalog.pg_proc p
+          JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+          JOIN pg_catalog.pg_class c ON c.relnamespace = n.oid AND c.relname = '_snowflake_node_seq'
+                                    AND c.relkind = 'S' AND c.relowner = p.proowner
+         WHERE p.proname = 'snowflake_set_node_id' AND p.proargtypes = '23'::pg_catalog.oidvector;
+        IF found IS NOT NULL THEN
+            RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
+                MESSAGE = pg_catalog.format('the snowflake SQL edition in schema "%s" is at version 1.2, this switch at 1.3',
+                                            pg_catalog.array_to_string(found, ', ')),
+                HINT = 'Update the edition to 1.3 first (docs/deployment/sql-edition.md, "Updating the edition").';
+        END IF;
+    END IF;
     IF found IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'undefined_object',
             MESSAGE = 'no SQL edition of snowflake in this database',
@@ -102,10 +133,133 @@ BEGIN
                                         pg_catalog.array_to_string(found, ', '));
     END IF;
     target := found[1];
-    version := '1.2';
-    IF pg_catalog.to_regprocedure(pg_catalog.format('%I._snowflake_edition_version()', target)) IS NOT NULL THEN
-        EXECUTE pg_catalog.format('SELECT %I._snowflake_edition_version()', target) INTO version;
-    END IF;
+    -- Its functions: those of this version, in that schema, of that owner.
+    SELECT pg_catalog.array_agg(p.oid::regprocedure) INTO edition
+      FROM pg_catalog.unnest(ARRAY[
+        '@extschema@._snowflake_edition_version()',
+        '@extschema@._snowflake_server_layout()',
+        '@extschema@._snowflake_preset(text)',
+        '@extschema@._snowflake_layout_error(text, text)',
+        '@extschema@._snowflake_parse_int(text)',
+        '@extschema@._snowflake_parse_epoch(text, text)',
+        '@extschema@._snowflake_parse_fields(text, @extschema@._snowflake_layout, text)',
+        '@extschema@._snowflake_parse_layout(text, bool)',
+        '@extschema@._snowflake_layout_parse(text)',
+        '@extschema@._snowflake_preset_named(text)',
+        '@extschema@._snowflake_layout(text)',
+        '@extschema@._snowflake_negative_id(int8, text)',
+        '@extschema@._snowflake_ts_error(int8, @extschema@._snowflake_layout)',
+        '@extschema@._snowflake_ms_timestamptz(int8)',
+        '@extschema@._snowflake_ts(int8, @extschema@._snowflake_layout)',
+        '@extschema@._snowflake_node(int8, @extschema@._snowflake_layout)',
+        '@extschema@._snowflake_seq(int8, @extschema@._snowflake_layout)',
+        '@extschema@._snowflake_node_fields(int8, @extschema@._snowflake_layout)',
+        '@extschema@._snowflake_id(int8)',
+        '@extschema@._snowflake_format_ms(int8)',
+        '@extschema@._snowflake_units(timestamptz, @extschema@._snowflake_layout)',
+        '@extschema@._snowflake_min_max(timestamptz, @extschema@._snowflake_layout, bool)',
+        '@extschema@._snowflake_compose(timestamptz, int4, int4, @extschema@._snowflake_layout)',
+        '@extschema@.snowflake_timestamp(int8)',
+        '@extschema@.snowflake_node_id(int8)',
+        '@extschema@.snowflake_sequence(int8)',
+        '@extschema@.snowflake_decode(int8)',
+        '@extschema@.snowflake_min_id(timestamptz)',
+        '@extschema@.snowflake_max_id(timestamptz)',
+        '@extschema@.snowflake_compose(timestamptz, int4, int4)',
+        '@extschema@.snowflake_timestamp(int8, text)',
+        '@extschema@.snowflake_node_id(int8, text)',
+        '@extschema@.snowflake_sequence(int8, text)',
+        '@extschema@.snowflake_decode(int8, text)',
+        '@extschema@.snowflake_min_id(timestamptz, text)',
+        '@extschema@.snowflake_max_id(timestamptz, text)',
+        '@extschema@.snowflake_compose(timestamptz, int4, int4, text)',
+        '@extschema@._snowflake_time_error(text)',
+        '@extschema@._snowflake_prefix_ok(text)',
+        '@extschema@._snowflake_prefix_check(text)',
+        '@extschema@._snowflake_text_encode_error(int8, text)',
+        '@extschema@._snowflake_text_decode(text, text, text, text, int4, text, text, text, text, text)',
+        '@extschema@._snowflake_base32_char(int8)',
+        '@extschema@._snowflake_to_base32(int8, text)',
+        '@extschema@._snowflake_base32_digit(text, int4, int4)',
+        '@extschema@._snowflake_from_base32(text, text)',
+        '@extschema@.snowflake_to_base32(int8)',
+        '@extschema@.snowflake_to_base32(int8, text)',
+        '@extschema@.snowflake_from_base32(text)',
+        '@extschema@.snowflake_from_base32(text, text)',
+        '@extschema@._snowflake_base62_char(int8)',
+        '@extschema@._snowflake_to_base62(int8, text)',
+        '@extschema@._snowflake_base62_digit(text, int4, int4)',
+        '@extschema@._snowflake_from_base62(text, text)',
+        '@extschema@.snowflake_to_base62(int8)',
+        '@extschema@.snowflake_to_base62(int8, text)',
+        '@extschema@.snowflake_from_base62(text)',
+        '@extschema@.snowflake_from_base62(text, text)',
+        '@extschema@._snowflake_base58_char(int8)',
+        '@extschema@._snowflake_to_base58(int8, text)',
+        '@extschema@._snowflake_base58_digit(text, int4, int4)',
+        '@extschema@._snowflake_from_base58(text, text)',
+        '@extschema@.snowflake_to_base58(int8)',
+        '@extschema@.snowflake_to_base58(int8, text)',
+        '@extschema@.snowflake_from_base58(text)',
+        '@extschema@.snowflake_from_base58(text, text)',
+        '@extschema@._snowflake_base36_char(int8)',
+        '@extschema@._snowflake_to_base36(int8, text)',
+        '@extschema@._snowflake_base36_digit(text, int4, int4)',
+        '@extschema@._snowflake_from_base36(text, text)',
+        '@extschema@.snowflake_to_base36(int8)',
+        '@extschema@.snowflake_to_base36(int8, text)',
+        '@extschema@.snowflake_from_base36(text)',
+        '@extschema@.snowflake_from_base36(text, text)',
+        '@extschema@._snowflake_to_hex(int8, text)',
+        '@extschema@._snowflake_from_hex(text, text)',
+        '@extschema@.snowflake_to_hex(int8)',
+        '@extschema@.snowflake_to_hex(int8, text)',
+        '@extschema@.snowflake_from_hex(text)',
+        '@extschema@.snowflake_from_hex(text, text)',
+        '@extschema@._snowflake_clock_ms()',
+        '@extschema@._snowflake_ready(int8)',
+        '@extschema@._snowflake_fits(int8, int8, int8)',
+        '@extschema@._snowflake_take(int8)',
+        '@extschema@._snowflake_max_backends()',
+        '@extschema@._snowflake_life_marker()',
+        '@extschema@._snowflake_refusal(int8, int8)',
+        '@extschema@._snowflake_refuse(int4, int8)',
+        '@extschema@._snowflake_wait(int8, int8, bool)',
+        '@extschema@._snowflake_after(int8, int8, int8)',
+        '@extschema@._snowflake_switched()',
+        '@extschema@._snowflake_next(int8, int8, int4)',
+        '@extschema@.snowflake_nextval()',
+        '@extschema@.snowflake_nextval_batch(int4)',
+        '@extschema@.snowflake_lastval()',
+        '@extschema@._snowflake_node_seq()',
+        '@extschema@.snowflake_set_node_id(int4)',
+        '@extschema@._snowflake_aes(bytea, bytea)',
+        '@extschema@._snowflake_ff1_mac(bytea)',
+        '@extschema@._snowflake_ff1(int8, bytea, bytea, bool)',
+        '@extschema@._snowflake_public_check(int8, bool, bytea, int4)',
+        '@extschema@.snowflake_encrypt_id(int8, bytea)',
+        '@extschema@.snowflake_decrypt_id(int8, bytea)',
+        '@extschema@._snowflake_public_key_list()',
+        '@extschema@._snowflake_public_key(int4)',
+        '@extschema@.snowflake_to_public(int8, int4)',
+        '@extschema@.snowflake_from_public(int8, int4)',
+        '@extschema@._snowflake_to_public_base32(int8, text)',
+        '@extschema@._snowflake_public_text_decode(text, text)',
+        '@extschema@._snowflake_from_public_base32(text, text)',
+        '@extschema@.snowflake_to_public_base32(int8)',
+        '@extschema@.snowflake_to_public_base32(int8, text)',
+        '@extschema@.snowflake_from_public_base32(text)',
+        '@extschema@.snowflake_from_public_base32(text, text)',
+        '@extschema@.snowflake_set_public_key(int4, bytea, bool)'
+    ]::pg_catalog.text[]) e(sig)
+      JOIN pg_catalog.pg_proc p
+        ON p.oid = pg_catalog.to_regprocedure(pg_catalog.replace(e.sig, '@extschema@', pg_catalog.quote_ident(target)))
+     WHERE p.proowner = owner;
+    SELECT pg_catalog.substring(pg_catalog.pg_get_functiondef(p.oid), 'RETURN ''([0-9.]+)''') INTO version
+      FROM pg_catalog.pg_proc p
+     WHERE p.oid = pg_catalog.to_regprocedure(pg_catalog.format('%I._snowflake_edition_version()', target))
+       AND p.oid = ANY (edition);
+    version := coalesce(version, '1.2');
     IF version <> '1.3' THEN
         RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
             MESSAGE = pg_catalog.format('the snowflake SQL edition in schema "%s" is at version %s, this switch at 1.3', target, version),
@@ -151,9 +305,8 @@ BEGIN
     CREATE SCHEMA _snowflake_switch;
     FOR f IN
         SELECT p.oid::pg_catalog.regprocedure AS sig
-          FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_language l ON l.oid = p.prolang
-         WHERE p.pronamespace = target::pg_catalog.regnamespace AND p.proname LIKE 'snowflake\_%'
-           AND l.lanname IN ('sql', 'plpgsql')
+          FROM pg_catalog.pg_proc p
+         WHERE p.oid = ANY (edition) AND p.proname LIKE 'snowflake\_%'
     LOOP
         EXECUTE pg_catalog.format('ALTER FUNCTION %s SET SCHEMA _snowflake_switch', f.sig);
     END LOOP;
@@ -184,12 +337,13 @@ BEGIN
     -- The edition's keys of public IDs (docs/public-ids.md) must be the C
     -- extension's, read from its key file, or the public IDs and texts
     -- already handed out would no longer read: each key's public ID of one
-    -- ID, and which key is current, compared.  (The table goes with the
-    -- schema _snowflake, in part 2: until then the edition's functions
+    -- ID, and which key is current, compared (each key's by the C
+    -- extension's FF1, with the key as an argument).  (The table goes with
+    -- the schema _snowflake, in part 2: until then the edition's functions
     -- aside still read it.)
     FOR k IN EXECUTE pg_catalog.format(
         'SELECT key_id, current,
-                %I._snowflake_ff1(4242424242, pg_catalog.decode(key, ''hex''), pg_catalog.decode(mac, ''hex''), true) AS public_id
+                %I.snowflake_encrypt_id(4242424242, pg_catalog.decode(key, ''hex'')) AS public_id
            FROM _snowflake._snowflake_public_keys ORDER BY key_id', target)
     LOOP
         BEGIN
@@ -271,6 +425,7 @@ $switch$;
 DO $finish$
 DECLARE
     target name;
+    owner regrole;
     since timestamptz := pg_catalog.now();
     older text;
     tables text;
@@ -290,6 +445,7 @@ BEGIN
     SELECT n.nspname INTO target
       FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
      WHERE e.extname = 'snowflake';
+    SELECT s.nspowner::regrole INTO owner FROM pg_catalog.pg_namespace s WHERE s.nspname = '_snowflake';
 
     -- Every transaction older than this one has ended: none can still be
     -- running a statement planned with the edition's functions.
@@ -393,9 +549,126 @@ BEGIN
     END IF;
     DROP SCHEMA _snowflake_switch;
     SELECT pg_catalog.string_agg(p.oid::pg_catalog.regprocedure::text, ', ') INTO internal
-      FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_language l ON l.oid = p.prolang
-     WHERE p.pronamespace = target::pg_catalog.regnamespace AND p.proname LIKE '\_snowflake\_%'
-       AND l.lanname IN ('sql', 'plpgsql');
+      FROM pg_catalog.unnest(ARRAY[
+        '@extschema@._snowflake_edition_version()',
+        '@extschema@._snowflake_server_layout()',
+        '@extschema@._snowflake_preset(text)',
+        '@extschema@._snowflake_layout_error(text, text)',
+        '@extschema@._snowflake_parse_int(text)',
+        '@extschema@._snowflake_parse_epoch(text, text)',
+        '@extschema@._snowflake_parse_fields(text, @extschema@._snowflake_layout, text)',
+        '@extschema@._snowflake_parse_layout(text, bool)',
+        '@extschema@._snowflake_layout_parse(text)',
+        '@extschema@._snowflake_preset_named(text)',
+        '@extschema@._snowflake_layout(text)',
+        '@extschema@._snowflake_negative_id(int8, text)',
+        '@extschema@._snowflake_ts_error(int8, @extschema@._snowflake_layout)',
+        '@extschema@._snowflake_ms_timestamptz(int8)',
+        '@extschema@._snowflake_ts(int8, @extschema@._snowflake_layout)',
+        '@extschema@._snowflake_node(int8, @extschema@._snowflake_layout)',
+        '@extschema@._snowflake_seq(int8, @extschema@._snowflake_layout)',
+        '@extschema@._snowflake_node_fields(int8, @extschema@._snowflake_layout)',
+        '@extschema@._snowflake_id(int8)',
+        '@extschema@._snowflake_format_ms(int8)',
+        '@extschema@._snowflake_units(timestamptz, @extschema@._snowflake_layout)',
+        '@extschema@._snowflake_min_max(timestamptz, @extschema@._snowflake_layout, bool)',
+        '@extschema@._snowflake_compose(timestamptz, int4, int4, @extschema@._snowflake_layout)',
+        '@extschema@.snowflake_timestamp(int8)',
+        '@extschema@.snowflake_node_id(int8)',
+        '@extschema@.snowflake_sequence(int8)',
+        '@extschema@.snowflake_decode(int8)',
+        '@extschema@.snowflake_min_id(timestamptz)',
+        '@extschema@.snowflake_max_id(timestamptz)',
+        '@extschema@.snowflake_compose(timestamptz, int4, int4)',
+        '@extschema@.snowflake_timestamp(int8, text)',
+        '@extschema@.snowflake_node_id(int8, text)',
+        '@extschema@.snowflake_sequence(int8, text)',
+        '@extschema@.snowflake_decode(int8, text)',
+        '@extschema@.snowflake_min_id(timestamptz, text)',
+        '@extschema@.snowflake_max_id(timestamptz, text)',
+        '@extschema@.snowflake_compose(timestamptz, int4, int4, text)',
+        '@extschema@._snowflake_time_error(text)',
+        '@extschema@._snowflake_prefix_ok(text)',
+        '@extschema@._snowflake_prefix_check(text)',
+        '@extschema@._snowflake_text_encode_error(int8, text)',
+        '@extschema@._snowflake_text_decode(text, text, text, text, int4, text, text, text, text, text)',
+        '@extschema@._snowflake_base32_char(int8)',
+        '@extschema@._snowflake_to_base32(int8, text)',
+        '@extschema@._snowflake_base32_digit(text, int4, int4)',
+        '@extschema@._snowflake_from_base32(text, text)',
+        '@extschema@.snowflake_to_base32(int8)',
+        '@extschema@.snowflake_to_base32(int8, text)',
+        '@extschema@.snowflake_from_base32(text)',
+        '@extschema@.snowflake_from_base32(text, text)',
+        '@extschema@._snowflake_base62_char(int8)',
+        '@extschema@._snowflake_to_base62(int8, text)',
+        '@extschema@._snowflake_base62_digit(text, int4, int4)',
+        '@extschema@._snowflake_from_base62(text, text)',
+        '@extschema@.snowflake_to_base62(int8)',
+        '@extschema@.snowflake_to_base62(int8, text)',
+        '@extschema@.snowflake_from_base62(text)',
+        '@extschema@.snowflake_from_base62(text, text)',
+        '@extschema@._snowflake_base58_char(int8)',
+        '@extschema@._snowflake_to_base58(int8, text)',
+        '@extschema@._snowflake_base58_digit(text, int4, int4)',
+        '@extschema@._snowflake_from_base58(text, text)',
+        '@extschema@.snowflake_to_base58(int8)',
+        '@extschema@.snowflake_to_base58(int8, text)',
+        '@extschema@.snowflake_from_base58(text)',
+        '@extschema@.snowflake_from_base58(text, text)',
+        '@extschema@._snowflake_base36_char(int8)',
+        '@extschema@._snowflake_to_base36(int8, text)',
+        '@extschema@._snowflake_base36_digit(text, int4, int4)',
+        '@extschema@._snowflake_from_base36(text, text)',
+        '@extschema@.snowflake_to_base36(int8)',
+        '@extschema@.snowflake_to_base36(int8, text)',
+        '@extschema@.snowflake_from_base36(text)',
+        '@extschema@.snowflake_from_base36(text, text)',
+        '@extschema@._snowflake_to_hex(int8, text)',
+        '@extschema@._snowflake_from_hex(text, text)',
+        '@extschema@.snowflake_to_hex(int8)',
+        '@extschema@.snowflake_to_hex(int8, text)',
+        '@extschema@.snowflake_from_hex(text)',
+        '@extschema@.snowflake_from_hex(text, text)',
+        '@extschema@._snowflake_clock_ms()',
+        '@extschema@._snowflake_ready(int8)',
+        '@extschema@._snowflake_fits(int8, int8, int8)',
+        '@extschema@._snowflake_take(int8)',
+        '@extschema@._snowflake_max_backends()',
+        '@extschema@._snowflake_life_marker()',
+        '@extschema@._snowflake_refusal(int8, int8)',
+        '@extschema@._snowflake_refuse(int4, int8)',
+        '@extschema@._snowflake_wait(int8, int8, bool)',
+        '@extschema@._snowflake_after(int8, int8, int8)',
+        '@extschema@._snowflake_switched()',
+        '@extschema@._snowflake_next(int8, int8, int4)',
+        '@extschema@.snowflake_nextval()',
+        '@extschema@.snowflake_nextval_batch(int4)',
+        '@extschema@.snowflake_lastval()',
+        '@extschema@._snowflake_node_seq()',
+        '@extschema@.snowflake_set_node_id(int4)',
+        '@extschema@._snowflake_aes(bytea, bytea)',
+        '@extschema@._snowflake_ff1_mac(bytea)',
+        '@extschema@._snowflake_ff1(int8, bytea, bytea, bool)',
+        '@extschema@._snowflake_public_check(int8, bool, bytea, int4)',
+        '@extschema@.snowflake_encrypt_id(int8, bytea)',
+        '@extschema@.snowflake_decrypt_id(int8, bytea)',
+        '@extschema@._snowflake_public_key_list()',
+        '@extschema@._snowflake_public_key(int4)',
+        '@extschema@.snowflake_to_public(int8, int4)',
+        '@extschema@.snowflake_from_public(int8, int4)',
+        '@extschema@._snowflake_to_public_base32(int8, text)',
+        '@extschema@._snowflake_public_text_decode(text, text)',
+        '@extschema@._snowflake_from_public_base32(text, text)',
+        '@extschema@.snowflake_to_public_base32(int8)',
+        '@extschema@.snowflake_to_public_base32(int8, text)',
+        '@extschema@.snowflake_from_public_base32(text)',
+        '@extschema@.snowflake_from_public_base32(text, text)',
+        '@extschema@.snowflake_set_public_key(int4, bytea, bool)'
+    ]::pg_catalog.text[]) e(sig)
+      JOIN pg_catalog.pg_proc p
+        ON p.oid = pg_catalog.to_regprocedure(pg_catalog.replace(e.sig, '@extschema@', pg_catalog.quote_ident(target)))
+     WHERE p.proname LIKE '\_snowflake\_%' AND p.proowner = owner;
     IF internal IS NOT NULL THEN
         EXECUTE 'DROP FUNCTION ' || internal;
     END IF;
@@ -406,3 +679,4 @@ END
 $finish$;
 
 RESET lock_timeout;
+RESET search_path;

@@ -14,10 +14,15 @@
 
 -- Errors, raised where a CASE of the inlined bodies reaches them.
 
--- A negative ID (22023); NULL when the ID or the layout is NULL.
-CREATE FUNCTION @extschema@._snowflake_negative(id pg_catalog.int8, layout pg_catalog.text,
-                                                result anyelement)
-RETURNS anyelement
+-- A negative ID (22023); NULL when the ID or the layout is NULL, which the
+-- callers turn into their result's type (a NULL bigint into a NULL integer
+-- or timestamptz).  Not polymorphic (1.2's took a value of the result's
+-- type): a call of a polymorphic function is not an exact match, and a
+-- function of the same name with concrete types in the same schema (any
+-- role's, where any role may create, such as public) would be bound
+-- instead when the callers are created.
+CREATE FUNCTION @extschema@._snowflake_negative_id(id pg_catalog.int8, layout pg_catalog.text)
+RETURNS pg_catalog.int8
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -31,7 +36,7 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION @extschema@._snowflake_negative(pg_catalog.int8, pg_catalog.text, anyelement) IS
+COMMENT ON FUNCTION @extschema@._snowflake_negative_id(pg_catalog.int8, pg_catalog.text) IS
 'the error of a negative ID (internal)';
 
 -- An ID's timestamp field past the largest timestamptz (22008).
@@ -56,16 +61,25 @@ COMMENT ON FUNCTION @extschema@._snowflake_ts_error(pg_catalog.int8, @extschema@
 -- interval * float8 is exact while the product of 1000 microseconds and the
 -- milliseconds stays below 2^53 (about 285 years either side of 2000);
 -- beyond, whole hours (two halves, each an int4) and the rest.
+--
+-- Every operator here, and in every SQL function with a standard body, has
+-- operands of exactly its argument types (a literal written with its type
+-- where it would be another): such a body is bound to its operators when
+-- it is created, under the search_path of the script that creates it, and
+-- an operator that pg_catalog reaches only through an implicit cast would
+-- lose to one of those exact types in any schema of that path (the
+-- extension's own, when it is public) for good (test/t/091_sql_edition_hostile.pl).
 CREATE FUNCTION @extschema@._snowflake_ms_timestamptz(ms pg_catalog.int8)
 RETURNS pg_catalog.timestamptz
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN pg_catalog.timezone('UTC',
     CASE WHEN ms BETWEEN -9000000000000 AND 9000000000000
-         THEN timestamp '2000-01-01 00:00:00' + interval '1 millisecond' * ms
+         THEN timestamp '2000-01-01 00:00:00' + interval '1 millisecond' * ms::pg_catalog.float8
          ELSE timestamp '2000-01-01 00:00:00'
               + pg_catalog.make_interval(hours => (ms / 7200000)::pg_catalog.int4)
               + pg_catalog.make_interval(hours => (ms / 3600000 - ms / 7200000)::pg_catalog.int4,
-                                         secs => (ms % 3600000)::pg_catalog.float8 / 1000)
+                                         secs => (ms % 3600000::pg_catalog.int8)::pg_catalog.float8
+                                                 / 1000::pg_catalog.float8)
     END);
 
 COMMENT ON FUNCTION @extschema@._snowflake_ms_timestamptz(pg_catalog.int8) IS
@@ -145,7 +159,7 @@ COMMENT ON FUNCTION @extschema@._snowflake_node_fields(pg_catalog.int8, @extsche
 CREATE FUNCTION @extschema@._snowflake_id(id pg_catalog.int8)
 RETURNS pg_catalog.int8
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN CASE WHEN id >= 0 THEN id ELSE @extschema@._snowflake_negative(id, '', NULL::pg_catalog.int8) END;
+RETURN CASE WHEN id >= 0 THEN id ELSE @extschema@._snowflake_negative_id(id, ''::pg_catalog.text) END;
 
 COMMENT ON FUNCTION @extschema@._snowflake_id(pg_catalog.int8) IS
 'an ID checked not to be negative (internal)';
@@ -309,7 +323,7 @@ RETURNS pg_catalog.timestamptz
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN id >= 0
             THEN @extschema@._snowflake_ts(id, @extschema@._snowflake_server_layout())
-            ELSE @extschema@._snowflake_negative(id, '', NULL::pg_catalog.timestamptz) END;
+            ELSE @extschema@._snowflake_ms_timestamptz(@extschema@._snowflake_negative_id(id, ''::pg_catalog.text)) END;
 
 COMMENT ON FUNCTION @extschema@.snowflake_timestamp(pg_catalog.int8) IS
 'the time an ID was minted, to the millisecond';
@@ -319,7 +333,7 @@ RETURNS pg_catalog.int4
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN id >= 0
             THEN @extschema@._snowflake_node(id, @extschema@._snowflake_server_layout())
-            ELSE @extschema@._snowflake_negative(id, '', NULL::pg_catalog.int4) END;
+            ELSE @extschema@._snowflake_negative_id(id, ''::pg_catalog.text)::pg_catalog.int4 END;
 
 COMMENT ON FUNCTION @extschema@.snowflake_node_id(pg_catalog.int8) IS
 'the node id of the server that minted an ID';
@@ -329,7 +343,7 @@ RETURNS pg_catalog.int4
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN id >= 0
             THEN @extschema@._snowflake_seq(id, @extschema@._snowflake_server_layout())
-            ELSE @extschema@._snowflake_negative(id, '', NULL::pg_catalog.int4) END;
+            ELSE @extschema@._snowflake_negative_id(id, ''::pg_catalog.text)::pg_catalog.int4 END;
 
 COMMENT ON FUNCTION @extschema@.snowflake_sequence(pg_catalog.int8) IS
 'the sequence number of an ID within its millisecond';
@@ -384,7 +398,7 @@ RETURNS pg_catalog.timestamptz
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN id >= 0
             THEN @extschema@._snowflake_ts(id, @extschema@._snowflake_layout(layout))
-            ELSE @extschema@._snowflake_negative(id, layout, NULL::pg_catalog.timestamptz) END;
+            ELSE @extschema@._snowflake_ms_timestamptz(@extschema@._snowflake_negative_id(id, layout)) END;
 
 COMMENT ON FUNCTION @extschema@.snowflake_timestamp(pg_catalog.int8, pg_catalog.text) IS
 'the time an ID of the given layout was minted';
@@ -394,7 +408,7 @@ RETURNS pg_catalog.int4
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN id >= 0
             THEN @extschema@._snowflake_node(id, @extschema@._snowflake_layout(layout))
-            ELSE @extschema@._snowflake_negative(id, layout, NULL::pg_catalog.int4) END;
+            ELSE @extschema@._snowflake_negative_id(id, layout)::pg_catalog.int4 END;
 
 COMMENT ON FUNCTION @extschema@.snowflake_node_id(pg_catalog.int8, pg_catalog.text) IS
 'the node field of an ID of the given layout (all its parts together)';
@@ -404,7 +418,7 @@ RETURNS pg_catalog.int4
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN id >= 0
             THEN @extschema@._snowflake_seq(id, @extschema@._snowflake_layout(layout))
-            ELSE @extschema@._snowflake_negative(id, layout, NULL::pg_catalog.int4) END;
+            ELSE @extschema@._snowflake_negative_id(id, layout)::pg_catalog.int4 END;
 
 COMMENT ON FUNCTION @extschema@.snowflake_sequence(pg_catalog.int8, pg_catalog.text) IS
 'the sequence field of an ID of the given layout';
@@ -425,7 +439,7 @@ BEGIN
     ts := @extschema@._snowflake_ts(checked, f);
     node_id := @extschema@._snowflake_node(checked, f);
     sequence := @extschema@._snowflake_seq(checked, f);
-    node_fields := @extschema@._snowflake_node_fields(node_id, f);
+    node_fields := @extschema@._snowflake_node_fields(node_id::pg_catalog.int8, f);
 END
 $$;
 

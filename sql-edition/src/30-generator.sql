@@ -219,7 +219,7 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'numeric_value_out_of_range',
             MESSAGE = 'current time is before the snowflake epoch',
             DETAIL = format('The epoch, %s, is %s ms in the future.',
-                            @extschema@._snowflake_format_ms(@EPOCH_MS@), -now_ms);
+                            @extschema@._snowflake_format_ms(@EPOCH_MS@::pg_catalog.int8), -now_ms);
     ELSIF refusal = 5 THEN
         RAISE EXCEPTION USING ERRCODE = 'numeric_value_out_of_range',
             MESSAGE = 'current time is past the last millisecond the snowflake timestamp field can hold',
@@ -348,7 +348,7 @@ BEGIN
         -- Not ready for a key without the lock: why, if it must refuse.
         -- (Only what runs is set up, once per transaction: so the
         -- statements that everyday calls need not run are in branches.)
-        refusal := @extschema@._snowflake_refusal(0, now_ms);
+        refusal := @extschema@._snowflake_refusal(0::pg_catalog.int8, now_ms);
         IF refusal OPERATOR(pg_catalog.<>) 0 THEN
             PERFORM @extschema@._snowflake_refuse(refusal, now_ms);
         END IF;
@@ -524,7 +524,7 @@ BEGIN
             MESSAGE = 'batch size must be between 1 and 1000000',
             DETAIL = format('The requested batch size was %s.', count);
     END IF;
-    first := @extschema@._snowflake_next(NULL, NULL, count);
+    first := @extschema@._snowflake_next(NULL::pg_catalog.int8, NULL::pg_catalog.int8, count);
     IF first IS NULL THEN
         -- Switched to the C extension while this call waited.
         RETURN QUERY SELECT * FROM @extschema@.snowflake_nextval_batch(count);

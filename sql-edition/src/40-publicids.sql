@@ -168,7 +168,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     IF id < 0 OR octet_length(key) NOT IN (16, 24, 32) THEN
-        PERFORM @extschema@._snowflake_public_check(id, false, key, NULL);
+        PERFORM @extschema@._snowflake_public_check(id, false, key, NULL::pg_catalog.int4);
     END IF;
     RETURN @extschema@._snowflake_ff1(id, key, @extschema@._snowflake_ff1_mac(key), true);
 END
@@ -184,7 +184,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     IF public_id < 0 OR octet_length(key) NOT IN (16, 24, 32) THEN
-        PERFORM @extschema@._snowflake_public_check(public_id, true, key, NULL);
+        PERFORM @extschema@._snowflake_public_check(public_id, true, key, NULL::pg_catalog.int4);
     END IF;
     RETURN @extschema@._snowflake_ff1(public_id, key, @extschema@._snowflake_ff1_mac(key), false);
 END
@@ -203,7 +203,8 @@ COMMENT ON FUNCTION @extschema@.snowflake_decrypt_id(pg_catalog.int8, pg_catalog
 -- TOAST table.
 CREATE TABLE _snowflake._snowflake_public_keys (
     key_id pg_catalog.int4 PRIMARY KEY CHECK (key_id BETWEEN 0 AND 31),
-    key pg_catalog.varchar(64) NOT NULL CHECK (key COLLATE "C" ~ '^[0-9a-f]{32}([0-9a-f]{16}){0,2}$'),
+    key pg_catalog.varchar(64) NOT NULL
+        CHECK (key::pg_catalog.text COLLATE pg_catalog."C" ~ '^[0-9a-f]{32}([0-9a-f]{16}){0,2}$'),
     mac pg_catalog.varchar(32) NOT NULL,
     current pg_catalog.bool NOT NULL DEFAULT false,
     CONSTRAINT _snowflake_public_keys_one_current EXCLUDE (current WITH pg_catalog.=) WHERE (current)
@@ -269,7 +270,7 @@ AS $$
 DECLARE
     k record;
 BEGIN
-    PERFORM @extschema@._snowflake_public_check(id, false, '\x00000000000000000000000000000000', key_id);
+    PERFORM @extschema@._snowflake_public_check(id, false, '\x00000000000000000000000000000000'::pg_catalog.bytea, key_id);
     k := @extschema@._snowflake_public_key(key_id);
     RETURN @extschema@._snowflake_ff1(id, k.key, k.mac, true);
 END
@@ -287,7 +288,7 @@ AS $$
 DECLARE
     k record;
 BEGIN
-    PERFORM @extschema@._snowflake_public_check(public_id, true, '\x00000000000000000000000000000000', key_id);
+    PERFORM @extschema@._snowflake_public_check(public_id, true, '\x00000000000000000000000000000000'::pg_catalog.bytea, key_id);
     k := @extschema@._snowflake_public_key(key_id);
     RETURN @extschema@._snowflake_ff1(public_id, k.key, k.mac, false);
 END
@@ -306,7 +307,7 @@ AS $$
 DECLARE
     k record;
 BEGIN
-    PERFORM @extschema@._snowflake_public_check(id, false, '\x00000000000000000000000000000000', 0);
+    PERFORM @extschema@._snowflake_public_check(id, false, '\x00000000000000000000000000000000'::pg_catalog.bytea, 0);
     PERFORM @extschema@._snowflake_prefix_check(prefix);
     SELECT p.key_id, decode(p.key, 'hex') AS key, decode(p.mac, 'hex') AS mac INTO k
       FROM _snowflake._snowflake_public_keys p WHERE p.current;
@@ -430,7 +431,7 @@ RETURNS pg_catalog.text
 LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
-AS $$ BEGIN RETURN @extschema@._snowflake_to_public_base32(id, ''); END $$;
+AS $$ BEGIN RETURN @extschema@._snowflake_to_public_base32(id, ''::pg_catalog.text); END $$;
 
 COMMENT ON FUNCTION @extschema@.snowflake_to_public_base32(pg_catalog.int8) IS
 'the public text of a snowflake ID: the current key''s id and the public ID under it, 14 Crockford base32 digits';
@@ -450,7 +451,7 @@ RETURNS pg_catalog.int8
 LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
-AS $$ BEGIN RETURN @extschema@._snowflake_from_public_base32(public_text, ''); END $$;
+AS $$ BEGIN RETURN @extschema@._snowflake_from_public_base32(public_text, ''::pg_catalog.text); END $$;
 
 COMMENT ON FUNCTION @extschema@.snowflake_from_public_base32(pg_catalog.text) IS
 'the snowflake ID of a public text made by snowflake_to_public_base32(), under the configured key it names';
@@ -482,7 +483,7 @@ BEGIN
             DETAIL = 'Key ids are between 0 and 31.';
     END IF;
     IF octet_length(key) NOT IN (16, 24, 32) THEN
-        PERFORM @extschema@._snowflake_public_check(0, false, key, key_id);
+        PERFORM @extschema@._snowflake_public_check(0::pg_catalog.int8, false, key, key_id);
     END IF;
     -- (The table found by its OID: the caller may have no USAGE on
     -- _snowflake, which a name would need.)

@@ -17,8 +17,11 @@
 #    app_owner, the node id, the grants and search_path, a table keyed by
 #    the default, an insert as app_user that shows the key, its node id and
 #    lastval();
-#  - uses, plain-uninstall: what uses the edition is listed (the default),
-#    then the edition is removed, the table and its keys kept;
+#  - uses, plain-uninstall: what uses the edition is listed (the default);
+#    with a view of the user's still over snowflake_decode(), the recipe
+#    refuses and leaves everything as it was, the default too (one
+#    transaction); without it, the edition is removed, the table and its
+#    keys kept;
 #  - pgtle-install, plain-use: the same through pg_tle, in a new appdb;
 #    DROP EXTENSION refuses while the default uses it, naming it;
 #    pgtle-uninstall removes it, from pg_tle too.
@@ -70,6 +73,25 @@ SELECT e.owner, e.super, (SELECT count(*) FROM app.orders), (SELECT bool_and(app
 	'installed by app_owner, not a superuser, in schema app; the key carries node id 17');
 like(recipe('uses'), qr/default value for column id of table (app\.)?orders\n/,
 	'what uses the edition: the default of app.orders');
+$node->safe_psql('appdb', 'CREATE VIEW app.orders_decoded AS SELECT o.id, d.* FROM app.orders o, app.snowflake_decode(o.id) d',
+	extra_params => [ '-U', 'app_owner' ]);
+{
+	my ($out, $err) = ('', '');
+	local $ENV{PGHOST} = $node->host;
+	local $ENV{PGPORT} = $node->port;
+	my $ok = IPC::Run::run([ 'bash', '-e', '-o', 'pipefail', '-c', $recipes{'sql-edition/plain-uninstall.sh'} ],
+		init => sub { chdir $download or die $! }, '<', \undef, '>', \$out, '2>', \$err, IPC::Run::timeout(180));
+	ok(!$ok, 'plain-uninstall with a view still over the edition: it refuses');
+	like($err, qr/ERROR:  cannot remove the snowflake SQL edition because other objects use its functions\nDETAIL:  [^\n]*view app\.orders_decoded/,
+		'naming the view');
+	is( $node->safe_psql(
+			'appdb', q{
+SET search_path = pg_catalog;
+SELECT pg_get_expr(adbin, adrelid), to_regnamespace('_snowflake') IS NOT NULL
+  FROM pg_attrdef WHERE adrelid = 'app.orders'::regclass}),
+		'app.snowflake_nextval()|t', 'and changes nothing: the default it dropped first is back (one transaction), the edition is there');
+}
+$node->safe_psql('appdb', 'DROP VIEW app.orders_decoded', extra_params => [ '-U', 'app_owner' ]);
 recipe('plain-uninstall');
 is( $node->safe_psql(
 		'appdb', q{

@@ -33,7 +33,9 @@ use strict;
 use warnings;
 
 use Fcntl qw(:mode);
+use POSIX ();
 use File::Path qw(make_path);
+use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowflakeTest;
@@ -246,6 +248,24 @@ foreach my $case (@cases)
 }
 chmod(0700, "$dir/locked");
 
+# A FIFO at the file's path (a role that can write to the directory can put
+# one there): the file is opened without waiting for a writer, found not
+# to be a regular file before a byte is read, and the call fails at once;
+# a backend held in open() would be past statement_timeout and
+# pg_terminate_backend (psql's timeout then fails the test).
+POSIX::mkfifo("$dir/keys.fifo", 0600) or die "mkfifo: $!";
+$node->safe_psql('postgres', "ALTER SYSTEM SET snowflake.public_keys_file = 'keys.fifo'");
+$node->reload;
+$node->poll_query_until('postgres', "SELECT current_setting('snowflake.public_keys_file') = 'keys.fifo'")
+  or die 'the reload did not take (FIFO)';
+my $fifo_timed_out = 0;
+my (undef, undef, $fifo_err) = $node->psql('postgres', 'SELECT snowflake_to_public(1, 1)',
+	timeout => $PostgreSQL::Test::Utils::timeout_default, timed_out => \$fifo_timed_out);
+ok(!$fifo_timed_out && $fifo_err =~ /ERROR:  public ID key file is not a regular file/,
+	'key file: a FIFO fails the call at once, not a regular file (nothing waits for a writer)')
+  or diag("timed out: $fifo_timed_out; $fifo_err");
+unlink("$dir/keys.fifo");
+
 # The client's errors never name the file; the server log does, for the
 # operator, with the line's number, and no key.
 my $log = slurp_file($node->logfile, $errors_log);
@@ -349,17 +369,73 @@ is(error_report($node, 'SELECT snowflake_to_public(5, 7)'),
 	  . q{HINT:  The keys are read from the file that snowflake.public_keys_file names.},
 	'and the other database does not see it');
 
-# Parallel workers read the keys the leader's settings name.
+# A parallel plan: the table is scanned by parallel workers, the keys are
+# used by the leader only (the configured-key functions are PARALLEL
+# RESTRICTED: a worker would read the file anew at its first call, and
+# could find other keys there), which reads the database's key file.
 my $parallel = q{
 SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;
 SET max_parallel_workers_per_gather = 2;
 SELECT bit_xor(snowflake_to_public(id, 7)) FROM ids_other};
 $node->safe_psql('other', "CREATE TABLE ids_other AS SELECT g::int8 * 1000003 AS id FROM generate_series(1, 100000) g");
-like($node->safe_psql('other', $parallel =~ s/SELECT bit_xor/EXPLAIN (COSTS OFF) SELECT bit_xor/r),
-	qr/Workers Planned: 2/, 'the digest is computed by parallel workers');
+my $plan = $node->safe_psql('other', $parallel =~ s/SELECT bit_xor/EXPLAIN (VERBOSE, COSTS OFF) SELECT bit_xor/r);
+like($plan, qr/Workers Planned: 2/, 'the table is scanned by parallel workers');
+like($plan, qr/\A\s*Aggregate\n\s+Output: bit_xor\((?:public\.)?snowflake_to_public\(/,
+	'the keys are used above the Gather, by the leader only');
+unlike($plan, qr/Parallel Seq Scan.*snowflake_to_public/s, 'never by a worker');
 is($node->safe_psql('other', $parallel),
 	$node->safe_psql('other', "SELECT bit_xor(snowflake_encrypt_id(id, (SELECT key FROM test_keys WHERE kid = 7))) FROM ids_other"),
-	'parallel workers use the database\'s key file');
+	'the leader uses the database\'s key file');
+is( $node->safe_psql(
+		'other',
+		q{SELECT string_agg(DISTINCT proparallel::text, ',') FROM pg_proc WHERE proname ~ '^snowflake_(to|from)_public'}),
+	'r', 'every configured-key function is PARALLEL RESTRICTED');
+
+# When a change of the file is seen: at the next statement the client
+# sends, or the next transaction a procedure starts (a COMMIT in it); the
+# statements of one query string in one transaction share one look.  The
+# file is rewritten by COPY (whose text holds no key: it comes from
+# test_keys) between two uses.
+$node->safe_psql('other', 'CREATE TABLE ids_seen (n int, public_id int8)');
+my $rewrite = sub {
+	my ($kid) = @_;
+	return "COPY (SELECT '7 ' || encode(key, 'hex') || ' current' FROM test_keys WHERE kid = $kid) TO '"
+	  . $node->data_dir . "/other.keys'";
+};
+my $expect = sub {
+	my ($kid) = @_;
+	return $node->safe_psql('other', "SELECT snowflake_encrypt_id(77, (SELECT key FROM test_keys WHERE kid = $kid))");
+};
+$node->safe_psql('other', $rewrite->(7));
+$node->safe_psql(
+	'other', qq{
+CREATE PROCEDURE rotate_in_between() LANGUAGE plpgsql AS \$\$
+BEGIN
+    INSERT INTO ids_seen VALUES (1, snowflake_to_public(77, 7));
+    EXECUTE \$q\$@{[ $rewrite->(1) ]}\$q\$;
+    INSERT INTO ids_seen VALUES (2, snowflake_to_public(77, 7));
+    COMMIT;
+    INSERT INTO ids_seen VALUES (3, snowflake_to_public(77, 7));
+END \$\$});
+$node->safe_psql('other', 'CALL rotate_in_between()');
+is($node->safe_psql('other', 'SELECT string_agg(public_id::text, \',\' ORDER BY n) FROM ids_seen'),
+	join(',', $expect->(7), $expect->(7), $expect->(1)),
+	'a procedure: the keys of its transaction until it commits, the new file\'s after');
+$node->safe_psql('other', 'TRUNCATE ids_seen');
+$node->safe_psql('other', $rewrite->(7));
+my ($multi_out, $multi_err) = ('', '');
+IPC::Run::run(
+	[
+		'psql', '-XAtq', '-d', $node->connstr('other'), '-c',
+		'INSERT INTO ids_seen VALUES (1, snowflake_to_public(77, 7)); ' . $rewrite->(2)
+		  . '; INSERT INTO ids_seen VALUES (2, snowflake_to_public(77, 7))'
+	],
+	'>', \$multi_out, '2>', \$multi_err) or die "psql -c: $multi_err";
+$node->safe_psql('other', 'INSERT INTO ids_seen VALUES (3, snowflake_to_public(77, 7))');
+is($node->safe_psql('other', 'SELECT string_agg(public_id::text, \',\' ORDER BY n) FROM ids_seen'),
+	join(',', $expect->(7), $expect->(7), $expect->(2)),
+	'a query string of several statements: one look for all of them, the new file\'s at the next');
+write_keys($node, 'other.keys', key_line(7, 1));
 
 # Reloads that change the setting and the file leave no key in the log.
 $node->safe_psql('postgres', q{ALTER SYSTEM SET snowflake.public_keys_file = 'public2.keys'});

@@ -509,10 +509,15 @@ COMMENT ON FUNCTION @extschema@._snowflake_layout(pg_catalog.text) IS
 
 -- Errors, raised where a CASE of the inlined bodies reaches them.
 
--- A negative ID (22023); NULL when the ID or the layout is NULL.
-CREATE OR REPLACE FUNCTION @extschema@._snowflake_negative(id pg_catalog.int8, layout pg_catalog.text,
-                                                result anyelement)
-RETURNS anyelement
+-- A negative ID (22023); NULL when the ID or the layout is NULL, which the
+-- callers turn into their result's type (a NULL bigint into a NULL integer
+-- or timestamptz).  Not polymorphic (1.2's took a value of the result's
+-- type): a call of a polymorphic function is not an exact match, and a
+-- function of the same name with concrete types in the same schema (any
+-- role's, where any role may create, such as public) would be bound
+-- instead when the callers are created.
+CREATE FUNCTION @extschema@._snowflake_negative_id(id pg_catalog.int8, layout pg_catalog.text)
+RETURNS pg_catalog.int8
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -526,7 +531,7 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION @extschema@._snowflake_negative(pg_catalog.int8, pg_catalog.text, anyelement) IS
+COMMENT ON FUNCTION @extschema@._snowflake_negative_id(pg_catalog.int8, pg_catalog.text) IS
 'the error of a negative ID (internal)';
 
 -- An ID's timestamp field past the largest timestamptz (22008).
@@ -551,16 +556,25 @@ COMMENT ON FUNCTION @extschema@._snowflake_ts_error(pg_catalog.int8, @extschema@
 -- interval * float8 is exact while the product of 1000 microseconds and the
 -- milliseconds stays below 2^53 (about 285 years either side of 2000);
 -- beyond, whole hours (two halves, each an int4) and the rest.
+--
+-- Every operator here, and in every SQL function with a standard body, has
+-- operands of exactly its argument types (a literal written with its type
+-- where it would be another): such a body is bound to its operators when
+-- it is created, under the search_path of the script that creates it, and
+-- an operator that pg_catalog reaches only through an implicit cast would
+-- lose to one of those exact types in any schema of that path (the
+-- extension's own, when it is public) for good (test/t/091_sql_edition_hostile.pl).
 CREATE OR REPLACE FUNCTION @extschema@._snowflake_ms_timestamptz(ms pg_catalog.int8)
 RETURNS pg_catalog.timestamptz
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN pg_catalog.timezone('UTC',
     CASE WHEN ms BETWEEN -9000000000000 AND 9000000000000
-         THEN timestamp '2000-01-01 00:00:00' + interval '1 millisecond' * ms
+         THEN timestamp '2000-01-01 00:00:00' + interval '1 millisecond' * ms::pg_catalog.float8
          ELSE timestamp '2000-01-01 00:00:00'
               + pg_catalog.make_interval(hours => (ms / 7200000)::pg_catalog.int4)
               + pg_catalog.make_interval(hours => (ms / 3600000 - ms / 7200000)::pg_catalog.int4,
-                                         secs => (ms % 3600000)::pg_catalog.float8 / 1000)
+                                         secs => (ms % 3600000::pg_catalog.int8)::pg_catalog.float8
+                                                 / 1000::pg_catalog.float8)
     END);
 
 COMMENT ON FUNCTION @extschema@._snowflake_ms_timestamptz(pg_catalog.int8) IS
@@ -640,7 +654,7 @@ COMMENT ON FUNCTION @extschema@._snowflake_node_fields(pg_catalog.int8, @extsche
 CREATE OR REPLACE FUNCTION @extschema@._snowflake_id(id pg_catalog.int8)
 RETURNS pg_catalog.int8
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN CASE WHEN id >= 0 THEN id ELSE @extschema@._snowflake_negative(id, '', NULL::pg_catalog.int8) END;
+RETURN CASE WHEN id >= 0 THEN id ELSE @extschema@._snowflake_negative_id(id, ''::pg_catalog.text) END;
 
 COMMENT ON FUNCTION @extschema@._snowflake_id(pg_catalog.int8) IS
 'an ID checked not to be negative (internal)';
@@ -804,7 +818,7 @@ RETURNS pg_catalog.timestamptz
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN id >= 0
             THEN @extschema@._snowflake_ts(id, @extschema@._snowflake_server_layout())
-            ELSE @extschema@._snowflake_negative(id, '', NULL::pg_catalog.timestamptz) END;
+            ELSE @extschema@._snowflake_ms_timestamptz(@extschema@._snowflake_negative_id(id, ''::pg_catalog.text)) END;
 
 COMMENT ON FUNCTION @extschema@.snowflake_timestamp(pg_catalog.int8) IS
 'the time an ID was minted, to the millisecond';
@@ -814,7 +828,7 @@ RETURNS pg_catalog.int4
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN id >= 0
             THEN @extschema@._snowflake_node(id, @extschema@._snowflake_server_layout())
-            ELSE @extschema@._snowflake_negative(id, '', NULL::pg_catalog.int4) END;
+            ELSE @extschema@._snowflake_negative_id(id, ''::pg_catalog.text)::pg_catalog.int4 END;
 
 COMMENT ON FUNCTION @extschema@.snowflake_node_id(pg_catalog.int8) IS
 'the node id of the server that minted an ID';
@@ -824,7 +838,7 @@ RETURNS pg_catalog.int4
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN id >= 0
             THEN @extschema@._snowflake_seq(id, @extschema@._snowflake_server_layout())
-            ELSE @extschema@._snowflake_negative(id, '', NULL::pg_catalog.int4) END;
+            ELSE @extschema@._snowflake_negative_id(id, ''::pg_catalog.text)::pg_catalog.int4 END;
 
 COMMENT ON FUNCTION @extschema@.snowflake_sequence(pg_catalog.int8) IS
 'the sequence number of an ID within its millisecond';
@@ -879,7 +893,7 @@ RETURNS pg_catalog.timestamptz
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN id >= 0
             THEN @extschema@._snowflake_ts(id, @extschema@._snowflake_layout(layout))
-            ELSE @extschema@._snowflake_negative(id, layout, NULL::pg_catalog.timestamptz) END;
+            ELSE @extschema@._snowflake_ms_timestamptz(@extschema@._snowflake_negative_id(id, layout)) END;
 
 COMMENT ON FUNCTION @extschema@.snowflake_timestamp(pg_catalog.int8, pg_catalog.text) IS
 'the time an ID of the given layout was minted';
@@ -889,7 +903,7 @@ RETURNS pg_catalog.int4
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN id >= 0
             THEN @extschema@._snowflake_node(id, @extschema@._snowflake_layout(layout))
-            ELSE @extschema@._snowflake_negative(id, layout, NULL::pg_catalog.int4) END;
+            ELSE @extschema@._snowflake_negative_id(id, layout)::pg_catalog.int4 END;
 
 COMMENT ON FUNCTION @extschema@.snowflake_node_id(pg_catalog.int8, pg_catalog.text) IS
 'the node field of an ID of the given layout (all its parts together)';
@@ -899,7 +913,7 @@ RETURNS pg_catalog.int4
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN id >= 0
             THEN @extschema@._snowflake_seq(id, @extschema@._snowflake_layout(layout))
-            ELSE @extschema@._snowflake_negative(id, layout, NULL::pg_catalog.int4) END;
+            ELSE @extschema@._snowflake_negative_id(id, layout)::pg_catalog.int4 END;
 
 COMMENT ON FUNCTION @extschema@.snowflake_sequence(pg_catalog.int8, pg_catalog.text) IS
 'the sequence field of an ID of the given layout';
@@ -920,7 +934,7 @@ BEGIN
     ts := @extschema@._snowflake_ts(checked, f);
     node_id := @extschema@._snowflake_node(checked, f);
     sequence := @extschema@._snowflake_seq(checked, f);
-    node_fields := @extschema@._snowflake_node_fields(node_id, f);
+    node_fields := @extschema@._snowflake_node_fields(node_id::pg_catalog.int8, f);
 END
 $$;
 
@@ -1319,19 +1333,19 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE
     WHEN id >= 0 AND @extschema@._snowflake_prefix_ok(prefix)
     THEN prefix || pg_catalog.encode(
-               @extschema@._snowflake_base32_char((id >> 60) & 31)
-            || @extschema@._snowflake_base32_char((id >> 55) & 31)
-            || @extschema@._snowflake_base32_char((id >> 50) & 31)
-            || @extschema@._snowflake_base32_char((id >> 45) & 31)
-            || @extschema@._snowflake_base32_char((id >> 40) & 31)
-            || @extschema@._snowflake_base32_char((id >> 35) & 31)
-            || @extschema@._snowflake_base32_char((id >> 30) & 31)
-            || @extschema@._snowflake_base32_char((id >> 25) & 31)
-            || @extschema@._snowflake_base32_char((id >> 20) & 31)
-            || @extschema@._snowflake_base32_char((id >> 15) & 31)
-            || @extschema@._snowflake_base32_char((id >> 10) & 31)
-            || @extschema@._snowflake_base32_char((id >> 5) & 31)
-            || @extschema@._snowflake_base32_char(id & 31), 'escape')
+               @extschema@._snowflake_base32_char((id >> 60) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 55) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 50) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 45) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 40) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 35) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 30) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 25) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 20) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 15) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 10) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char((id >> 5) & 31::pg_catalog.int8)
+            || @extschema@._snowflake_base32_char(id & 31::pg_catalog.int8), 'escape')
     ELSE @extschema@._snowflake_text_encode_error(id, prefix)
 END;
 
@@ -1379,7 +1393,7 @@ RETURN CASE
         | (@extschema@._snowflake_base32_digit(t, pg_catalog.octet_length(prefix), 11) << 10)
         | (@extschema@._snowflake_base32_digit(t, pg_catalog.octet_length(prefix), 12) << 5)
         | @extschema@._snowflake_base32_digit(t, pg_catalog.octet_length(prefix), 13)
-    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base32', '0123456789ABCDEFGHJKMNPQRSTVWXYZ', 13, 'Crockford base32', 'abcdefghjkmnpqrstvwxyzIiLlOo', 'ABCDEFGHJKMNPQRSTVWXYZ111100', '-', '7ZZZZZZZZZZZZ')
+    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base32'::pg_catalog.text, '0123456789ABCDEFGHJKMNPQRSTVWXYZ'::pg_catalog.text, 13, 'Crockford base32'::pg_catalog.text, 'abcdefghjkmnpqrstvwxyzIiLlOo'::pg_catalog.text, 'ABCDEFGHJKMNPQRSTVWXYZ111100'::pg_catalog.text, '-'::pg_catalog.text, '7ZZZZZZZZZZZZ'::pg_catalog.text)
 END;
 
 COMMENT ON FUNCTION @extschema@._snowflake_from_base32(pg_catalog.text, pg_catalog.text) IS
@@ -1388,7 +1402,7 @@ COMMENT ON FUNCTION @extschema@._snowflake_from_base32(pg_catalog.text, pg_catal
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_to_base32(id pg_catalog.int8)
 RETURNS pg_catalog.text
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_to_base32(id, ''); END $$;
+AS $$ BEGIN RETURN @extschema@._snowflake_to_base32(id, ''::pg_catalog.text); END $$;
 
 COMMENT ON FUNCTION @extschema@.snowflake_to_base32(pg_catalog.int8) IS
 'an ID as Crockford base32, 13 characters, upper case (sorts as the number)';
@@ -1404,7 +1418,7 @@ COMMENT ON FUNCTION @extschema@.snowflake_to_base32(pg_catalog.int8, pg_catalog.
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_from_base32(id_text pg_catalog.text)
 RETURNS pg_catalog.int8
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_from_base32(id_text, ''); END $$;
+AS $$ BEGIN RETURN @extschema@._snowflake_from_base32(id_text, ''::pg_catalog.text); END $$;
 
 COMMENT ON FUNCTION @extschema@.snowflake_from_base32(pg_catalog.text) IS
 'the ID written in Crockford base32 (13 digits; any case, I and L read as 1, O as 0, hyphens ignored)';
@@ -1433,17 +1447,17 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE
     WHEN id >= 0 AND @extschema@._snowflake_prefix_ok(prefix)
     THEN prefix || pg_catalog.encode(
-               @extschema@._snowflake_base62_char(id / 839299365868340224 % 62)
-            || @extschema@._snowflake_base62_char(id / 13537086546263552 % 62)
-            || @extschema@._snowflake_base62_char(id / 218340105584896 % 62)
-            || @extschema@._snowflake_base62_char(id / 3521614606208 % 62)
-            || @extschema@._snowflake_base62_char(id / 56800235584 % 62)
-            || @extschema@._snowflake_base62_char(id / 916132832 % 62)
-            || @extschema@._snowflake_base62_char(id / 14776336 % 62)
-            || @extschema@._snowflake_base62_char(id / 238328 % 62)
-            || @extschema@._snowflake_base62_char(id / 3844 % 62)
-            || @extschema@._snowflake_base62_char(id / 62 % 62)
-            || @extschema@._snowflake_base62_char(id % 62), 'escape')
+               @extschema@._snowflake_base62_char(id / 839299365868340224 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 13537086546263552 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 218340105584896 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 3521614606208 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 56800235584 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 916132832 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 14776336 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 238328 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 3844 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id / 62 % 62::pg_catalog.int8)
+            || @extschema@._snowflake_base62_char(id % 62::pg_catalog.int8), 'escape')
     ELSE @extschema@._snowflake_text_encode_error(id, prefix)
 END;
 
@@ -1489,7 +1503,7 @@ RETURN CASE
         + @extschema@._snowflake_base62_digit(t, pg_catalog.octet_length(prefix), 9) * 3844
         + @extschema@._snowflake_base62_digit(t, pg_catalog.octet_length(prefix), 10) * 62
         + @extschema@._snowflake_base62_digit(t, pg_catalog.octet_length(prefix), 11)
-    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base62', '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz', 11, 'base62', '', '', '', 'AzL8n0Y58m7')
+    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base62'::pg_catalog.text, '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'::pg_catalog.text, 11, 'base62'::pg_catalog.text, ''::pg_catalog.text, ''::pg_catalog.text, ''::pg_catalog.text, 'AzL8n0Y58m7'::pg_catalog.text)
 END;
 
 COMMENT ON FUNCTION @extschema@._snowflake_from_base62(pg_catalog.text, pg_catalog.text) IS
@@ -1498,7 +1512,7 @@ COMMENT ON FUNCTION @extschema@._snowflake_from_base62(pg_catalog.text, pg_catal
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_to_base62(id pg_catalog.int8)
 RETURNS pg_catalog.text
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_to_base62(id, ''); END $$;
+AS $$ BEGIN RETURN @extschema@._snowflake_to_base62(id, ''::pg_catalog.text); END $$;
 
 COMMENT ON FUNCTION @extschema@.snowflake_to_base62(pg_catalog.int8) IS
 'an ID as base62 (0-9A-Za-z), 11 characters (sorts as the number under the C collation)';
@@ -1514,7 +1528,7 @@ COMMENT ON FUNCTION @extschema@.snowflake_to_base62(pg_catalog.int8, pg_catalog.
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_from_base62(id_text pg_catalog.text)
 RETURNS pg_catalog.int8
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_from_base62(id_text, ''); END $$;
+AS $$ BEGIN RETURN @extschema@._snowflake_from_base62(id_text, ''::pg_catalog.text); END $$;
 
 COMMENT ON FUNCTION @extschema@.snowflake_from_base62(pg_catalog.text) IS
 'the ID written in base62 (exactly 11 digits of 0-9A-Za-z)';
@@ -1543,17 +1557,17 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE
     WHEN id >= 0 AND @extschema@._snowflake_prefix_ok(prefix)
     THEN prefix || COALESCE(NULLIF(pg_catalog.ltrim(pg_catalog.encode(
-               @extschema@._snowflake_base58_char(id / 430804206899405824 % 58)
-            || @extschema@._snowflake_base58_char(id / 7427658739644928 % 58)
-            || @extschema@._snowflake_base58_char(id / 128063081718016 % 58)
-            || @extschema@._snowflake_base58_char(id / 2207984167552 % 58)
-            || @extschema@._snowflake_base58_char(id / 38068692544 % 58)
-            || @extschema@._snowflake_base58_char(id / 656356768 % 58)
-            || @extschema@._snowflake_base58_char(id / 11316496 % 58)
-            || @extschema@._snowflake_base58_char(id / 195112 % 58)
-            || @extschema@._snowflake_base58_char(id / 3364 % 58)
-            || @extschema@._snowflake_base58_char(id / 58 % 58)
-            || @extschema@._snowflake_base58_char(id % 58), 'escape'), '1'), ''), '1')
+               @extschema@._snowflake_base58_char(id / 430804206899405824 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 7427658739644928 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 128063081718016 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 2207984167552 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 38068692544 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 656356768 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 11316496 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 195112 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 3364 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id / 58 % 58::pg_catalog.int8)
+            || @extschema@._snowflake_base58_char(id % 58::pg_catalog.int8), 'escape'), '1'), ''), '1')
     ELSE @extschema@._snowflake_text_encode_error(id, prefix)
 END;
 
@@ -1602,7 +1616,7 @@ RETURN CASE
         + @extschema@._snowflake_base58_digit(t, pg_catalog.octet_length(prefix), 9) * 3364
         + @extschema@._snowflake_base58_digit(t, pg_catalog.octet_length(prefix), 10) * 58
         + @extschema@._snowflake_base58_digit(t, pg_catalog.octet_length(prefix), 11)
-    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base58', '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz', 0, 'base58', '', '', '', 'NQm6nKp8qFC')
+    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base58'::pg_catalog.text, '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz'::pg_catalog.text, 0, 'base58'::pg_catalog.text, ''::pg_catalog.text, ''::pg_catalog.text, ''::pg_catalog.text, 'NQm6nKp8qFC'::pg_catalog.text)
 END;
 
 COMMENT ON FUNCTION @extschema@._snowflake_from_base58(pg_catalog.text, pg_catalog.text) IS
@@ -1611,7 +1625,7 @@ COMMENT ON FUNCTION @extschema@._snowflake_from_base58(pg_catalog.text, pg_catal
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_to_base58(id pg_catalog.int8)
 RETURNS pg_catalog.text
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_to_base58(id, ''); END $$;
+AS $$ BEGIN RETURN @extschema@._snowflake_to_base58(id, ''::pg_catalog.text); END $$;
 
 COMMENT ON FUNCTION @extschema@.snowflake_to_base58(pg_catalog.int8) IS
 'an ID as base58 (Bitcoin alphabet), no padding';
@@ -1627,7 +1641,7 @@ COMMENT ON FUNCTION @extschema@.snowflake_to_base58(pg_catalog.int8, pg_catalog.
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_from_base58(id_text pg_catalog.text)
 RETURNS pg_catalog.int8
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_from_base58(id_text, ''); END $$;
+AS $$ BEGIN RETURN @extschema@._snowflake_from_base58(id_text, ''::pg_catalog.text); END $$;
 
 COMMENT ON FUNCTION @extschema@.snowflake_from_base58(pg_catalog.text) IS
 'the ID written in base58 (Bitcoin alphabet, no leading 1)';
@@ -1656,19 +1670,19 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE
     WHEN id >= 0 AND @extschema@._snowflake_prefix_ok(prefix)
     THEN prefix || COALESCE(NULLIF(pg_catalog.ltrim(pg_catalog.encode(
-               @extschema@._snowflake_base36_char(id / 4738381338321616896 % 36)
-            || @extschema@._snowflake_base36_char(id / 131621703842267136 % 36)
-            || @extschema@._snowflake_base36_char(id / 3656158440062976 % 36)
-            || @extschema@._snowflake_base36_char(id / 101559956668416 % 36)
-            || @extschema@._snowflake_base36_char(id / 2821109907456 % 36)
-            || @extschema@._snowflake_base36_char(id / 78364164096 % 36)
-            || @extschema@._snowflake_base36_char(id / 2176782336 % 36)
-            || @extschema@._snowflake_base36_char(id / 60466176 % 36)
-            || @extschema@._snowflake_base36_char(id / 1679616 % 36)
-            || @extschema@._snowflake_base36_char(id / 46656 % 36)
-            || @extschema@._snowflake_base36_char(id / 1296 % 36)
-            || @extschema@._snowflake_base36_char(id / 36 % 36)
-            || @extschema@._snowflake_base36_char(id % 36), 'escape'), '0'), ''), '0')
+               @extschema@._snowflake_base36_char(id / 4738381338321616896 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 131621703842267136 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 3656158440062976 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 101559956668416 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 2821109907456 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 78364164096 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 2176782336 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 60466176 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 1679616 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 46656 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 1296 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id / 36 % 36::pg_catalog.int8)
+            || @extschema@._snowflake_base36_char(id % 36::pg_catalog.int8), 'escape'), '0'), ''), '0')
     ELSE @extschema@._snowflake_text_encode_error(id, prefix)
 END;
 
@@ -1719,7 +1733,7 @@ RETURN CASE
         + @extschema@._snowflake_base36_digit(t, pg_catalog.octet_length(prefix), 11) * 1296
         + @extschema@._snowflake_base36_digit(t, pg_catalog.octet_length(prefix), 12) * 36
         + @extschema@._snowflake_base36_digit(t, pg_catalog.octet_length(prefix), 13)
-    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base36', '0123456789abcdefghijklmnopqrstuvwxyz', 0, 'base36', 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz', '', '1y2p0ij32e8e7')
+    ELSE @extschema@._snowflake_text_decode(t, prefix, 'base36'::pg_catalog.text, '0123456789abcdefghijklmnopqrstuvwxyz'::pg_catalog.text, 0, 'base36'::pg_catalog.text, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ'::pg_catalog.text, 'abcdefghijklmnopqrstuvwxyz'::pg_catalog.text, ''::pg_catalog.text, '1y2p0ij32e8e7'::pg_catalog.text)
 END;
 
 COMMENT ON FUNCTION @extschema@._snowflake_from_base36(pg_catalog.text, pg_catalog.text) IS
@@ -1728,7 +1742,7 @@ COMMENT ON FUNCTION @extschema@._snowflake_from_base36(pg_catalog.text, pg_catal
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_to_base36(id pg_catalog.int8)
 RETURNS pg_catalog.text
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_to_base36(id, ''); END $$;
+AS $$ BEGIN RETURN @extschema@._snowflake_to_base36(id, ''::pg_catalog.text); END $$;
 
 COMMENT ON FUNCTION @extschema@.snowflake_to_base36(pg_catalog.int8) IS
 'an ID as base36 (0-9a-z), no padding';
@@ -1744,7 +1758,7 @@ COMMENT ON FUNCTION @extschema@.snowflake_to_base36(pg_catalog.int8, pg_catalog.
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_from_base36(id_text pg_catalog.text)
 RETURNS pg_catalog.int8
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_from_base36(id_text, ''); END $$;
+AS $$ BEGIN RETURN @extschema@._snowflake_from_base36(id_text, ''::pg_catalog.text); END $$;
 
 COMMENT ON FUNCTION @extschema@.snowflake_from_base36(pg_catalog.text) IS
 'the ID written in base36 (any case, no leading 0)';
@@ -1782,7 +1796,7 @@ RETURN CASE
          AND pg_catalog.substr(t, pg_catalog.octet_length(prefix) + 1) COLLATE pg_catalog."C"
              ~ '^[0-7][0-9A-Fa-f]*$'
     THEN ('x' || pg_catalog.substr(t, pg_catalog.octet_length(prefix) + 1))::pg_catalog."bit"(64)::pg_catalog.int8
-    ELSE @extschema@._snowflake_text_decode(t, prefix, 'hex', '0123456789abcdef', 16, 'hexadecimal', 'ABCDEF', 'abcdef', '', '7fffffffffffffff')
+    ELSE @extschema@._snowflake_text_decode(t, prefix, 'hex'::pg_catalog.text, '0123456789abcdef'::pg_catalog.text, 16, 'hexadecimal'::pg_catalog.text, 'ABCDEF'::pg_catalog.text, 'abcdef'::pg_catalog.text, ''::pg_catalog.text, '7fffffffffffffff'::pg_catalog.text)
 END;
 
 COMMENT ON FUNCTION @extschema@._snowflake_from_hex(pg_catalog.text, pg_catalog.text) IS
@@ -1791,7 +1805,7 @@ COMMENT ON FUNCTION @extschema@._snowflake_from_hex(pg_catalog.text, pg_catalog.
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_to_hex(id pg_catalog.int8)
 RETURNS pg_catalog.text
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_to_hex(id, ''); END $$;
+AS $$ BEGIN RETURN @extschema@._snowflake_to_hex(id, ''::pg_catalog.text); END $$;
 
 COMMENT ON FUNCTION @extschema@.snowflake_to_hex(pg_catalog.int8) IS
 'an ID as hexadecimal, 16 characters, lower case (sorts as the number)';
@@ -1807,7 +1821,7 @@ COMMENT ON FUNCTION @extschema@.snowflake_to_hex(pg_catalog.int8, pg_catalog.tex
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_from_hex(id_text pg_catalog.text)
 RETURNS pg_catalog.int8
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-AS $$ BEGIN RETURN @extschema@._snowflake_from_hex(id_text, ''); END $$;
+AS $$ BEGIN RETURN @extschema@._snowflake_from_hex(id_text, ''::pg_catalog.text); END $$;
 
 COMMENT ON FUNCTION @extschema@.snowflake_from_hex(pg_catalog.text) IS
 'the ID written in hexadecimal (exactly 16 digits, any case)';
@@ -2044,7 +2058,7 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'numeric_value_out_of_range',
             MESSAGE = 'current time is before the snowflake epoch',
             DETAIL = format('The epoch, %s, is %s ms in the future.',
-                            @extschema@._snowflake_format_ms(1704067200000), -now_ms);
+                            @extschema@._snowflake_format_ms(1704067200000::pg_catalog.int8), -now_ms);
     ELSIF refusal = 5 THEN
         RAISE EXCEPTION USING ERRCODE = 'numeric_value_out_of_range',
             MESSAGE = 'current time is past the last millisecond the snowflake timestamp field can hold',
@@ -2173,7 +2187,7 @@ BEGIN
         -- Not ready for a key without the lock: why, if it must refuse.
         -- (Only what runs is set up, once per transaction: so the
         -- statements that everyday calls need not run are in branches.)
-        refusal := @extschema@._snowflake_refusal(0, now_ms);
+        refusal := @extschema@._snowflake_refusal(0::pg_catalog.int8, now_ms);
         IF refusal OPERATOR(pg_catalog.<>) 0 THEN
             PERFORM @extschema@._snowflake_refuse(refusal, now_ms);
         END IF;
@@ -2349,7 +2363,7 @@ BEGIN
             MESSAGE = 'batch size must be between 1 and 1000000',
             DETAIL = format('The requested batch size was %s.', count);
     END IF;
-    first := @extschema@._snowflake_next(NULL, NULL, count);
+    first := @extschema@._snowflake_next(NULL::pg_catalog.int8, NULL::pg_catalog.int8, count);
     IF first IS NULL THEN
         -- Switched to the C extension while this call waited.
         RETURN QUERY SELECT * FROM @extschema@.snowflake_nextval_batch(count);
@@ -2624,7 +2638,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     IF id < 0 OR octet_length(key) NOT IN (16, 24, 32) THEN
-        PERFORM @extschema@._snowflake_public_check(id, false, key, NULL);
+        PERFORM @extschema@._snowflake_public_check(id, false, key, NULL::pg_catalog.int4);
     END IF;
     RETURN @extschema@._snowflake_ff1(id, key, @extschema@._snowflake_ff1_mac(key), true);
 END
@@ -2640,7 +2654,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     IF public_id < 0 OR octet_length(key) NOT IN (16, 24, 32) THEN
-        PERFORM @extschema@._snowflake_public_check(public_id, true, key, NULL);
+        PERFORM @extschema@._snowflake_public_check(public_id, true, key, NULL::pg_catalog.int4);
     END IF;
     RETURN @extschema@._snowflake_ff1(public_id, key, @extschema@._snowflake_ff1_mac(key), false);
 END
@@ -2659,7 +2673,8 @@ COMMENT ON FUNCTION @extschema@.snowflake_decrypt_id(pg_catalog.int8, pg_catalog
 -- TOAST table.
 CREATE TABLE _snowflake._snowflake_public_keys (
     key_id pg_catalog.int4 PRIMARY KEY CHECK (key_id BETWEEN 0 AND 31),
-    key pg_catalog.varchar(64) NOT NULL CHECK (key COLLATE "C" ~ '^[0-9a-f]{32}([0-9a-f]{16}){0,2}$'),
+    key pg_catalog.varchar(64) NOT NULL
+        CHECK (key::pg_catalog.text COLLATE pg_catalog."C" ~ '^[0-9a-f]{32}([0-9a-f]{16}){0,2}$'),
     mac pg_catalog.varchar(32) NOT NULL,
     current pg_catalog.bool NOT NULL DEFAULT false,
     CONSTRAINT _snowflake_public_keys_one_current EXCLUDE (current WITH pg_catalog.=) WHERE (current)
@@ -2723,7 +2738,7 @@ AS $$
 DECLARE
     k record;
 BEGIN
-    PERFORM @extschema@._snowflake_public_check(id, false, '\x00000000000000000000000000000000', key_id);
+    PERFORM @extschema@._snowflake_public_check(id, false, '\x00000000000000000000000000000000'::pg_catalog.bytea, key_id);
     k := @extschema@._snowflake_public_key(key_id);
     RETURN @extschema@._snowflake_ff1(id, k.key, k.mac, true);
 END
@@ -2741,7 +2756,7 @@ AS $$
 DECLARE
     k record;
 BEGIN
-    PERFORM @extschema@._snowflake_public_check(public_id, true, '\x00000000000000000000000000000000', key_id);
+    PERFORM @extschema@._snowflake_public_check(public_id, true, '\x00000000000000000000000000000000'::pg_catalog.bytea, key_id);
     k := @extschema@._snowflake_public_key(key_id);
     RETURN @extschema@._snowflake_ff1(public_id, k.key, k.mac, false);
 END
@@ -2760,7 +2775,7 @@ AS $$
 DECLARE
     k record;
 BEGIN
-    PERFORM @extschema@._snowflake_public_check(id, false, '\x00000000000000000000000000000000', 0);
+    PERFORM @extschema@._snowflake_public_check(id, false, '\x00000000000000000000000000000000'::pg_catalog.bytea, 0);
     PERFORM @extschema@._snowflake_prefix_check(prefix);
     SELECT p.key_id, decode(p.key, 'hex') AS key, decode(p.mac, 'hex') AS mac INTO k
       FROM _snowflake._snowflake_public_keys p WHERE p.current;
@@ -2884,7 +2899,7 @@ RETURNS pg_catalog.text
 LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
-AS $$ BEGIN RETURN @extschema@._snowflake_to_public_base32(id, ''); END $$;
+AS $$ BEGIN RETURN @extschema@._snowflake_to_public_base32(id, ''::pg_catalog.text); END $$;
 
 COMMENT ON FUNCTION @extschema@.snowflake_to_public_base32(pg_catalog.int8) IS
 'the public text of a snowflake ID: the current key''s id and the public ID under it, 14 Crockford base32 digits';
@@ -2904,7 +2919,7 @@ RETURNS pg_catalog.int8
 LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
-AS $$ BEGIN RETURN @extschema@._snowflake_from_public_base32(public_text, ''); END $$;
+AS $$ BEGIN RETURN @extschema@._snowflake_from_public_base32(public_text, ''::pg_catalog.text); END $$;
 
 COMMENT ON FUNCTION @extschema@.snowflake_from_public_base32(pg_catalog.text) IS
 'the snowflake ID of a public text made by snowflake_to_public_base32(), under the configured key it names';
@@ -2936,7 +2951,7 @@ BEGIN
             DETAIL = 'Key ids are between 0 and 31.';
     END IF;
     IF octet_length(key) NOT IN (16, 24, 32) THEN
-        PERFORM @extschema@._snowflake_public_check(0, false, key, key_id);
+        PERFORM @extschema@._snowflake_public_check(0::pg_catalog.int8, false, key, key_id);
     END IF;
     -- (The table found by its OID: the caller may have no USAGE on
     -- _snowflake, which a name would need.)
@@ -2980,5 +2995,6 @@ DROP FUNCTION @extschema@._snowflake_next(int8, int8, int8),
     @extschema@._snowflake_take(),
     @extschema@._snowflake_ready(int8, int8),
     @extschema@._snowflake_text_decode(text, text, text),
+    @extschema@._snowflake_negative(int8, text, anyelement),
     @extschema@._snowflake_parse_fields(text, @extschema@._snowflake_layout),
     @extschema@._snowflake_parse_epoch(text);
