@@ -1940,14 +1940,17 @@ COMMENT ON FUNCTION @extschema@.snowflake_from_hex(pg_catalog.text, pg_catalog.t
 --  * moves are made one at a time, under the lock, and each one sets the
 --    state to "a move under way" before it takes L;
 --  * a call takes a key without the lock only when it read the state as
---    the node id before its nextval().  A nextval() that comes after the
---    move's own, and before its setval(), therefore belongs to a call that
---    read the state before the move set it: a call that was under way at
---    that moment.  A server process makes one call at a time, and its next
---    call reads the state again and goes for the lock; a call that waits
---    for the lock, or was refused or cancelled meanwhile, takes no key
---    without it until its process reads the state again.  So at most one
---    such nextval() per server process: at most B of them;
+--    the node id before its nextval() (a call that holds the lock takes
+--    one so only while the state is the node id: no move is under way,
+--    and none can start before it lets the lock go).  A nextval() that
+--    comes after the move's own, and before its setval(), therefore
+--    belongs to a call that read the state before the move set it: a call
+--    that was under way at that moment.  A server process makes one call
+--    at a time, and its next call reads the state again and goes for the
+--    lock; a call that waits for the lock, or was refused or cancelled
+--    meanwhile, takes no key without it until its process reads the state
+--    again.  So at most one such nextval() per server process: at most B
+--    of them;
 --  * nextval() hands out every value once, in order: those at most B
 --    values are L + 1 ... L + B at most, all below T.  Every value taken
 --    before the setval() is below T, every value taken after it above T:
@@ -2286,6 +2289,23 @@ BEGIN
             END IF;
             IF @extschema@._snowflake_switched() THEN
                 RAISE SQLSTATE 'SFSWI';
+            END IF;
+        END IF;
+
+        -- No move under way or owed (the state is the node id, and only
+        -- a holder of the lock changes it): the next value, taken as a call
+        -- without the lock takes it, is handed out if it fits, and the
+        -- state is left alone.  That is the call that waited for the lock
+        -- while another moved the sequence: it takes a key and goes, and
+        -- sends no call behind it to the lock.  (No move can be under way
+        -- meanwhile: this call holds the lock.)
+        IF (count OPERATOR(pg_catalog.=) 1) AND (state OPERATOR(pg_catalog.=) node) THEN
+            last := pg_catalog.nextval('_snowflake._snowflake_id_seq'::pg_catalog.regclass);
+            IF @extschema@._snowflake_fits(last, node, now_ms)
+               AND coalesce(pg_catalog.pg_sequence_last_value('_snowflake._snowflake_life_seq'::pg_catalog.regclass)
+                            OPERATOR(pg_catalog.=) marker, false) THEN
+                first := last;
+                RAISE SQLSTATE 'SFREL';
             END IF;
         END IF;
 
@@ -4924,14 +4944,17 @@ COMMENT ON FUNCTION @extschema@.snowflake_from_hex(pg_catalog.text, pg_catalog.t
 --  * moves are made one at a time, under the lock, and each one sets the
 --    state to "a move under way" before it takes L;
 --  * a call takes a key without the lock only when it read the state as
---    the node id before its nextval().  A nextval() that comes after the
---    move's own, and before its setval(), therefore belongs to a call that
---    read the state before the move set it: a call that was under way at
---    that moment.  A server process makes one call at a time, and its next
---    call reads the state again and goes for the lock; a call that waits
---    for the lock, or was refused or cancelled meanwhile, takes no key
---    without it until its process reads the state again.  So at most one
---    such nextval() per server process: at most B of them;
+--    the node id before its nextval() (a call that holds the lock takes
+--    one so only while the state is the node id: no move is under way,
+--    and none can start before it lets the lock go).  A nextval() that
+--    comes after the move's own, and before its setval(), therefore
+--    belongs to a call that read the state before the move set it: a call
+--    that was under way at that moment.  A server process makes one call
+--    at a time, and its next call reads the state again and goes for the
+--    lock; a call that waits for the lock, or was refused or cancelled
+--    meanwhile, takes no key without it until its process reads the state
+--    again.  So at most one such nextval() per server process: at most B
+--    of them;
 --  * nextval() hands out every value once, in order: those at most B
 --    values are L + 1 ... L + B at most, all below T.  Every value taken
 --    before the setval() is below T, every value taken after it above T:
@@ -5270,6 +5293,23 @@ BEGIN
             END IF;
             IF @extschema@._snowflake_switched() THEN
                 RAISE SQLSTATE 'SFSWI';
+            END IF;
+        END IF;
+
+        -- No move under way or owed (the state is the node id, and only
+        -- a holder of the lock changes it): the next value, taken as a call
+        -- without the lock takes it, is handed out if it fits, and the
+        -- state is left alone.  That is the call that waited for the lock
+        -- while another moved the sequence: it takes a key and goes, and
+        -- sends no call behind it to the lock.  (No move can be under way
+        -- meanwhile: this call holds the lock.)
+        IF (count OPERATOR(pg_catalog.=) 1) AND (state OPERATOR(pg_catalog.=) node) THEN
+            last := pg_catalog.nextval('_snowflake._snowflake_id_seq'::pg_catalog.regclass);
+            IF @extschema@._snowflake_fits(last, node, now_ms)
+               AND coalesce(pg_catalog.pg_sequence_last_value('_snowflake._snowflake_life_seq'::pg_catalog.regclass)
+                            OPERATOR(pg_catalog.=) marker, false) THEN
+                first := last;
+                RAISE SQLSTATE 'SFREL';
             END IF;
         END IF;
 

@@ -2052,6 +2052,23 @@ BEGIN
             END IF;
         END IF;
 
+        -- No move under way or owed (the state is the node id, and only
+        -- a holder of the lock changes it): the next value, taken as a call
+        -- without the lock takes it, is handed out if it fits, and the
+        -- state is left alone.  That is the call that waited for the lock
+        -- while another moved the sequence: it takes a key and goes, and
+        -- sends no call behind it to the lock.  (No move can be under way
+        -- meanwhile: this call holds the lock.)
+        IF (count OPERATOR(pg_catalog.=) 1) AND (state OPERATOR(pg_catalog.=) node) THEN
+            last := pg_catalog.nextval('_snowflake._snowflake_id_seq'::pg_catalog.regclass);
+            IF @extschema@._snowflake_fits(last, node, now_ms)
+               AND coalesce(pg_catalog.pg_sequence_last_value('_snowflake._snowflake_life_seq'::pg_catalog.regclass)
+                            OPERATOR(pg_catalog.=) marker, false) THEN
+                first := last;
+                RAISE SQLSTATE 'SFREL';
+            END IF;
+        END IF;
+
         -- The state says a move is under way before L is taken (the
         -- argument above): setval() first, then nextval(), which has the
         -- session's lastval() follow the key sequence.

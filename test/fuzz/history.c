@@ -3,9 +3,9 @@
  * history.c
  *	  Fuzz target: the reader of PostgreSQL's timeline history files
  *	  (snowflake_history_parse) and the node field's offset within a span
- *	  taken from a timeline's history (snowflake_chain_offset), which
- *	  snowflake_timeline_offset calls on the bytes of the file it read
- *	  from pg_wal (declared in src/statefile.h).
+ *	  taken from a timeline's history (sf_rule_node_offset, src/history.c),
+ *	  which snowflake_timeline_offset calls on the bytes of the file it
+ *	  read from pg_wal (declared in src/statefile.h).
  *
  * The input: 4 bytes of the timeline whose history the file is, 2 of the
  * most ancestors to take, 1 of the span of node ids (1 to 64), and the
@@ -30,6 +30,7 @@
  */
 #include "postgres.h"
 
+#include "history.h"
 #include "statefile.h"
 
 #include "fuzz.h"
@@ -125,7 +126,7 @@ LLVMFuzzerTestOneInput(const uint8 *data, size_t size)
 		oracle_offsets(got, count + 1, span, offsets);
 		for (int k = Max(0, count - 2); k <= count; k++)
 		{
-			int			o = snowflake_chain_offset(got, k + 1, span);
+			int			o = sf_rule_node_offset(got, k + 1, span);
 
 			FUZZ_CHECK(o >= 0 && o < span, "offset %d outside a span of %d", o, span);
 			FUZZ_CHECK(o == offsets[k], "timeline %u (entry %d of %d, span %d): offset %d, the rule says %d",
