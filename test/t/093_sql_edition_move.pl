@@ -205,7 +205,12 @@ load_and_check($node, 'postgres', 'calls', 9, 8, $seconds, label => '41/10/2', m
 $node->stop;
 
 $node = edition_node('edition_move_skip', '41/2/2', 2);
-load_and_check($node, 'postgres', 'calls', 2, 8, $seconds, label => '41/2/2', min_keys => 1000);
+# (Here a call in four or so moves the sequence, one at a time under the
+# lock, the others waiting, and a session starts its next call as soon as
+# one returns: the call that ended last before a call began is mostly
+# that session's own, 3 % of them another's on a busy machine.)
+load_and_check($node, 'postgres', 'calls', 2, 8, $seconds, label => '41/2/2', min_keys => 1000,
+	min_other => 20);
 $node->stop;
 
 done_testing();
