@@ -124,6 +124,14 @@ my %tokens = (
 	# the key sequence holds it for a few statements, the switch to the C
 	# extension for as long as it takes (at most 3 s, switch-to-c.sql).
 	MAX_LOCK_WAIT_MS => 5000,
+	# The generator's state while a move is under way: the node id plus
+	# this (sql-edition/src/00-state.sql).
+	MOVING => 1 << $nbits,
+	# How far past the clock a move places the next key where the sequence
+	# was moved less than this long ago (sql-edition/src/30-generator.sql):
+	# at more than a call every few milliseconds, one move serves the calls
+	# of that many.
+	MOVE_AHEAD_MS => 4,
 	VERSION => $version);
 
 sub slurp

@@ -92,19 +92,26 @@ COMMENT ON SEQUENCE _snowflake._snowflake_life_seq IS
 'the server life that last moved the snowflake keys (internal)'
 $snowflake_statement$,
 $snowflake_statement$
-CREATE SEQUENCE _snowflake._snowflake_move_seq
+CREATE SEQUENCE _snowflake._snowflake_state_seq
     AS pg_catalog.int8 MINVALUE -1 NO MAXVALUE START 0 CACHE 1 NO CYCLE
 $snowflake_statement$,
 $snowflake_statement$
-COMMENT ON SEQUENCE _snowflake._snowflake_move_seq IS
-'even, or odd while the snowflake key sequence is being moved (internal)'
+COMMENT ON SEQUENCE _snowflake._snowflake_state_seq IS
+'the snowflake node id while calls may take keys without the lock, else a move is under way (internal)'
 $snowflake_statement$,
 $snowflake_statement$
 CREATE TABLE _snowflake._snowflake_lock ()
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON TABLE _snowflake._snowflake_lock IS
-'the snowflake generator''s lock, taken by a move of the key sequence (internal, no rows)'
+'the snowflake generator''s lock: its one row, locked by a move of the key sequence (internal)'
+$snowflake_statement$,
+$snowflake_statement$
+DO $do$
+BEGIN
+    INSERT INTO _snowflake._snowflake_lock SELECT WHERE NOT EXISTS (SELECT FROM _snowflake._snowflake_lock);
+END
+$do$
 $snowflake_statement$,
 $snowflake_statement$
 CREATE FUNCTION @extschema@._snowflake_edition_version()
@@ -1800,47 +1807,72 @@ $snowflake_statement$
 CREATE FUNCTION @extschema@._snowflake_clock_ms()
 RETURNS pg_catalog.int8
 LANGUAGE sql VOLATILE PARALLEL UNSAFE
-RETURN pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000::pg_catalog.float8)::pg_catalog.int8
-       - 1704067200000
+RETURN pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp())
+                        OPERATOR(pg_catalog.*) 1000::pg_catalog.float8)::pg_catalog.int8
+       OPERATOR(pg_catalog.-) 1704067200000::pg_catalog.int8
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@._snowflake_clock_ms() IS
 'milliseconds since the snowflake epoch, now (internal)'
 $snowflake_statement$,
 $snowflake_statement$
-CREATE FUNCTION @extschema@._snowflake_ready(node pg_catalog.int8, moving pg_catalog.int8,
-                                             now_ms pg_catalog.int8)
+CREATE FUNCTION @extschema@._snowflake_ready(state pg_catalog.int8)
 RETURNS pg_catalog.bool
 LANGUAGE sql VOLATILE PARALLEL UNSAFE
-RETURN node IS NOT NULL
-   AND coalesce(moving, 0) OPERATOR(pg_catalog.%) 2 = 0
-   AND pg_catalog.current_setting('transaction_read_only') = 'off'
-   AND pg_catalog.current_setting('snowflake_edition.life', true) <> ''
-   AND pg_catalog.pg_sequence_last_value('_snowflake._snowflake_id_seq'::pg_catalog.regclass) >> 22 >= now_ms
+RETURN (state OPERATOR(pg_catalog.&) -1024::pg_catalog.int8) OPERATOR(pg_catalog.=) 0::pg_catalog.int8
+   AND pg_catalog.current_setting('transaction_read_only') OPERATOR(pg_catalog.=) 'off'::pg_catalog.text
+   AND pg_catalog.current_setting('snowflake_edition.life', true) OPERATOR(pg_catalog.<>) ''::pg_catalog.text
 $snowflake_statement$,
 $snowflake_statement$
-COMMENT ON FUNCTION @extschema@._snowflake_ready(pg_catalog.int8, pg_catalog.int8, pg_catalog.int8) IS
-'whether a call may take a key without moving the sequence (internal)'
+COMMENT ON FUNCTION @extschema@._snowflake_ready(pg_catalog.int8) IS
+'whether a call may take a key without the lock (internal)'
 $snowflake_statement$,
 $snowflake_statement$
 CREATE FUNCTION @extschema@._snowflake_fits(id pg_catalog.int8, node pg_catalog.int8, now_ms pg_catalog.int8)
 RETURNS pg_catalog.bool
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN ((id >> 12) & 1023::pg_catalog.int8) = node
-   AND (id >> 22) BETWEEN now_ms AND now_ms + 1000
+RETURN ((id OPERATOR(pg_catalog.>>) 12) OPERATOR(pg_catalog.&) 1023::pg_catalog.int8)
+       OPERATOR(pg_catalog.=) node
+   AND ((id OPERATOR(pg_catalog.>>) 22) OPERATOR(pg_catalog.-) now_ms)
+       OPERATOR(pg_catalog.<@) '[0,1000]'::pg_catalog.int8range
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@._snowflake_fits(pg_catalog.int8, pg_catalog.int8, pg_catalog.int8) IS
 'whether a key taken may be handed out as it is (internal)'
 $snowflake_statement$,
 $snowflake_statement$
+CREATE FUNCTION @extschema@._snowflake_take(state pg_catalog.int8)
+RETURNS pg_catalog.int8
+LANGUAGE sql VOLATILE PARALLEL UNSAFE
+RETURN CASE WHEN @extschema@._snowflake_ready(state)
+            THEN pg_catalog.nextval('_snowflake._snowflake_id_seq'::pg_catalog.regclass) END
+$snowflake_statement$,
+$snowflake_statement$
+COMMENT ON FUNCTION @extschema@._snowflake_take(pg_catalog.int8) IS
+'the next value of the key sequence where the state lets a call take it without the lock, else NULL (internal)'
+$snowflake_statement$,
+$snowflake_statement$
+CREATE FUNCTION @extschema@._snowflake_max_backends()
+RETURNS pg_catalog.int8
+LANGUAGE sql STABLE PARALLEL SAFE
+RETURN pg_catalog.current_setting('max_connections')::pg_catalog.int8
+       OPERATOR(pg_catalog.+) pg_catalog.current_setting('max_worker_processes')::pg_catalog.int8
+       OPERATOR(pg_catalog.+) pg_catalog.current_setting('max_wal_senders')::pg_catalog.int8
+       OPERATOR(pg_catalog.+) 64::pg_catalog.int8
+$snowflake_statement$,
+$snowflake_statement$
+COMMENT ON FUNCTION @extschema@._snowflake_max_backends() IS
+'how many server processes that may call the generator there can be, with room to spare (internal)'
+$snowflake_statement$,
+$snowflake_statement$
 CREATE FUNCTION @extschema@._snowflake_life_marker()
 RETURNS pg_catalog.int8
 LANGUAGE sql STABLE PARALLEL SAFE
-RETURN pg_catalog.hashtextextended(
-    (pg_catalog.date_part('epoch', pg_catalog.pg_postmaster_start_time()) * 1000000::pg_catalog.float8)::pg_catalog.int8::pg_catalog.text
-    || '/' || coalesce((pg_catalog.date_part('epoch', pg_catalog.pg_stat_get_bgwriter_stat_reset_time())
-                        * 1000000::pg_catalog.float8)::pg_catalog.int8::pg_catalog.text, ''), 0)
+RETURN pg_catalog.hashint8extended(
+    (pg_catalog.date_part('epoch', pg_catalog.pg_postmaster_start_time())
+     OPERATOR(pg_catalog.*) 1000000::pg_catalog.float8)::pg_catalog.int8,
+    coalesce((pg_catalog.date_part('epoch', pg_catalog.pg_stat_get_bgwriter_stat_reset_time())
+              OPERATOR(pg_catalog.*) 1000000::pg_catalog.float8)::pg_catalog.int8, 0::pg_catalog.int8))
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@._snowflake_life_marker() IS
@@ -1851,10 +1883,10 @@ CREATE FUNCTION @extschema@._snowflake_refusal(node pg_catalog.int8, now_ms pg_c
 RETURNS pg_catalog.int4
 LANGUAGE sql VOLATILE PARALLEL UNSAFE
 RETURN CASE WHEN pg_catalog.pg_is_in_recovery() THEN 1
-            WHEN pg_catalog.current_setting('transaction_read_only') = 'on' THEN 2
+            WHEN pg_catalog.current_setting('transaction_read_only') OPERATOR(pg_catalog.=) 'on'::pg_catalog.text THEN 2
             WHEN node IS NULL THEN 3
-            WHEN now_ms < 0 THEN 4
-            WHEN now_ms > 2199023255551 THEN 5
+            WHEN now_ms OPERATOR(pg_catalog.<) 0::pg_catalog.int8 THEN 4
+            WHEN now_ms OPERATOR(pg_catalog.>) 2199023255551::pg_catalog.int8 THEN 5
             ELSE 0 END
 $snowflake_statement$,
 $snowflake_statement$
@@ -1936,206 +1968,208 @@ COMMENT ON FUNCTION @extschema@._snowflake_wait(pg_catalog.int8, pg_catalog.int8
 'wait until a key leads the clock by no more than it may, or fail (internal)'
 $snowflake_statement$,
 $snowflake_statement$
-CREATE FUNCTION @extschema@._snowflake_first(last pg_catalog.int8, node pg_catalog.int8,
-                                             floor_ms pg_catalog.int8)
-RETURNS pg_catalog.int8
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN CASE
-    WHEN (greatest(last + 1, floor_ms << 22) >> 12) & 1023::pg_catalog.int8 > node
-    THEN (((greatest(last + 1, floor_ms << 22) >> 22) + 1) << 22) | (node << 12)
-    WHEN (greatest(last + 1, floor_ms << 22) >> 12) & 1023::pg_catalog.int8 < node
-    THEN ((greatest(last + 1, floor_ms << 22) >> 22) << 22) | (node << 12)
-    ELSE greatest(last + 1, floor_ms << 22)
-END
-$snowflake_statement$,
-$snowflake_statement$
-COMMENT ON FUNCTION @extschema@._snowflake_first(pg_catalog.int8, pg_catalog.int8, pg_catalog.int8) IS
-'the first key above another with the node id and a time no earlier than a floor (internal)'
-$snowflake_statement$,
-$snowflake_statement$
 CREATE FUNCTION @extschema@._snowflake_after(first pg_catalog.int8, node pg_catalog.int8, n pg_catalog.int8)
 RETURNS pg_catalog.int8
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN ((((((first >> 22) << 12) | (first & 4095::pg_catalog.int8)) + n) >> 12) << 22)
-       | (node << 12)
-       | (((((first >> 22) << 12) | (first & 4095::pg_catalog.int8)) + n)
-          & 4095::pg_catalog.int8)
+RETURN ((((((first OPERATOR(pg_catalog.>>) 22) OPERATOR(pg_catalog.<<) 12)
+           OPERATOR(pg_catalog.|) (first OPERATOR(pg_catalog.&) 4095::pg_catalog.int8))
+          OPERATOR(pg_catalog.+) n) OPERATOR(pg_catalog.>>) 12) OPERATOR(pg_catalog.<<) 22)
+       OPERATOR(pg_catalog.|) (node OPERATOR(pg_catalog.<<) 12)
+       OPERATOR(pg_catalog.|) (((((first OPERATOR(pg_catalog.>>) 22) OPERATOR(pg_catalog.<<) 12)
+                                 OPERATOR(pg_catalog.|) (first OPERATOR(pg_catalog.&) 4095::pg_catalog.int8))
+                                OPERATOR(pg_catalog.+) n) OPERATOR(pg_catalog.&) 4095::pg_catalog.int8)
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@._snowflake_after(pg_catalog.int8, pg_catalog.int8, pg_catalog.int8) IS
 'the key some places after another, of one node id (internal)'
 $snowflake_statement$,
 $snowflake_statement$
-CREATE FUNCTION @extschema@._snowflake_same(a pg_catalog.int8, b pg_catalog.int8)
-RETURNS pg_catalog.bool
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN a IS NOT DISTINCT FROM b
-$snowflake_statement$,
-$snowflake_statement$
-COMMENT ON FUNCTION @extschema@._snowflake_same(pg_catalog.int8, pg_catalog.int8) IS
-'whether two values are the same, NULL included (internal)'
-$snowflake_statement$,
-$snowflake_statement$
 CREATE FUNCTION @extschema@._snowflake_switched()
 RETURNS pg_catalog.bool
 LANGUAGE sql STABLE PARALLEL SAFE
-RETURN coalesce((SELECT l.lanname <> 'plpgsql'
-                   FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_language l ON l.oid = p.prolang
-                  WHERE p.oid OPERATOR(pg_catalog.=) pg_catalog.to_regprocedure('@extschema@.snowflake_nextval()')), true)
+RETURN coalesce((SELECT l.lanname OPERATOR(pg_catalog.<>) 'plpgsql'::pg_catalog.name
+                   FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_language l ON l.oid OPERATOR(pg_catalog.=) p.prolang
+                  WHERE p.oid OPERATOR(pg_catalog.=) pg_catalog.to_regprocedure('@extschema@.snowflake_nextval()')::pg_catalog.oid), true)
 $snowflake_statement$,
 $snowflake_statement$
 COMMENT ON FUNCTION @extschema@._snowflake_switched() IS
 'whether snowflake_nextval() is the C extension''s now (internal)'
 $snowflake_statement$,
 $snowflake_statement$
-CREATE FUNCTION @extschema@._snowflake_move(node pg_catalog.int8, now_ms pg_catalog.int8,
-                                            count pg_catalog.int4)
+CREATE FUNCTION @extschema@._snowflake_next(taken pg_catalog.int8, state pg_catalog.int8, count pg_catalog.int4)
 RETURNS pg_catalog.int8
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
-SET search_path = pg_catalog, pg_temp
-SET lock_timeout = 5000
 AS $$
 DECLARE
-    marker int8 := @extschema@._snowflake_life_marker();
-    queue bool := count > 1;
-    switched bool := false;
-    new_life bool;
-    moving int8;
-    taken int8;
-    floor_ms int8;
-    first int8;
-    last int8;
-    done int8;
+    -- No search_path of its own (a SET clause costs every call that moves
+    -- the sequence some 20,000 instructions): every name is qualified and
+    -- every operator is OPERATOR(pg_catalog.x) (which takes the precedence
+    -- of any other operator: hence the parentheses), as in
+    -- snowflake_nextval(), which calls it and runs as the owner.
+    now_ms pg_catalog.int8 := @extschema@._snowflake_clock_ms();
+    marker pg_catalog.int8 := @extschema@._snowflake_life_marker();
+    refusal pg_catalog.int4 := 0;
+    behind pg_catalog.bool := false;
+    new_life pg_catalog.bool;
+    node pg_catalog.int8;
+    last pg_catalog.int8;
+    first pg_catalog.int8;
+    g pg_catalog.int8;
+    t pg_catalog.int8;
+    done pg_catalog.text;
 BEGIN
-    LOOP
-        -- The lock, held until this block is rolled back (SFREL), by its
-        -- end or by an error.
-        BEGIN
-            IF queue THEN
-                LOCK TABLE _snowflake._snowflake_lock IN SHARE UPDATE EXCLUSIVE MODE;
-            ELSE
-                LOCK TABLE _snowflake._snowflake_lock IN SHARE UPDATE EXCLUSIVE MODE NOWAIT;
-            END IF;
-            moving := coalesce(pg_sequence_last_value('_snowflake._snowflake_move_seq'::regclass), 0);
-            IF moving < 0 AND @extschema@._snowflake_switched() THEN
-                switched := true;
-                RAISE SQLSTATE 'SFREL';
-            END IF;
-            IF moving % 2 <> 0 THEN
-                -- Odd with the lock held: a move that failed half-way, a
-                -- crash, or a switch that was rolled back.
-                moving := moving + 1;
-                done := setval('_snowflake._snowflake_move_seq'::regclass, moving);
-            END IF;
-            new_life := pg_sequence_last_value('_snowflake._snowflake_life_seq'::regclass) IS DISTINCT FROM marker;
-            taken := nextval('_snowflake._snowflake_id_seq'::regclass);
-            IF count = 1 AND NOT new_life
-               AND @extschema@._snowflake_fits(taken, node, @extschema@._snowflake_clock_ms()) THEN
-                first := taken;
-                last := taken;
-                RAISE SQLSTATE 'SFREL';
-            END IF;
-            -- A move: odd while the sequence is read and set.
-            done := setval('_snowflake._snowflake_move_seq'::regclass, moving + 1);
-            last := pg_sequence_last_value('_snowflake._snowflake_id_seq'::regclass);
-            floor_ms := now_ms + CASE WHEN new_life THEN 1000 ELSE 0 END;
-            -- Variables as the arguments: the planner inlines the arithmetic
-            -- only where they are simple.
-            first := @extschema@._snowflake_first(last, node, floor_ms);
-            last := @extschema@._snowflake_after(first, node, (count - 1)::pg_catalog.int8);
-            IF last >> 22 <= 2199023255551 AND (last >> 22) - now_ms <= 1000 + 1000 THEN
-                done := setval('_snowflake._snowflake_id_seq'::regclass, last);
-                IF new_life THEN
-                    done := setval('_snowflake._snowflake_life_seq'::regclass, marker);
-                END IF;
-            END IF;
-            done := setval('_snowflake._snowflake_move_seq'::regclass, moving + 2);
-            RAISE SQLSTATE 'SFREL';
-        EXCEPTION
-            WHEN SQLSTATE 'SFREL' THEN
-                EXIT;
-            WHEN lock_not_available THEN
-                IF queue THEN
-                    RAISE EXCEPTION USING ERRCODE = 'lock_not_available',
-                        MESSAGE = 'could not move the snowflake key sequence',
-                        DETAIL = 'Another call held the snowflake generator''s lock for 5000 ms; no ID was issued.',
-                        HINT = 'Only a move of the key sequence, or the switch to the C extension, holds it, each for a few statements: look in pg_stat_activity for a session that stopped inside one.';
-                END IF;
-        END;
-
-        -- Another call holds the lock: once its move is made (the second
-        -- sequence even again), the next value fits.
-        moving := pg_sequence_last_value('_snowflake._snowflake_move_seq'::regclass);
-        IF coalesce(moving, 0) % 2 = 0
-           AND pg_sequence_last_value('_snowflake._snowflake_life_seq'::regclass) = marker THEN
-            taken := nextval('_snowflake._snowflake_id_seq'::regclass);
-            IF @extschema@._snowflake_same(moving, pg_sequence_last_value('_snowflake._snowflake_move_seq'::regclass))
-               AND @extschema@._snowflake_fits(taken, node, @extschema@._snowflake_clock_ms()) THEN
-                IF current_setting('snowflake_edition.life', true) IS DISTINCT FROM marker::text THEN
-                    PERFORM set_config('snowflake_edition.life', marker::text, false);
-                END IF;
-                RETURN taken;
-            END IF;
+    IF taken IS NULL THEN
+        -- Not ready for a key without the lock: why, if it must refuse.
+        -- (Only what runs is set up, once per transaction: so the
+        -- statements that everyday calls need not run are in branches.)
+        refusal := @extschema@._snowflake_refusal(0::pg_catalog.int8, now_ms);
+        IF refusal OPERATOR(pg_catalog.<>) 0 THEN
+            PERFORM @extschema@._snowflake_refuse(refusal, now_ms);
         END IF;
-        IF @extschema@._snowflake_clock_ms() > now_ms + 1 THEN
-            queue := true;
-        ELSE
-            PERFORM pg_sleep(0.00005);
-        END IF;
-    END LOOP;
-    IF switched THEN
-        RETURN NULL;
     END IF;
+
+    -- The lock, held until this block is rolled back (SFREL), by its end
+    -- or by an error; lock_timeout set in it is undone with it.
+    BEGIN
+        done := pg_catalog.set_config('lock_timeout', '5000', true);
+        PERFORM FROM _snowflake._snowflake_lock FOR UPDATE;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
+                MESSAGE = 'the snowflake generator''s lock is missing',
+                DETAIL = 'The table _snowflake._snowflake_lock has no row; no ID was issued.',
+                HINT = 'The owner of the snowflake objects puts it back: INSERT INTO _snowflake._snowflake_lock DEFAULT VALUES.';
+        END IF;
+        node := pg_catalog.pg_sequence_last_value('_snowflake._snowflake_node_seq'::pg_catalog.regclass);
+        state := pg_catalog.pg_sequence_last_value('_snowflake._snowflake_state_seq'::pg_catalog.regclass);
+        IF (state OPERATOR(pg_catalog.=) -1) OR node IS NULL THEN
+            IF node IS NULL THEN
+                refusal := 3;
+                RAISE SQLSTATE 'SFREL';
+            END IF;
+            IF @extschema@._snowflake_switched() THEN
+                RAISE SQLSTATE 'SFSWI';
+            END IF;
+        END IF;
+
+        -- No move under way or owed (the state is the node id, and only
+        -- a holder of the lock changes it): the next value, taken as a call
+        -- without the lock takes it, is handed out if it fits, and the
+        -- state is left alone.  That is the call that waited for the lock
+        -- while another moved the sequence: it takes a key and goes, and
+        -- sends no call behind it to the lock.  (No move can be under way
+        -- meanwhile: this call holds the lock.)
+        IF (count OPERATOR(pg_catalog.=) 1) AND (state OPERATOR(pg_catalog.=) node) THEN
+            last := pg_catalog.nextval('_snowflake._snowflake_id_seq'::pg_catalog.regclass);
+            IF @extschema@._snowflake_fits(last, node, now_ms)
+               AND coalesce(pg_catalog.pg_sequence_last_value('_snowflake._snowflake_life_seq'::pg_catalog.regclass)
+                            OPERATOR(pg_catalog.=) marker, false) THEN
+                first := last;
+                RAISE SQLSTATE 'SFREL';
+            END IF;
+        END IF;
+
+        -- The state says a move is under way before L is taken (the
+        -- argument above): setval() first, then nextval(), which has the
+        -- session's lastval() follow the key sequence.
+        last := pg_catalog.nextval(
+            CASE WHEN pg_catalog.setval('_snowflake._snowflake_state_seq'::pg_catalog.regclass,
+                                        node OPERATOR(pg_catalog.+) 1024) IS NOT NULL
+                 THEN '_snowflake._snowflake_id_seq'::pg_catalog.regclass END);
+        new_life := coalesce(pg_catalog.pg_sequence_last_value('_snowflake._snowflake_life_seq'::pg_catalog.regclass)
+                             OPERATOR(pg_catalog.<>) marker, true);
+        IF NOT new_life AND (count OPERATOR(pg_catalog.=) 1) AND (state OPERATOR(pg_catalog.=) node)
+           AND (((last OPERATOR(pg_catalog.>>) 12) OPERATOR(pg_catalog.&) 1023::pg_catalog.int8)
+                OPERATOR(pg_catalog.=) node)
+           AND ((last OPERATOR(pg_catalog.>>) 22) OPERATOR(pg_catalog.>=) now_ms) THEN
+            -- No move owed, and L carries the node id and a time no earlier
+            -- than the clock's: another call moved the sequence while this
+            -- one waited for the lock, or the key only leads the clock too
+            -- far, which means that the clock stepped back (it waits
+            -- below).
+            first := last;
+            behind := true;
+        ELSE
+            -- The first key above L + B with the node id and a time no
+            -- earlier than the floor: a second past the clock in a new
+            -- server life; 4 ms past it where the sequence
+            -- was moved less than that long ago (more than a call every
+            -- 4 ms), so that the calls of the next
+            -- milliseconds take theirs without a move; else the clock.  g
+            -- is the lowest value above L + B at the floor or later (B
+            -- matters only where L lies within PostgreSQL's largest number
+            -- of processes, 262143, of the floor: not behind the clock), t
+            -- the slot of the node id in its millisecond, or in the next one
+            -- where g lies past it.
+            g := (now_ms OPERATOR(pg_catalog.+)
+                  CASE WHEN new_life THEN 1000
+                       WHEN (last OPERATOR(pg_catalog.>>) 22)
+                            OPERATOR(pg_catalog.>=) (now_ms OPERATOR(pg_catalog.-) 4)
+                       THEN 4
+                       ELSE 0 END) OPERATOR(pg_catalog.<<) 22;
+            IF (last OPERATOR(pg_catalog.+) 262143) OPERATOR(pg_catalog.>=) g THEN
+                g := greatest((last OPERATOR(pg_catalog.+) @extschema@._snowflake_max_backends())
+                              OPERATOR(pg_catalog.+) 1, g);
+            END IF;
+            t := ((g OPERATOR(pg_catalog.>>) 22) OPERATOR(pg_catalog.<<) 10) OPERATOR(pg_catalog.|) node;
+            first := greatest(g, (t OPERATOR(pg_catalog.+)
+                                  CASE WHEN t OPERATOR(pg_catalog.<) (g OPERATOR(pg_catalog.>>) 12)
+                                       THEN 1024 ELSE 0 END) OPERATOR(pg_catalog.<<) 12);
+            IF count OPERATOR(pg_catalog.=) 1 THEN
+                last := first;
+            ELSE
+                last := @extschema@._snowflake_after(first, node, (count OPERATOR(pg_catalog.-) 1)::pg_catalog.int8);
+            END IF;
+            IF (last OPERATOR(pg_catalog.>>) 22)
+               OPERATOR(pg_catalog.<=) least(2199023255551, (now_ms OPERATOR(pg_catalog.+) 1000) OPERATOR(pg_catalog.+) 1000) THEN
+                g := pg_catalog.setval('_snowflake._snowflake_id_seq'::pg_catalog.regclass, last);
+                IF new_life THEN
+                    g := pg_catalog.setval('_snowflake._snowflake_life_seq'::pg_catalog.regclass, marker);
+                END IF;
+            ELSIF (last OPERATOR(pg_catalog.>>) 22) OPERATOR(pg_catalog.>) 2199023255551 THEN
+                refusal := 6;
+            END IF;
+        END IF;
+        g := pg_catalog.setval('_snowflake._snowflake_state_seq'::pg_catalog.regclass, node);
+        RAISE SQLSTATE 'SFREL';
+    EXCEPTION
+        WHEN SQLSTATE 'SFREL' THEN
+            NULL;
+        WHEN SQLSTATE 'SFSWI' THEN
+            -- Switched to the C extension while this call waited.
+            IF count OPERATOR(pg_catalog.=) 1 THEN
+                RETURN @extschema@.snowflake_nextval();
+            END IF;
+            RETURN NULL;
+        WHEN lock_not_available THEN
+            RAISE EXCEPTION USING ERRCODE = 'lock_not_available',
+                MESSAGE = 'could not move the snowflake key sequence',
+                DETAIL = 'Another call held the snowflake generator''s lock, or one of its sequences, for 5000 ms; no ID was issued.',
+                HINT = 'Only a move of the key sequence, or the switch to the C extension, holds it, each for a few statements: look in pg_stat_activity for a session that stopped inside one.';
+    END;
 
     -- Refused under the lock, raised without it; a key that leads the
     -- clock by more than it may waits for it.
-    IF last >> 22 > 2199023255551 THEN
-        PERFORM @extschema@._snowflake_refuse(6, now_ms);
+    IF (refusal OPERATOR(pg_catalog.<>) 0)
+       OR (((last OPERATOR(pg_catalog.>>) 22) OPERATOR(pg_catalog.-) now_ms) OPERATOR(pg_catalog.>) 1000) THEN
+        IF refusal OPERATOR(pg_catalog.<>) 0 THEN
+            PERFORM @extschema@._snowflake_refuse(refusal, now_ms);
+        END IF;
+        PERFORM @extschema@._snowflake_wait(last OPERATOR(pg_catalog.>>) 22, now_ms, behind);
     END IF;
-    IF (last >> 22) - now_ms > 1000 THEN
-        PERFORM @extschema@._snowflake_wait(last >> 22, now_ms, false);
-    END IF;
-    IF current_setting('snowflake_edition.life', true) IS DISTINCT FROM marker::text THEN
-        PERFORM set_config('snowflake_edition.life', marker::text, false);
+    IF taken IS NULL THEN
+        -- This session has seen this server life under the lock: its next
+        -- calls may take their keys without it.
+        IF pg_catalog.current_setting('snowflake_edition.life', true) IS NULL THEN
+            done := pg_catalog.set_config('snowflake_edition.life', 'seen', false);
+        END IF;
     END IF;
     RETURN first;
 END
 $$
 $snowflake_statement$,
 $snowflake_statement$
-COMMENT ON FUNCTION @extschema@._snowflake_move(pg_catalog.int8, pg_catalog.int8, pg_catalog.int4) IS
-'the next key under the generator''s lock, moving the key sequence to the clock, past a full millisecond or into a new server life where it must (internal)'
-$snowflake_statement$,
-$snowflake_statement$
-CREATE FUNCTION @extschema@._snowflake_next(taken pg_catalog.int8, node pg_catalog.int8,
-                                            now_ms pg_catalog.int8)
-RETURNS pg_catalog.int8
-LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    refusal int4 := @extschema@._snowflake_refusal(node, now_ms);
-    id int8;
-BEGIN
-    IF refusal <> 0 THEN
-        PERFORM @extschema@._snowflake_refuse(refusal, now_ms);
-    END IF;
-    IF (taken >> 12) & 1023 = node AND taken >> 22 > now_ms + 1000
-       AND current_setting('snowflake_edition.life', true) <> '' THEN
-        PERFORM @extschema@._snowflake_wait(taken >> 22, now_ms, true);
-        RETURN taken;
-    END IF;
-    id := @extschema@._snowflake_move(node, now_ms, 1);
-    IF id IS NULL THEN
-        RETURN @extschema@.snowflake_nextval();
-    END IF;
-    RETURN id;
-END
-$$
-$snowflake_statement$,
-$snowflake_statement$
-COMMENT ON FUNCTION @extschema@._snowflake_next(pg_catalog.int8, pg_catalog.int8, pg_catalog.int8) IS
-'snowflake_nextval() where a key taken without the lock cannot be handed out as it is (internal)'
+COMMENT ON FUNCTION @extschema@._snowflake_next(pg_catalog.int8, pg_catalog.int8, pg_catalog.int4) IS
+'snowflake_nextval() where a key taken without the lock cannot be handed out as it is, and the batches: the next key under the generator''s lock, moving the key sequence where it must (internal)'
 $snowflake_statement$,
 $snowflake_statement$
 CREATE FUNCTION @extschema@.snowflake_nextval()
@@ -2143,25 +2177,17 @@ RETURNS pg_catalog.int8
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
 AS $$
 DECLARE
-    node pg_catalog.int8 := pg_catalog.pg_sequence_last_value('_snowflake._snowflake_node_seq'::pg_catalog.regclass);
-    moving pg_catalog.int8 := pg_catalog.pg_sequence_last_value('_snowflake._snowflake_move_seq'::pg_catalog.regclass);
-    now_ms pg_catalog.int8 := @extschema@._snowflake_clock_ms();
-    id pg_catalog.int8;
+    state pg_catalog.int8 := pg_catalog.pg_sequence_last_value('_snowflake._snowflake_state_seq'::pg_catalog.regclass);
+    id pg_catalog.int8 := @extschema@._snowflake_take(state);
 BEGIN
     -- Every name is qualified, and no operator is used (with no
     -- search_path of its own, which would cost every call): this runs as
-    -- the edition's owner.  The clock is read before the key is taken, as
-    -- the C extension reads it before its spinlock.
-    IF @extschema@._snowflake_ready(node, moving, now_ms) THEN
-        id := pg_catalog.nextval('_snowflake._snowflake_id_seq'::pg_catalog.regclass);
-        IF NOT @extschema@._snowflake_same(moving, pg_catalog.pg_sequence_last_value('_snowflake._snowflake_move_seq'::pg_catalog.regclass)) THEN
-            -- A move began meanwhile: this key may lie on either side of it.
-            id := NULL;
-        ELSIF @extschema@._snowflake_fits(id, node, now_ms) THEN
-            RETURN id;
-        END IF;
+    -- the edition's owner.  The state is read before the key is taken, as
+    -- the argument above needs.
+    IF @extschema@._snowflake_fits(id, state, @extschema@._snowflake_clock_ms()) THEN
+        RETURN id;
     END IF;
-    RETURN @extschema@._snowflake_next(id, node, now_ms);
+    RETURN @extschema@._snowflake_next(id, state, 1);
 END
 $$
 $snowflake_statement$,
@@ -2177,10 +2203,8 @@ SET search_path = pg_catalog, pg_temp
 ROWS 1000
 AS $$
 DECLARE
-    node int8 := pg_sequence_last_value('_snowflake._snowflake_node_seq'::regclass);
-    now_ms int8 := @extschema@._snowflake_clock_ms();
-    refusal int4;
     first int8;
+    node int8;
     packed int8;
 BEGIN
     IF count < 1 OR count > 1000000 THEN
@@ -2188,16 +2212,13 @@ BEGIN
             MESSAGE = 'batch size must be between 1 and 1000000',
             DETAIL = format('The requested batch size was %s.', count);
     END IF;
-    refusal := @extschema@._snowflake_refusal(node, now_ms);
-    IF refusal <> 0 THEN
-        PERFORM @extschema@._snowflake_refuse(refusal, now_ms);
-    END IF;
-    first := @extschema@._snowflake_move(node, now_ms, count);
+    first := @extschema@._snowflake_next(NULL::pg_catalog.int8, NULL::pg_catalog.int8, count);
     IF first IS NULL THEN
         -- Switched to the C extension while this call waited.
         RETURN QUERY SELECT * FROM @extschema@.snowflake_nextval_batch(count);
         RETURN;
     END IF;
+    node := (first >> 12) & 1023;
     packed := ((first >> 22) << 12) | (first & 4095);
     RETURN QUERY
         SELECT ((p >> 12) << 22) | (node << 12) | (p & 4095)
@@ -2249,6 +2270,7 @@ AS $$
 DECLARE
     seq regclass := @extschema@._snowflake_node_seq();
     old int8;
+    done int8;
 BEGIN
     IF node_id < 0 OR node_id > 1023 THEN
         RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
@@ -2260,11 +2282,21 @@ BEGIN
             MESSAGE = 'permission denied to set the snowflake node id',
             DETAIL = 'Only the owner of the snowflake objects (the role that installed them) and superusers may set it.';
     END IF;
-    old := pg_sequence_last_value(seq);
-    IF old <> node_id THEN
-        RAISE NOTICE 'snowflake node id changed from % to %', old, node_id;
-    END IF;
-    PERFORM setval(seq, node_id);
+    -- The lock, held until this block is rolled back.
+    BEGIN
+        PERFORM FROM _snowflake._snowflake_lock FOR UPDATE;
+        old := pg_sequence_last_value(seq);
+        IF old <> node_id THEN
+            RAISE NOTICE 'snowflake node id changed from % to %', old, node_id;
+        END IF;
+        done := setval(seq, node_id);
+        IF old IS DISTINCT FROM node_id THEN
+            done := setval('_snowflake._snowflake_state_seq'::regclass, node_id + 1024);
+        END IF;
+        RAISE SQLSTATE 'SFREL';
+    EXCEPTION WHEN SQLSTATE 'SFREL' THEN
+        NULL;
+    END;
     RETURN node_id;
 END
 $$
@@ -2280,10 +2312,7 @@ $snowflake_statement$
 REVOKE ALL ON FUNCTION @extschema@._snowflake_wait(pg_catalog.int8, pg_catalog.int8, pg_catalog.bool) FROM PUBLIC
 $snowflake_statement$,
 $snowflake_statement$
-REVOKE ALL ON FUNCTION @extschema@._snowflake_move(pg_catalog.int8, pg_catalog.int8, pg_catalog.int4) FROM PUBLIC
-$snowflake_statement$,
-$snowflake_statement$
-REVOKE ALL ON FUNCTION @extschema@._snowflake_next(pg_catalog.int8, pg_catalog.int8, pg_catalog.int8) FROM PUBLIC
+REVOKE ALL ON FUNCTION @extschema@._snowflake_next(pg_catalog.int8, pg_catalog.int8, pg_catalog.int4) FROM PUBLIC
 $snowflake_statement$,
 $snowflake_statement$
 CREATE FUNCTION @extschema@._snowflake_aes(block pg_catalog.bytea, key pg_catalog.bytea)

@@ -32,7 +32,8 @@
 -- sequence waits for it), marks the edition switched (every call then
 -- goes for the lock), reads the edition's last key, waits until the clock
 -- has passed its time (at most a second or two), and checks that the C
--- extension's first key is above it.  Before that, it checks that the C
+-- extension's first key is above it and above the keys that calls under
+-- way may still take.  Before that, it checks that the C
 -- extension's key file holds the edition's keys of public IDs, the same
 -- one current (docs/deployment/sql-edition.md, "Public IDs"), so that the
 -- public IDs handed out still read.  Anything that fails rolls it all
@@ -80,6 +81,7 @@ DECLARE
     same_layout bool;
     last_key int8;
     first_key int8;
+    bound int8;
     waited int := 0;
     k record;
     c_public int8;
@@ -215,18 +217,17 @@ BEGIN
         '@extschema@.snowflake_from_hex(text)',
         '@extschema@.snowflake_from_hex(text, text)',
         '@extschema@._snowflake_clock_ms()',
-        '@extschema@._snowflake_ready(int8, int8, int8)',
+        '@extschema@._snowflake_ready(int8)',
         '@extschema@._snowflake_fits(int8, int8, int8)',
+        '@extschema@._snowflake_take(int8)',
+        '@extschema@._snowflake_max_backends()',
         '@extschema@._snowflake_life_marker()',
         '@extschema@._snowflake_refusal(int8, int8)',
         '@extschema@._snowflake_refuse(int4, int8)',
         '@extschema@._snowflake_wait(int8, int8, bool)',
-        '@extschema@._snowflake_first(int8, int8, int8)',
         '@extschema@._snowflake_after(int8, int8, int8)',
-        '@extschema@._snowflake_same(int8, int8)',
         '@extschema@._snowflake_switched()',
-        '@extschema@._snowflake_move(int8, int8, int4)',
-        '@extschema@._snowflake_next(int8, int8, int8)',
+        '@extschema@._snowflake_next(int8, int8, int4)',
         '@extschema@.snowflake_nextval()',
         '@extschema@.snowflake_nextval_batch(int4)',
         '@extschema@.snowflake_lastval()',
@@ -378,16 +379,27 @@ BEGIN
         LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY INVOKER
         AS $f$ BEGIN RETURN %I.snowflake_lastval(); END $f$', target);
 
-    -- Stop the edition: a move waits for the lock, every call goes for it.
-    LOCK TABLE _snowflake._snowflake_lock IN SHARE UPDATE EXCLUSIVE MODE;
-    PERFORM pg_catalog.setval('_snowflake._snowflake_move_seq'::pg_catalog.regclass, -1);
+    -- Stop the edition: its lock (a row lock, held to the commit), and its
+    -- state set so that every call goes for the lock.  The calls that read
+    -- the state before, at most one per server process, may still take a
+    -- key without the lock: up to last_key plus their number.
+    PERFORM FROM _snowflake._snowflake_lock FOR UPDATE;
+    PERFORM pg_catalog.setval('_snowflake._snowflake_state_seq'::pg_catalog.regclass, -1);
     last_key := coalesce(pg_catalog.pg_sequence_last_value('_snowflake._snowflake_id_seq'::pg_catalog.regclass), 0);
+    bound := last_key OPERATOR(pg_catalog.+) pg_catalog.current_setting('max_connections')::pg_catalog.int8
+             OPERATOR(pg_catalog.+) pg_catalog.current_setting('max_worker_processes')::pg_catalog.int8
+             OPERATOR(pg_catalog.+) pg_catalog.current_setting('max_wal_senders')::pg_catalog.int8
+             OPERATOR(pg_catalog.+) coalesce(pg_catalog.current_setting('autovacuum_worker_slots', true),
+                                             pg_catalog.current_setting('autovacuum_max_workers'))::pg_catalog.int8
+             OPERATOR(pg_catalog.+) 16::pg_catalog.int8;
 
     -- The C extension's keys start above the edition's last: once the clock
     -- has passed its millisecond (it may have led the clock by a second or
     -- two, after a batch).
-    WHILE pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::int8 - 1704067200000
-          <= last_key >> 22 LOOP
+    WHILE (pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp())
+                            OPERATOR(pg_catalog.*) 1000::pg_catalog.float8)::pg_catalog.int8
+           OPERATOR(pg_catalog.-) 1704067200000::pg_catalog.int8)
+          OPERATOR(pg_catalog.<=) (bound OPERATOR(pg_catalog.>>) 22) LOOP
         IF waited >= 2500 THEN
             RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
                 MESSAGE = 'the clock is behind the last snowflake key of the SQL edition',
@@ -399,7 +411,7 @@ BEGIN
         waited := waited + 5;
     END LOOP;
     EXECUTE pg_catalog.format('SELECT %I.snowflake_nextval()', target) INTO first_key;
-    IF first_key <= last_key THEN
+    IF first_key OPERATOR(pg_catalog.<=) bound THEN
         RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
             MESSAGE = 'the snowflake C extension issued a key below the SQL edition''s last',
             DETAIL = pg_catalog.format('Its first key is %s, the edition''s last %s.', first_key, last_key),
@@ -619,18 +631,17 @@ BEGIN
         '@extschema@.snowflake_from_hex(text)',
         '@extschema@.snowflake_from_hex(text, text)',
         '@extschema@._snowflake_clock_ms()',
-        '@extschema@._snowflake_ready(int8, int8, int8)',
+        '@extschema@._snowflake_ready(int8)',
         '@extschema@._snowflake_fits(int8, int8, int8)',
+        '@extschema@._snowflake_take(int8)',
+        '@extschema@._snowflake_max_backends()',
         '@extschema@._snowflake_life_marker()',
         '@extschema@._snowflake_refusal(int8, int8)',
         '@extschema@._snowflake_refuse(int4, int8)',
         '@extschema@._snowflake_wait(int8, int8, bool)',
-        '@extschema@._snowflake_first(int8, int8, int8)',
         '@extschema@._snowflake_after(int8, int8, int8)',
-        '@extschema@._snowflake_same(int8, int8)',
         '@extschema@._snowflake_switched()',
-        '@extschema@._snowflake_move(int8, int8, int4)',
-        '@extschema@._snowflake_next(int8, int8, int8)',
+        '@extschema@._snowflake_next(int8, int8, int4)',
         '@extschema@.snowflake_nextval()',
         '@extschema@.snowflake_nextval_batch(int4)',
         '@extschema@.snowflake_lastval()',

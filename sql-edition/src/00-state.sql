@@ -3,13 +3,14 @@
 --
 -- No role but the owner (the role that installed the edition) and
 -- superusers has USAGE on _snowflake, so no other role can name what is in
--- it, and so cannot lock it: a role that can name a table or a sequence can
--- queue a lock on it that every later caller waits behind (an ALTER TABLE
--- ... ATTACH PARTITION of it takes ACCESS EXCLUSIVE before it checks
--- ownership, and waits for any lock the role holds itself), and an advisory
--- lock needs no privilege at all.  The generator (30-generator.sql) takes no
--- lock that another role can take or queue for.  One edition per database:
--- its state is this schema.
+-- it: a role that can name a table or a sequence can queue a strong lock
+-- on it that every later caller waits behind (an ALTER TABLE ... ATTACH
+-- PARTITION of it takes ACCESS EXCLUSIVE before it checks ownership).
+-- Functions that take a relation's OID can still queue the weaker locks
+-- (ACCESS SHARE, ROW EXCLUSIVE, SHARE UPDATE EXCLUSIVE) on anything, name
+-- or not: the generator (30-generator.sql) takes only locks that conflict
+-- with none of those, and no advisory lock, which needs no privilege at
+-- all.  One edition per database: its state is this schema.
 CREATE SCHEMA _snowflake;
 
 COMMENT ON SCHEMA _snowflake IS
@@ -59,30 +60,47 @@ CREATE SEQUENCE _snowflake._snowflake_life_seq
 COMMENT ON SEQUENCE _snowflake._snowflake_life_seq IS
 'the server life that last moved the snowflake keys (internal)';
 
--- Whether a move of the key sequence is under way: even (or never set)
--- when none is, odd while one is, -1 while the database switches to the C
--- extension (switch-to-c.sql).  A call that takes a key without the lock
--- reads it before and after its nextval(), and hands the key out only if it
--- was even and unchanged (30-generator.sql).  Only ever changed with
--- setval() under the generator's lock.  An odd value that no move holds (a
--- move cancelled half-way, a crash) is made even by the next move.  Not
--- dumped.
-CREATE SEQUENCE _snowflake._snowflake_move_seq
+-- The generator's state, which every call reads before it takes a key
+-- without the lock (30-generator.sql): the node id (0 to @MAX_NODE@) while
+-- a call may do so; the node id plus @MOVING@ while a move of the key
+-- sequence is under way or owed (a move sets it before it reads the
+-- sequence, and the node id again at its end; snowflake_set_node_id()
+-- sets it so that the next call moves the sequence to the new node id's
+-- keys); -1 while the database switches to the C extension
+-- (switch-to-c.sql); never set (pg_sequence_last_value() NULL) until the
+-- first move.  Anything but a node id sends every call for the
+-- generator's lock, where the next move puts it right: a move cancelled
+-- half-way, a crash, a switch rolled back, a restored value.  Only ever
+-- changed with setval() under the generator's lock.  Not dumped.
+CREATE SEQUENCE _snowflake._snowflake_state_seq
     AS pg_catalog.int8 MINVALUE -1 NO MAXVALUE START 0 CACHE 1 NO CYCLE;
 
-COMMENT ON SEQUENCE _snowflake._snowflake_move_seq IS
-'even, or odd while the snowflake key sequence is being moved (internal)';
+COMMENT ON SEQUENCE _snowflake._snowflake_state_seq IS
+'the snowflake node id while calls may take keys without the lock, else a move is under way (internal)';
 
--- The generator's lock: a move locks this table (SHARE UPDATE EXCLUSIVE,
--- which conflicts with itself and with no lock that reading or writing a
--- table takes) inside a subtransaction, and rolls the subtransaction back
--- to release it, so that it is held for the few statements of the move,
--- never to the end of the caller's transaction, and released by any error
--- or cancel.  No rows.
+-- The generator's lock: a row lock on the one row of this table (FOR
+-- UPDATE, which takes ROW SHARE on the table), taken by a move inside a
+-- subtransaction that the move rolls back at its end, so that it is held
+-- for the few statements of the move, never to the end of the caller's
+-- transaction, and released by any error or cancel.  No other role can
+-- take it or queue for it: locking a row needs UPDATE on the table (the
+-- owner's alone), and ROW SHARE conflicts with no lock that another role
+-- can ask for on a relation it cannot use (brin_summarize_new_values()
+-- queues SHARE UPDATE EXCLUSIVE on any relation by its OID before it checks
+-- anything, gin_clean_pending_list() ROW EXCLUSIVE, pg_relation_size()
+-- ACCESS SHARE: test/t/092_sql_edition_oid_locks.pl tries them all).  A
+-- table lock in any mode that conflicts with itself conflicts with SHARE
+-- UPDATE EXCLUSIVE too, and an advisory lock is open to every role.
 CREATE TABLE _snowflake._snowflake_lock ();
 
 COMMENT ON TABLE _snowflake._snowflake_lock IS
-'the snowflake generator''s lock, taken by a move of the key sequence (internal, no rows)';
+'the snowflake generator''s lock: its one row, locked by a move of the key sequence (internal)';
+
+DO $do$
+BEGIN
+    INSERT INTO _snowflake._snowflake_lock SELECT WHERE NOT EXISTS (SELECT FROM _snowflake._snowflake_lock);
+END
+$do$;
 
 -- @extension-only-begin
 SELECT pg_catalog.pg_extension_config_dump('_snowflake._snowflake_id_seq', '');

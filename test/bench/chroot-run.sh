@@ -10,12 +10,15 @@
 #                                               test/bench/restart.sh on 18,
 #                                               the build of commit d0c4a94
 #                                               beside this tree's
+#   test/bench/chroot-run.sh 18 --edition       test/bench/edition.sh on 18
 #
 # Every option after the major goes to test/bench/run.sh, or with --restart
-# (first after the major) to test/bench/restart.sh.  The report is written
-# to docs/performance/report-pg<major>.md (report-restart-pg<major>.md with
-# --restart), or to --output FILE (a path outside the chroot), run.sh's
-# plots and their data beside it (see run.sh).
+# or --edition (first after the major) to test/bench/restart.sh or
+# test/bench/edition.sh.  The report is written to
+# docs/performance/report-pg<major>.md (report-restart-pg<major>.md with
+# --restart, report-sql-edition-speed-pg<major>.md with --edition), or to
+# --output FILE (a path outside the chroot), run.sh's plots and their data
+# beside it (see run.sh).
 # With --restart, --before REV (a git revision of this repository) is the
 # second build restart.sh measures: the tree of REV (git archive) is built
 # and installed into a relocated copy of the chroot's PostgreSQL inside this
@@ -51,9 +54,15 @@ script=run.sh
 if [ "${1:-}" = --restart ]; then
     script=restart.sh
     shift
+elif [ "${1:-}" = --edition ]; then
+    script=edition.sh
+    shift
 fi
-output=$src/docs/performance/report-pg$major.md
-[ "$script" = run.sh ] || output=$src/docs/performance/report-restart-pg$major.md
+case $script in
+    run.sh) output=$src/docs/performance/report-pg$major.md ;;
+    restart.sh) output=$src/docs/performance/report-restart-pg$major.md ;;
+    edition.sh) output=$src/docs/performance/report-sql-edition-speed-pg$major.md ;;
+esac
 keep=0
 callgrind=1
 [ "$script" = run.sh ] || callgrind=0
@@ -100,6 +109,7 @@ cleanup() {
     # was killed, its servers may still run: stop them by the PID in their
     # postmaster.pid.
     for pidfile in "$work"/tmp/snowflake-bench.*/data/postmaster.pid \
+        "$work"/tmp/snowflake-edition.*/data/postmaster.pid \
         "$work"/tmp/snowflake-restart.*/data/postmaster.pid \
         "$work"/tmp/snowflake-restart.*/b*/data/postmaster.pid; do
         [ -f "$pidfile" ] || continue
@@ -153,7 +163,8 @@ if git -C "$src" status --porcelain -- src Makefile snowflake.control 'snowflake
 fi
 # The command line as given, for the report.
 cmdline="test/bench/chroot-run.sh $major"
-[ "$script" = run.sh ] || cmdline+=" --restart"
+[ "$script" != restart.sh ] || cmdline+=" --restart"
+[ "$script" != edition.sh ] || cmdline+=" --edition"
 [ -z "$before_rev" ] || cmdline+=" --before $before_rev"
 for a in "${args[@]}"; do
     case "$a" in *[!A-Za-z0-9_./=:,+-]*) cmdline+=" '${a//\'/\'\\\'\'}'" ;; *) cmdline+=" $a" ;; esac

@@ -209,8 +209,8 @@ BEGIN;
 PREPARE p AS SELECT * FROM _snowflake._snowflake_lock}, %as_app),
 	'42501: permission denied for schema _snowflake',
 	'nor name the generator\'s lock');
-like(report_in($node, 'postgres', 'SELECT app._snowflake_move(1, 0, 1)', %as_app),
-	qr/^42501: permission denied for function _snowflake_move/,
+like(report_in($node, 'postgres', 'SELECT app._snowflake_next(NULL, NULL, 1)', %as_app),
+	qr/^42501: permission denied for function _snowflake_next/,
 	'nor call its internals');
 
 # A hostile search_path: operators of the caller's own, in a schema every

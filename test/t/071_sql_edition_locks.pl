@@ -224,7 +224,7 @@ is($held, '15001|1|_snowflake_id_seq,orders',
 # ACCESS EXCLUSIVE requests on the edition's relations, from other
 # sessions: refused at once, none queued.
 my %refused;
-foreach my $rel ('_snowflake._snowflake_id_seq', '_snowflake._snowflake_move_seq', '_snowflake._snowflake_node_seq',
+foreach my $rel ('_snowflake._snowflake_id_seq', '_snowflake._snowflake_state_seq', '_snowflake._snowflake_node_seq',
 	'_snowflake._snowflake_lock')
 {
 	my $q = $node->background_psql('postgres', on_error_stop => 0, extra_params => [ '-U', 'hostile' ]);

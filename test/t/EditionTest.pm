@@ -32,7 +32,7 @@ use Test::More;
 our @EXPORT = qw(edition_build edition_installation start_edition_node
   report_in outcome_in run_script assert_library_absent edition_root
   install_fake_pgtle materialize_pgtle plain_from_extension_script
-  page_recipes download_dir run_recipe);
+  page_recipes download_dir run_recipe load_and_check);
 
 # The top of the source tree.
 sub edition_root
@@ -424,6 +424,126 @@ sub run_recipe
 		}
 	}
 	return $all;
+}
+
+# --- under load ---
+
+# $clients pgbench clients for $seconds s in database $db of $node (where
+# the edition, at node id $node_id, is in the search_path), each
+# transaction one call of snowflake_nextval() (nine in ten) or a batch of
+# three, every call's key stored in table $table (created here) with the
+# times just before and just after the call, read in the same backend;
+# then checked (the tests of 067, and of the move path in 093):
+#  - unique: no key twice (and pgbench saw no failed transaction);
+#  - within each session, strictly increasing in the order of its calls;
+#  - across sessions: a call that returned before another call began, in
+#    any session of the database, has the smaller key (every pair of calls
+#    whose times do not overlap is checked);
+#  - every key carries the node id, and none lies behind the clock when its
+#    call began, or more than $lead_ms ms (default 1000) ahead of it when
+#    its call ended.
+# %opts: lead_ms, min_keys (default 10000: the load took at least that
+# many keys), min_other (default a tenth of min_keys: at least that many
+# calls began right after a call of another session ended, so that the
+# check across sessions checked something), script (a pgbench script replacing the single call, its
+# weight 9 like it), label (in the tests' names).  Returns the number of
+# keys.
+sub load_and_check
+{
+	my ($node, $db, $table, $node_id, $clients, $seconds, %opts) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+	my $lead_ms = $opts{lead_ms} // 1000;
+	my $min_keys = $opts{min_keys} // 10000;
+	my $label = defined $opts{label} ? "$opts{label}: " : '';
+	$node->safe_psql(
+		$db, qq{
+CREATE TABLE $table (
+	id bigint PRIMARY KEY,
+	client int NOT NULL,
+	n int NOT NULL,
+	k int NOT NULL DEFAULT 0,
+	started timestamptz NOT NULL,
+	ended timestamptz NOT NULL);
+});
+
+	# The time before the call, the call, the time after it: each computed
+	# from the row of the one before, so in that order.
+	my $single = $opts{script} // qq{
+			\\set n :n + 1
+			INSERT INTO $table (client, n, started, id, ended)
+			WITH s AS MATERIALIZED (SELECT clock_timestamp() AS started),
+			     c AS MATERIALIZED (SELECT started, snowflake_nextval() AS id FROM s)
+			SELECT :client_id, :n, started, id, clock_timestamp() FROM c;
+		};
+	$node->pgbench(
+		"-n -c $clients -j 2 -T $seconds -D n=0",
+		0,
+		[ qr{number of failed transactions: 0 }, qr{number of transactions actually processed: [1-9]} ],
+		[qr{^$}],
+		"${label}pgbench: $clients clients take keys for $seconds s",
+		{
+			"${table}_single\@9" => $single,
+			"${table}_batch\@1" => qq{
+			\\set n :n + 1
+			INSERT INTO $table (client, n, k, started, id, ended)
+			WITH s AS MATERIALIZED (SELECT clock_timestamp() AS started),
+			     c AS MATERIALIZED (SELECT started, b.id, b.k
+			                          FROM s, LATERAL snowflake_nextval_batch(3) WITH ORDINALITY AS b(id, k))
+			SELECT :client_id, :n, k, started, id, clock_timestamp() FROM c;
+		}
+		},
+		$db);
+
+	my ($rows, $distinct, $sessions) = split /\|/,
+	  $node->safe_psql($db, "SELECT count(*), count(DISTINCT id), count(DISTINCT client) FROM $table");
+	note "${label}$rows keys from $sessions sessions in $seconds s";
+	cmp_ok($rows, '>=', $min_keys, "${label}the load took many keys ($rows)");
+	is($sessions, $clients, "${label}from every session");
+	is($distinct, $rows, "${label}no key twice");
+
+	is( $node->safe_psql(
+			$db, qq{
+SELECT count(*) FILTER (WHERE id <= prev), count(*) FILTER (WHERE started > ended)
+  FROM (SELECT id, started, ended, lag(id) OVER (PARTITION BY client ORDER BY n, k) AS prev
+          FROM $table) s}),
+		'0|0',
+		"${label}within each session, every key is above the one before");
+
+	# Across sessions: for each call, the largest key of the calls that
+	# ended before it began (a running maximum over the calls ordered by
+	# their end).
+	$node->safe_psql(
+		$db, qq{
+CREATE TABLE ${table}_ends AS
+SELECT ended, client, max(id) OVER (ORDER BY ended, id ROWS UNBOUNDED PRECEDING) AS max_before
+  FROM $table;
+CREATE INDEX ON ${table}_ends (ended);
+ANALYZE ${table}_ends;
+});
+	my ($checked, $violations, $other_sessions) = split /\|/, $node->safe_psql(
+		$db, qq{
+SELECT count(*), count(*) FILTER (WHERE b.id <= e.max_before),
+       count(*) FILTER (WHERE e.client <> b.client)
+  FROM $table b
+  CROSS JOIN LATERAL (SELECT max_before, client FROM ${table}_ends e WHERE e.ended < b.started
+                       ORDER BY e.ended DESC LIMIT 1) e});
+	note "${label}$checked calls began after another ended, $other_sessions of them after one of another session";
+	cmp_ok($other_sessions, '>', $opts{min_other} // $min_keys / 10,
+		"${label}many calls began after a call of another session had ended last");
+	is($violations, 0,
+		"${label}every key is above the keys of all calls that returned before its call began, in any session ($checked calls)"
+	);
+
+	is( $node->safe_psql(
+			$db, qq{
+SELECT count(*) FILTER (WHERE snowflake_node_id(id) <> $node_id),
+       count(*) FILTER (WHERE snowflake_timestamp(id) < date_trunc('milliseconds', started)),
+       count(*) FILTER (WHERE snowflake_timestamp(id) > ended + interval '$lead_ms ms')
+  FROM $table}),
+		'0|0|0',
+		"${label}every key carries the node id, and a time between its call's start and $lead_ms ms after its end"
+	);
+	return $rows;
 }
 
 1;

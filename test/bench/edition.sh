@@ -1,0 +1,430 @@
+#!/usr/bin/env bash
+# test/bench/edition.sh: the SQL edition at a sequence's speed (issue 55),
+# beside bigserial, a UUIDv7 and the C extension, on one throwaway server.
+#
+# Single-row insert transactions (INSERT INTO t (v) VALUES (1), the key from
+# the column's default) into one table per contender:
+#   edition    bigint PRIMARY KEY DEFAULT sqled.snowflake_nextval(): the SQL
+#              edition of this tree (sql-edition/build.pl), its plain script
+#              installed into schema sqled, node id 2
+#   bigserial  bigserial PRIMARY KEY
+#   uuidv7     uuid PRIMARY KEY DEFAULT uuidv7() on PostgreSQL 18 and later,
+#              else a PL/pgSQL UUIDv7 (bench_uuid_v7() of test/bench/bench.sql)
+#   c          bigint PRIMARY KEY DEFAULT snowflake_nextval(): the C
+#              extension, installed into PG_CONFIG's PostgreSQL, preloaded,
+#              node id 1
+# with real commits (synchronous_commit on, fsync on), each run of pgbench
+# (-n -M prepared, every transaction's latency logged) in these modes:
+#   saturated with 1 and with 8 clients (-j 2), --seconds S each;
+#   at a fixed rate of 300 transactions a second (--rate, Poisson arrivals)
+#   with 1 and with 8 clients, --seconds S each;
+#   at 2 a second, 1 and 8 clients, --low-seconds S each;
+# --reps N repetitions, the contenders interleaved in every mode of every
+# repetition (the first one rotating), each run on its table emptied
+# (TRUNCATE) and checkpointed, after one unmeasured insert.  Then:
+#   hostile    the edition's table, 8 clients saturated, --seconds S: alone;
+#              beside two loops of brin_summarize_new_values() on the
+#              edition's relations (its lock table and key sequence, by OID,
+#              as a role with no privilege: issue 53); and beside the same
+#              two loops on a table of that role's own (the loops' own cost
+#              on the CPUs, the control), interleaved, --reps N each;
+#   publicid   the public-ID functions per call (issue 48), the edition's
+#              (pgcrypto installed first, the same key as the C extension's)
+#              and the C extension's, over real IDs in one backend, less
+#              count() of the column read.
+# It writes a Markdown report (test/bench/edition-report.pl): per mode and
+# contender, transactions a second and the median, p99 and maximum latency
+# of each run, as the median of the runs with their spread, each against
+# bigserial's; issue 55's targets; the load average of each section.
+# Measurements only: nothing passes or fails.
+#
+#   test/bench/edition.sh [--reps N] [--seconds S] [--low-seconds S]
+#                         [--only LIST] [--output FILE] [--keep] [--quick]
+#
+#   --reps N          repetitions (default 5)
+#   --seconds S       length of each saturated, 300/s and hostile run
+#                     (default 10)
+#   --low-seconds S   length of each run at 2/s (default 30)
+#   --only LIST       some sections only, comma-separated: saturated, 300,
+#                     2, hostile, publicid (default all; the report then
+#                     leaves the others' tables and targets empty)
+#   --output FILE     the report (default
+#                     docs/performance/report-sql-edition-speed-pgMAJOR.md)
+#   --keep            keep the temporary directory (server log, raw data)
+#   --quick           a smoke run: 2 repetitions of 2 s (6 s at 2/s)
+#
+# Needs the extension built and installed into the PostgreSQL PG_CONFIG
+# names (make && make install), pgcrypto (PostgreSQL's contrib), psql,
+# pgbench and perl.  Run as root, the server runs as "postgres".  About 40
+# minutes with the defaults on 2 CPUs.  test/bench/chroot-run.sh MAJOR
+# --edition runs it on 17, 18 or 19.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$here/../lib.sh"
+root=$(cd "$here/../.." && pwd)
+cmdline=test/bench/edition.sh
+for a in "$@"; do
+    case "$a" in *[!A-Za-z0-9_./=:,+-]*) cmdline+=" '${a//\'/\'\\\'\'}'" ;; *) cmdline+=" $a" ;; esac
+done
+[ -z "${SNOWFLAKE_BENCH_CMDLINE:-}" ] || cmdline=$SNOWFLAKE_BENCH_CMDLINE
+
+reps='' seconds='' low_seconds='' output='' keep=0 quick=0 only=saturated,300,2,hostile,publicid
+usage="usage: test/bench/edition.sh [--reps N] [--seconds S] [--low-seconds S] [--only LIST] [--output FILE] [--keep] [--quick]"
+while [ $# -gt 0 ]; do
+    case $1 in
+        --reps) reps=${2:?$usage}; shift 2 ;;
+        --seconds) seconds=${2:?$usage}; shift 2 ;;
+        --low-seconds) low_seconds=${2:?$usage}; shift 2 ;;
+        --only) only=${2:?$usage}; shift 2 ;;
+        --output) output=${2:?$usage}; shift 2 ;;
+        --keep) keep=1; shift ;;
+        --quick) quick=1; shift ;;
+        *) echo "$usage" >&2; exit 2 ;;
+    esac
+done
+if [ "$quick" -eq 1 ]; then
+    reps=${reps:-2} seconds=${seconds:-2} low_seconds=${low_seconds:-6}
+else
+    reps=${reps:-5} seconds=${seconds:-10} low_seconds=${low_seconds:-30}
+fi
+for v in "$reps" "$seconds" "$low_seconds"; do
+    [[ $v =~ ^[1-9][0-9]*$ ]] || { echo "$usage" >&2; exit 2; }
+done
+for s in ${only//,/ }; do
+    case $s in saturated|300|2|hostile|publicid) ;; *) echo "edition.sh: no section \"$s\"" >&2; exit 2 ;; esac
+done
+want() { case ",$only," in *,"$1",*) return 0 ;; esac; return 1; }
+# The public IDs' rows: the C extension's, and of them the edition's (some
+# hundred times slower).
+n_pub=200000
+n_pub_ed=2000
+[ "$quick" -eq 0 ] || { n_pub=20000; n_pub_ed=200; }
+
+PG_CONFIG=${PG_CONFIG:-pg_config}
+"$PG_CONFIG" --bindir >/dev/null 2>&1 || { echo "edition.sh: pg_config not found; set PG_CONFIG" >&2; exit 1; }
+bindir=$("$PG_CONFIG" --bindir)
+if [ ! -f "$("$PG_CONFIG" --pkglibdir)/snowflake.so" ]; then
+    echo "edition.sh: snowflake is not installed into $("$PG_CONFIG" --pkglibdir): make && make install" >&2
+    exit 1
+fi
+if [ ! -f "$("$PG_CONFIG" --sharedir)/extension/pgcrypto.control" ]; then
+    echo "edition.sh: the public IDs of the SQL edition need pgcrypto (PostgreSQL's contrib)" >&2
+    exit 1
+fi
+major=$("$PG_CONFIG" --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')
+output=${output:-$root/docs/performance/report-sql-edition-speed-pg$major.md}
+
+if [ "$(id -u)" -eq 0 ]; then
+    id postgres >/dev/null 2>&1 || { echo "edition.sh: running as root needs a \"postgres\" user" >&2; exit 1; }
+    as_server=(runuser -u postgres --)
+    server_user=postgres
+else
+    as_server=()
+    server_user=$(id -un)
+fi
+log() { printf '==> %s\n' "$*" >&2; }
+loadavg() { cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?'; }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/snowflake-edition.XXXXXX")
+chmod 755 "$work"
+[ "$server_user" = "$(id -un)" ] || chown "$server_user" "$work"
+data=$work/data
+port=$((20000 + RANDOM % 30000))
+logs=$work/logs
+mkdir -m 777 "$logs"
+meta=$work/meta.txt
+server_started=0
+server_pid=
+bg_pids=()
+
+cleanup() {
+    local pid
+    for pid in "${bg_pids[@]}"; do
+        kill "$pid" 2>/dev/null || true
+    done
+    if [ "$server_started" -eq 1 ]; then
+        "${as_server[@]}" "$bindir/pg_ctl" -D "$data" -m immediate -t 30 -w stop >/dev/null 2>&1 || true
+        [ -z "$server_pid" ] || sf_stop_pid "$server_pid"
+    fi
+    sf_keep_or_remove "$work" "$keep"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# psql against the bench database, as $role (postgres unless set):
+# unaligned, tab-separated, no headers.
+q() {
+    PGOPTIONS="-c client_min_messages=warning" "$bindir/psql" -X -q -At -F $'\t' \
+        -v ON_ERROR_STOP=1 -h "$work" -p "$port" -U "${role:-postgres}" -d bench "$@"
+}
+
+# The elements of a list, rotated left by $1.
+rotate() {
+    local k=$1
+    shift
+    local a=("$@") n=$# i
+    for ((i = 0; i < n; i++)); do
+        echo "${a[(i + k) % n]}"
+    done
+}
+
+# --- the server ---
+
+log "throwaway server in $work (port $port)"
+"${as_server[@]}" "$bindir/initdb" -D "$data" -A trust -U postgres --no-sync >"$work/initdb.log" 2>&1
+cat >> "$data/postgresql.conf" <<CONF
+# test/bench/edition.sh
+listen_addresses = ''
+unix_socket_directories = '$work'
+port = $port
+max_connections = 40
+shared_preload_libraries = 'snowflake'
+snowflake.node_id = 1
+shared_buffers = 256MB
+# Real commits, as an application's: every insert's commit waits for its
+# WAL to reach the disk.
+synchronous_commit = on
+fsync = on
+# Every run starts right after an explicit CHECKPOINT; no timed or
+# size-triggered checkpoint and no autovacuum worker falls inside one.
+checkpoint_timeout = 30min
+max_wal_size = 8GB
+autovacuum = off
+statement_timeout = '10min'
+snowflake.public_keys_file = 'public.keys'
+CONF
+pub_key=$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')
+printf '1 %s current\n' "$pub_key" > "$data/public.keys"
+chmod 600 "$data/public.keys"
+[ "$server_user" = "$(id -un)" ] || chown "$server_user" "$data/public.keys"
+"${as_server[@]}" "$bindir/pg_ctl" -D "$data" -l "$work/server.log" -t 120 -w start >/dev/null
+server_started=1
+server_pid=$(head -n 1 "$data/postmaster.pid")
+"$bindir/psql" -X -q -h "$work" -p "$port" -U postgres -d postgres -c "CREATE DATABASE bench"
+q -c "CREATE EXTENSION snowflake" >/dev/null
+q -f "$here/bench.sql" >/dev/null
+q -c "CREATE EXTENSION pgcrypto" >/dev/null
+perl "$root/sql-edition/build.pl" --out "$work/sqled" >/dev/null
+chmod -R a+rX "$work/sqled"
+q -c "CREATE SCHEMA sqled" >/dev/null
+q -c "SET search_path = sqled" -f "$work/sqled/snowflake-plain.sql" >/dev/null
+q -c "SELECT sqled.snowflake_set_node_id(2)" >/dev/null
+q -c "SELECT sqled.snowflake_set_public_key(1, '\\x$pub_key', true)" >/dev/null
+has_uuidv7=$(q -c "SELECT to_regprocedure('pg_catalog.uuidv7()') IS NOT NULL")
+# The hostile role of the hostile section: no privilege, a table of its
+# own (the control's target).
+q -c "CREATE ROLE bench_hostile LOGIN; CREATE SCHEMA hostile AUTHORIZATION bench_hostile" >/dev/null
+role=bench_hostile q -c "CREATE TABLE hostile.own (v int)" >/dev/null
+
+kinds=(edition bigserial uuidv7 c)
+key_def() {
+    case $1 in
+        edition) echo "id bigint PRIMARY KEY DEFAULT sqled.snowflake_nextval()" ;;
+        bigserial) echo "id bigserial PRIMARY KEY" ;;
+        uuidv7)
+            if [ "$has_uuidv7" = t ]; then
+                echo "id uuid PRIMARY KEY DEFAULT uuidv7()"
+            else
+                echo "id uuid PRIMARY KEY DEFAULT bench_uuid_v7()"
+            fi ;;
+        c) echo "id bigint PRIMARY KEY DEFAULT snowflake_nextval()" ;;
+    esac
+}
+for kind in "${kinds[@]}"; do
+    q -c "CREATE TABLE bench_$kind ($(key_def "$kind"), v integer NOT NULL)"
+    # pgbench reads the clock lazily: a meta-command at the end makes each
+    # transaction end, and the next begin, at a fresh reading
+    # (test/bench/run.sh, LATENCY_SCRIPT_END).
+    printf '%s\n' "INSERT INTO bench_$kind (v) VALUES (1);" '\set fresh_clock 0' > "$work/insert_$kind.sql"
+done
+
+{
+    echo "date=$(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+    echo "command=$cmdline"
+    echo "reps=$reps"
+    echo "only=$only"
+    echo "seconds=$seconds"
+    echo "low_seconds=$low_seconds"
+    echo "nproc=$(nproc)"
+    echo "cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
+    echo "ram=$(awk '/^MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo)"
+    echo "kernel=$(uname -sr)"
+    echo "os=$(. /etc/os-release 2>/dev/null && echo "${PRETTY_NAME:-?}")${SNOWFLAKE_BENCH_WHERE:+ ($SNOWFLAKE_BENCH_WHERE)}"
+    echo "pgversion=$(q -c 'SELECT version()')"
+    echo "has_uuidv7=$has_uuidv7"
+    echo "settings=$(q -c "SELECT string_agg(name || ' = ' || setting || coalesce(unit, ''), ', ' ORDER BY name) FROM pg_settings WHERE name IN ('shared_buffers', 'synchronous_commit', 'fsync', 'wal_sync_method', 'autovacuum', 'max_wal_size', 'checkpoint_timeout', 'max_connections', 'snowflake.node_id', 'jit')")"
+    echo "edition=$(q -c 'SELECT sqled._snowflake_edition_version()')"
+    echo "extension=$(q -c "SELECT extversion FROM pg_extension WHERE extname = 'snowflake'")"
+    if git -C "$root" rev-parse --short HEAD >/dev/null 2>&1; then
+        echo "git=$(git -C "$root" rev-parse --short HEAD)$(git -C "$root" status --porcelain -- src sql-edition 2>/dev/null | grep -q . && echo ' (with uncommitted changes)')"
+    else
+        echo "git=${SNOWFLAKE_BENCH_GIT:-unknown}"
+    fi
+    echo "load_start=$(loadavg)"
+} > "$meta"
+t_start=$(date +%s)
+
+# Run pgbench on the bench database; print "tps<TAB>transactions".
+pgbench_run() {
+    local out tps tx
+    out=$("$bindir/pgbench" -h "$work" -p "$port" -U postgres "$@" bench 2>&1) || { echo "$out" >&2; return 1; }
+    tps=$(sed -n 's/^tps = \([0-9.]*\) (without initial connection time)/\1/p' <<< "$out")
+    tx=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' <<< "$out")
+    printf '%s\t%s\n' "${tps:-0}" "${tx:-0}"
+}
+
+# The latencies of a run from its -l logs (one file per thread), as a
+# histogram of microseconds appended to $3 with the tag $2 in front; under
+# --rate the time a transaction waited for its turn (the schedule lag,
+# field 7) is taken out of its time.  The logs are removed.
+collect_latencies() {
+    local prefix=$1 tag=$2 out=$3
+    cat "$prefix".* | awk -v tag="$tag" '
+        $3 ~ /^[0-9]+$/ {
+            lag = (NF >= 7 && $7 ~ /^[0-9]+$/) ? $7 : 0
+            n[$3 - lag]++
+        }
+        END { for (us in n) printf "%s\t%d\t%d\n", tag, us, n[us] }' >> "$out"
+    rm -f "$prefix".*
+}
+
+# One run: kind, mode ("saturated" or a rate), clients, rep, seconds.
+printf 'mode\tclients\tkind\trep\tseconds\ttps\ttx\n' > "$work/runs.tsv"
+printf 'mode\tclients\tkind\trep\tlatency_us\ttransactions\n' > "$work/latency.tsv"
+one_run() {
+    local kind=$1 mode=$2 clients=$3 rep=$4 secs=$5 prefix res
+    q -c "TRUNCATE bench_$kind" -c "CHECKPOINT" >/dev/null
+    q -c "INSERT INTO bench_$kind (v) VALUES (0)" >/dev/null
+    prefix=$logs/run.$kind.$mode.$clients.$rep
+    local rate=()
+    [ "$mode" = saturated ] || rate=(-R "$mode")
+    res=$(pgbench_run -n -M prepared -c "$clients" -j $((clients < 2 ? clients : 2)) "${rate[@]}" \
+        -T "$secs" -l --log-prefix="$prefix" -f "$work/insert_$kind.sql")
+    printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$mode" "$clients" "$kind" "$rep" "$secs" "$res" >> "$work/runs.tsv"
+    collect_latencies "$prefix" "$mode"$'\t'"$clients"$'\t'"$kind"$'\t'"$rep" "$work/latency.tsv"
+}
+
+# --- the modes, the contenders interleaved ---
+
+modes=("saturated 1 $seconds" "saturated 8 $seconds" "300 1 $seconds" "300 8 $seconds"
+    "2 1 $low_seconds" "2 8 $low_seconds")
+for m in "${modes[@]}"; do
+    read -r mode clients secs <<< "$m"
+    want "$mode" || continue
+    log "$mode, $clients client(s): ${kinds[*]} x $reps repetitions of $secs s"
+    t0=$(date +%s)
+    for ((rep = 1; rep <= reps; rep++)); do
+        for kind in $(rotate $((rep - 1)) "${kinds[@]}"); do
+            one_run "$kind" "$mode" "$clients" "$rep" "$secs"
+        done
+    done
+    echo "load_${mode}_$clients=$(loadavg)" >> "$meta"
+    echo "seconds_${mode}_$clients=$(($(date +%s) - t0))" >> "$meta"
+done
+
+# --- hostile: two loops of brin_summarize_new_values() by OID ---
+
+if want hostile; then
+
+# A loop as bench_hostile: one psql session reading the same statement for
+# ever, each one refused (no BRIN index there) after it has queued its
+# lock; ended by its PID.
+start_loop() {
+    local oid=$1
+    yes "SELECT brin_summarize_new_values($oid);" |
+        PGOPTIONS="-c client_min_messages=error" "$bindir/psql" -X -q -h "$work" -p "$port" \
+            -U bench_hostile -d bench >/dev/null 2>&1 &
+    bg_pids+=($!)
+}
+stop_loops() {
+    local pid
+    for pid in "${bg_pids[@]}"; do
+        kill "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
+    bg_pids=()
+    # (Each loop's yes ends at its next write, into the closed pipe.)
+    q -c "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE usename = 'bench_hostile'" >/dev/null
+}
+targets_edition=$(q -c "SELECT string_agg(c.oid::text, ' ' ORDER BY c.relname) FROM pg_class c
+                         WHERE c.relnamespace = '_snowflake'::regnamespace
+                           AND c.relname IN ('_snowflake_lock', '_snowflake_id_seq')")
+target_own=$(q -c "SELECT 'hostile.own'::regclass::oid")
+printf 'loops\trep\tseconds\ttps\ttx\n' > "$work/hostile.tsv"
+printf 'loops\trep\tlatency_us\ttransactions\n' > "$work/hostile_latency.tsv"
+log "hostile: the edition, 8 clients, alone / beside two brin_summarize_new_values() loops on its relations / on the role's own table x $reps repetitions of $seconds s"
+t0=$(date +%s)
+for ((rep = 1; rep <= reps; rep++)); do
+    for loops in $(rotate $((rep - 1)) none edition own); do
+        case $loops in
+            edition) for oid in $targets_edition; do start_loop "$oid"; done ;;
+            own) start_loop "$target_own"; start_loop "$target_own" ;;
+        esac
+        q -c "TRUNCATE bench_edition" -c "CHECKPOINT" >/dev/null
+        q -c "INSERT INTO bench_edition (v) VALUES (0)" >/dev/null
+        prefix=$logs/hostile.$loops.$rep
+        res=$(pgbench_run -n -M prepared -c 8 -j 2 -T "$seconds" -l --log-prefix="$prefix" \
+            -f "$work/insert_edition.sql")
+        [ "$loops" = none ] || stop_loops
+        printf '%s\t%s\t%s\t%s\n' "$loops" "$rep" "$seconds" "$res" >> "$work/hostile.tsv"
+        collect_latencies "$prefix" "$loops"$'\t'"$rep" "$work/hostile_latency.tsv"
+    done
+done
+echo "load_hostile=$(loadavg)" >> "$meta"
+echo "seconds_hostile=$(($(date +%s) - t0))" >> "$meta"
+fi
+
+# --- public IDs per call ---
+
+if want publicid; then
+
+log "publicid: the C extension's over $n_pub IDs, the edition's over $n_pub_ed, x $reps repetitions"
+t0=$(date +%s)
+q -c "CREATE TABLE bench_pub AS
+      SELECT id, snowflake_to_public(id, 1) AS pub, snowflake_to_public_base32(id, 'ord_') AS ptext
+        FROM snowflake_nextval_batch($n_pub) id" >/dev/null
+q -c "VACUUM (FREEZE, ANALYZE) bench_pub" >/dev/null
+pub_names=(count_id count_pub count_ptext to_public from_public to_public_base32 from_public_base32
+    encrypt_id decrypt_id)
+pub_expr() {
+    case $1 in
+        count_id) echo "id" ;;
+        count_pub) echo "pub" ;;
+        count_ptext) echo "ptext" ;;
+        to_public) echo "SCHEMA.snowflake_to_public(id, 1)" ;;
+        from_public) echo "SCHEMA.snowflake_from_public(pub, 1)" ;;
+        to_public_base32) echo "SCHEMA.snowflake_to_public_base32(id, 'ord_')" ;;
+        from_public_base32) echo "SCHEMA.snowflake_from_public_base32(ptext, 'ord_')" ;;
+        encrypt_id) echo "SCHEMA.snowflake_encrypt_id(id, '\\x$pub_key'::bytea)" ;;
+        decrypt_id) echo "SCHEMA.snowflake_decrypt_id(pub, '\\x$pub_key'::bytea)" ;;
+    esac
+}
+printf 'who\tname\trep\tseconds\tn\n' > "$work/publicid.tsv"
+pub_time() {
+    local who=$1 name=$2 schema=public n=$n_pub expr
+    [ "$who" = c ] || { schema=sqled; n=$n_pub_ed; }
+    expr=$(pub_expr "$name" | sed "s/SCHEMA/$schema/; s/'/''/g")
+    q -c "SELECT seconds, n FROM bench_time('SELECT count($expr) FROM (SELECT * FROM bench_pub LIMIT $n) s')"
+}
+for who in c edition; do
+    for name in "${pub_names[@]}"; do pub_time "$who" "$name" >/dev/null; done
+done
+for ((rep = 1; rep <= reps; rep++)); do
+    for who in c edition; do
+        for name in $(rotate $((rep - 1)) "${pub_names[@]}"); do
+            IFS=$'\t' read -r sec n <<< "$(pub_time "$who" "$name")"
+            printf '%s\t%s\t%s\t%s\t%s\n' "$who" "$name" "$rep" "$sec" "$n" >> "$work/publicid.tsv"
+        done
+    done
+done
+echo "load_publicid=$(loadavg)" >> "$meta"
+echo "seconds_publicid=$(($(date +%s) - t0))" >> "$meta"
+fi
+
+echo "load_end=$(loadavg)" >> "$meta"
+echo "duration=$(($(date +%s) - t_start))" >> "$meta"
+perl "$here/edition-report.pl" "$work" > "$work/report.md"
+mkdir -p "$(dirname "$output")"
+cp "$work/report.md" "$output"
+log "report written to $output"
