@@ -418,15 +418,13 @@ sf_writer_sigterm(int signo, siginfo_t *info, void *context)
 }
 
 /*
- * snowflake_worker_main
- *		Entry point of the background writer.
+ * sf_writer_signals
+ *		SIGHUP reloads the settings; SIGTERM (with its sender, to tell an
+ *		administrator's pg_terminate_backend from a shutdown) ends the loop.
  */
-void
-snowflake_worker_main(Datum main_arg)
+static void
+sf_writer_signals(void)
 {
-	SnowflakeShared *s;
-	SnowflakePosition pos;
-	SfWriterState w;
 	struct sigaction sa;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
@@ -436,6 +434,20 @@ snowflake_worker_main(Datum main_arg)
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	if (sigaction(SIGTERM, &sa, NULL) < 0)
 		elog(FATAL, "could not set the SIGTERM handler: %m");
+}
+
+/*
+ * snowflake_worker_main
+ *		Entry point of the background writer.
+ */
+void
+snowflake_worker_main(Datum main_arg)
+{
+	SnowflakeShared *s;
+	SnowflakePosition pos;
+	SfWriterState w;
+
+	sf_writer_signals();
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
 
