@@ -74,12 +74,13 @@ for m in $majors; do
     preps+=($!)
 done
 
-declare -A result seconds skips
+declare -A result seconds skips failures
 # Judge step $1 from its exit status $2 and its log: passed only if it
 # exited 0 and its log has the line $3 (every suite reported as run).
 judge_step() {
     local name=$1 rc=$2 marker=$3
     skips[$name]=$(sed -n 's/^==> skipped: //p' "$logs/$name.log")
+    failures[$name]=$(sed -n 's/^==> failed: //p' "$logs/$name.log")
     if [ "$rc" -ne 0 ]; then
         result[$name]="FAILED (exit $rc)"
     elif ! grep -qE "$marker" "$logs/$name.log"; then
@@ -193,6 +194,9 @@ for name in "${order[@]}"; do
     while IFS= read -r line; do
         [ -z "$line" ] || printf '             skipped: %s\n' "$line"
     done <<<"${skips[$name]:-}"
+    while IFS= read -r line; do
+        [ -z "$line" ] || printf '             failed: %s\n' "${line:0:400}"
+    done <<<"${failures[$name]:-}"
     [ "${result[$name]}" = passed ] || status=1
 done
 if [ "$status" -ne 0 ]; then

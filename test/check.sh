@@ -154,14 +154,34 @@ if [ "${SF_FRAMEWORKS:-1}" = 0 ]; then
     echo "==> 045_pgbouncer.pl: JDBC, Go and SQLAlchemy through PgBouncer skipped (SF_FRAMEWORKS=0)"
 fi
 # Show what the failed suites left (the regression diffs, the tail of each
-# TAP file's log), say $1, remove the output file $out and exit 1.
+# failed TAP file's log, or of every log when prove named none), say $1,
+# remove the output file $out and exit 1.  The last lines name each failed
+# file and its failed tests ("==> failed: ..."): CI keeps only the head
+# and the tail of a long output, and test/all-majors.sh repeats them in
+# its summary.
 fail_with_logs() {
-    local f
+    local f file failed=()
     for f in "$RUN_DIR"/regression.diffs "$RUN_DIR"/output_iso/regression.diffs; do
         [ -f "$f" ] && { echo "==> $f"; cat "$f"; }
     done
-    find "$RUN_DIR/tmp_check" -name 'regress_log_*' 2>/dev/null | while read -r f; do
-        echo "==> tail of $f"; tail -n 60 "$f"
+    mapfile -t failed < <(sed -nE 's/^(test\/t\/[^ ]*\.pl) +\(Wstat: .*/\1/p' "$out" | sort -u)
+    if [ "${#failed[@]}" -eq 0 ]; then
+        find "$RUN_DIR/tmp_check" -name 'regress_log_*' 2>/dev/null | while read -r f; do
+            echo "==> tail of $f"; tail -n 60 "$f"
+        done
+    fi
+    for file in "${failed[@]}"; do
+        f=$RUN_DIR/tmp_check/log/regress_log_$(basename "$file" .pl)
+        [ -f "$f" ] && { echo "==> tail of $f"; tail -n 150 "$f"; }
+    done
+    echo
+    for f in "$RUN_DIR"/regression.diffs "$RUN_DIR"/output_iso/regression.diffs; do
+        [ -f "$f" ] && echo "==> failed: $(basename "$(dirname "$f")")/regression.diffs: $(grep -c '^diff ' "$f") files differ"
+    done
+    for file in "${failed[@]}"; do
+        f=$RUN_DIR/tmp_check/log/regress_log_$(basename "$file" .pl)
+        echo "==> failed: $file: $(grep -hoE 'not ok [0-9]+.*' "$f" 2>/dev/null | head -n 5 |
+            tr '\n' ';' || true) $(grep -E "^$file +\(Wstat" "$out" | head -n 1 | sed -E 's/^[^(]*//')"
     done
     echo "FAILED: $1" >&2
     rm -f "$out"
