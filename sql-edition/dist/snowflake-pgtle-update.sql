@@ -1923,9 +1923,10 @@ COMMENT ON FUNCTION @extschema@.snowflake_from_hex(pg_catalog.text, pg_catalog.t
 -- another node field because more keys were taken in a millisecond than
 -- the sequence field holds, in a new server life, or the state says a
 -- move is under way): the call takes the generator's lock
--- (_snowflake_next).  Under it, it takes the next value if that fits now
--- (another call moved the sequence while it waited for the lock); else it
--- moves the sequence: it sets the state to the node id plus 1024 (a
+-- (_snowflake_next).  Under it, where the last key taken is not behind
+-- the clock (another call moved the sequence while it waited for the
+-- lock), it takes the next value if that fits now; else it moves the
+-- sequence: it sets the state to the node id plus 1024 (a
 -- move under way), takes the sequence's next value, L, sets it with
 -- setval() to T, the first key above L + B that carries the node id and a
 -- time no earlier than the clock's, where B is how many server processes
@@ -2272,16 +2273,23 @@ BEGIN
     -- The lock, held until this block is rolled back (SFREL), by its end
     -- or by an error; lock_timeout set in it is undone with it.
     BEGIN
-        done := pg_catalog.set_config('lock_timeout', '5000', true);
-        PERFORM FROM _snowflake._snowflake_lock FOR UPDATE;
+        -- The lock, and under it (the outer query reads what the inner
+        -- one locked): the node id, the state and the last key taken.
+        -- lock_timeout is set before the lock is waited for, in the scan's
+        -- condition.
+        SELECT pg_catalog.pg_sequence_last_value('_snowflake._snowflake_node_seq'::pg_catalog.regclass),
+               pg_catalog.pg_sequence_last_value('_snowflake._snowflake_state_seq'::pg_catalog.regclass),
+               pg_catalog.pg_sequence_last_value('_snowflake._snowflake_id_seq'::pg_catalog.regclass)
+          INTO node, state, last
+          FROM (SELECT FROM _snowflake._snowflake_lock
+                 WHERE pg_catalog.set_config('lock_timeout', '5000', true) IS NOT NULL
+                   FOR UPDATE) l;
         IF NOT FOUND THEN
             RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
                 MESSAGE = 'the snowflake generator''s lock is missing',
                 DETAIL = 'The table _snowflake._snowflake_lock has no row; no ID was issued.',
                 HINT = 'The owner of the snowflake objects puts it back: INSERT INTO _snowflake._snowflake_lock DEFAULT VALUES.';
         END IF;
-        node := pg_catalog.pg_sequence_last_value('_snowflake._snowflake_node_seq'::pg_catalog.regclass);
-        state := pg_catalog.pg_sequence_last_value('_snowflake._snowflake_state_seq'::pg_catalog.regclass);
         IF (state OPERATOR(pg_catalog.=) -1) OR node IS NULL THEN
             IF node IS NULL THEN
                 refusal := 3;
@@ -2293,13 +2301,20 @@ BEGIN
         END IF;
 
         -- No move under way or owed (the state is the node id, and only
-        -- a holder of the lock changes it): the next value, taken as a call
-        -- without the lock takes it, is handed out if it fits, and the
-        -- state is left alone.  That is the call that waited for the lock
-        -- while another moved the sequence: it takes a key and goes, and
-        -- sends no call behind it to the lock.  (No move can be under way
-        -- meanwhile: this call holds the lock.)
-        IF (count OPERATOR(pg_catalog.=) 1) AND (state OPERATOR(pg_catalog.=) node) THEN
+        -- a holder of the lock changes it), and the last key taken carries
+        -- the node id and a time no earlier than the clock's: another call
+        -- moved the sequence while this one waited for the lock.  The next
+        -- value, taken as a call without the lock takes it, is handed out
+        -- if it fits (in the same server life), and the state is left
+        -- alone: the call takes a key and goes, and sends no call behind it
+        -- to the lock.  (No move can be under way meanwhile: this call
+        -- holds the lock.)  Where the last key lies behind the clock (a
+        -- call at an everyday rate, the sequence last moved a while ago), so
+        -- does the next: the call moves the sequence at once.
+        IF (count OPERATOR(pg_catalog.=) 1) AND (state OPERATOR(pg_catalog.=) node)
+           AND (((last OPERATOR(pg_catalog.>>) 12) OPERATOR(pg_catalog.&) 1023::pg_catalog.int8)
+                OPERATOR(pg_catalog.=) node)
+           AND ((last OPERATOR(pg_catalog.>>) 22) OPERATOR(pg_catalog.>=) now_ms) THEN
             last := pg_catalog.nextval('_snowflake._snowflake_id_seq'::pg_catalog.regclass);
             IF @extschema@._snowflake_fits(last, node, now_ms)
                AND coalesce(pg_catalog.pg_sequence_last_value('_snowflake._snowflake_life_seq'::pg_catalog.regclass)
@@ -4927,9 +4942,10 @@ COMMENT ON FUNCTION @extschema@.snowflake_from_hex(pg_catalog.text, pg_catalog.t
 -- another node field because more keys were taken in a millisecond than
 -- the sequence field holds, in a new server life, or the state says a
 -- move is under way): the call takes the generator's lock
--- (_snowflake_next).  Under it, it takes the next value if that fits now
--- (another call moved the sequence while it waited for the lock); else it
--- moves the sequence: it sets the state to the node id plus 1024 (a
+-- (_snowflake_next).  Under it, where the last key taken is not behind
+-- the clock (another call moved the sequence while it waited for the
+-- lock), it takes the next value if that fits now; else it moves the
+-- sequence: it sets the state to the node id plus 1024 (a
 -- move under way), takes the sequence's next value, L, sets it with
 -- setval() to T, the first key above L + B that carries the node id and a
 -- time no earlier than the clock's, where B is how many server processes
@@ -5276,16 +5292,23 @@ BEGIN
     -- The lock, held until this block is rolled back (SFREL), by its end
     -- or by an error; lock_timeout set in it is undone with it.
     BEGIN
-        done := pg_catalog.set_config('lock_timeout', '5000', true);
-        PERFORM FROM _snowflake._snowflake_lock FOR UPDATE;
+        -- The lock, and under it (the outer query reads what the inner
+        -- one locked): the node id, the state and the last key taken.
+        -- lock_timeout is set before the lock is waited for, in the scan's
+        -- condition.
+        SELECT pg_catalog.pg_sequence_last_value('_snowflake._snowflake_node_seq'::pg_catalog.regclass),
+               pg_catalog.pg_sequence_last_value('_snowflake._snowflake_state_seq'::pg_catalog.regclass),
+               pg_catalog.pg_sequence_last_value('_snowflake._snowflake_id_seq'::pg_catalog.regclass)
+          INTO node, state, last
+          FROM (SELECT FROM _snowflake._snowflake_lock
+                 WHERE pg_catalog.set_config('lock_timeout', '5000', true) IS NOT NULL
+                   FOR UPDATE) l;
         IF NOT FOUND THEN
             RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
                 MESSAGE = 'the snowflake generator''s lock is missing',
                 DETAIL = 'The table _snowflake._snowflake_lock has no row; no ID was issued.',
                 HINT = 'The owner of the snowflake objects puts it back: INSERT INTO _snowflake._snowflake_lock DEFAULT VALUES.';
         END IF;
-        node := pg_catalog.pg_sequence_last_value('_snowflake._snowflake_node_seq'::pg_catalog.regclass);
-        state := pg_catalog.pg_sequence_last_value('_snowflake._snowflake_state_seq'::pg_catalog.regclass);
         IF (state OPERATOR(pg_catalog.=) -1) OR node IS NULL THEN
             IF node IS NULL THEN
                 refusal := 3;
@@ -5297,13 +5320,20 @@ BEGIN
         END IF;
 
         -- No move under way or owed (the state is the node id, and only
-        -- a holder of the lock changes it): the next value, taken as a call
-        -- without the lock takes it, is handed out if it fits, and the
-        -- state is left alone.  That is the call that waited for the lock
-        -- while another moved the sequence: it takes a key and goes, and
-        -- sends no call behind it to the lock.  (No move can be under way
-        -- meanwhile: this call holds the lock.)
-        IF (count OPERATOR(pg_catalog.=) 1) AND (state OPERATOR(pg_catalog.=) node) THEN
+        -- a holder of the lock changes it), and the last key taken carries
+        -- the node id and a time no earlier than the clock's: another call
+        -- moved the sequence while this one waited for the lock.  The next
+        -- value, taken as a call without the lock takes it, is handed out
+        -- if it fits (in the same server life), and the state is left
+        -- alone: the call takes a key and goes, and sends no call behind it
+        -- to the lock.  (No move can be under way meanwhile: this call
+        -- holds the lock.)  Where the last key lies behind the clock (a
+        -- call at an everyday rate, the sequence last moved a while ago), so
+        -- does the next: the call moves the sequence at once.
+        IF (count OPERATOR(pg_catalog.=) 1) AND (state OPERATOR(pg_catalog.=) node)
+           AND (((last OPERATOR(pg_catalog.>>) 12) OPERATOR(pg_catalog.&) 1023::pg_catalog.int8)
+                OPERATOR(pg_catalog.=) node)
+           AND ((last OPERATOR(pg_catalog.>>) 22) OPERATOR(pg_catalog.>=) now_ms) THEN
             last := pg_catalog.nextval('_snowflake._snowflake_id_seq'::pg_catalog.regclass);
             IF @extschema@._snowflake_fits(last, node, now_ms)
                AND coalesce(pg_catalog.pg_sequence_last_value('_snowflake._snowflake_life_seq'::pg_catalog.regclass)
