@@ -501,7 +501,9 @@ CREATE TABLE $table (
 	# of another session ended; how many a run gives depends on how the
 	# machine schedules the clients.  So the load runs again (the same
 	# sessions' numbering carried on, its calls all later than the last
-	# run's) until there are min_other of them, at most four times.
+	# run's) until there are min_other of them, at most four times (the
+	# scripts of each run in files of their own: pgbench() refuses to
+	# overwrite one).
 	my $min_other = $opts{min_other} // $min_keys / 10;
 	my $other_sessions = 0;
 	for (my $run = 0; $run < 4 && $other_sessions <= $min_other; $run++)
@@ -514,8 +516,8 @@ CREATE TABLE $table (
 			[qr{^$}],
 			"${label}pgbench: $clients clients take keys for $seconds s" . ($run ? " (run @{[$run + 1]})" : ''),
 			{
-				"${table}_single\@9" => $single,
-				"${table}_batch\@1" => qq{
+				"${table}_single_$run\@9" => $single,
+				"${table}_batch_$run\@1" => qq{
 			\\set n :n + 1
 			INSERT INTO $table (client, n, k, started, id, ended)
 			WITH s AS MATERIALIZED (SELECT clock_timestamp() AS started),
