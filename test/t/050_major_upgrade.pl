@@ -154,22 +154,23 @@ sub old_server
 	# The burst (lead_burst) and the stats are read in database postgres.
 	$node->safe_psql('postgres', 'CREATE EXTENSION snowflake; CREATE DATABASE shop');
 	$node->safe_psql('shop', $schema);
-	lead_30s($node);
+	allow_lead($node);
 	return $node;
 }
 
-# Let IDs lead $node's clock by 30 s, by ALTER SYSTEM and a reload, once
-# the floor of its own first start (1 s) has passed: its IDs then run
-# ahead only by what a burst adds.  The stats are read in database $db
-# (default postgres), which has the extension.
-sub lead_30s
+# Let IDs lead $node's clock by $lead (default 30s, as SHOW prints it), by
+# ALTER SYSTEM and a reload, once the floor of its own first start (1 s)
+# has passed: its IDs then run ahead only by what a burst adds.  The stats
+# are read in database $db (default postgres), which has the extension.
+sub allow_lead
 {
-	my ($node, $db) = @_;
+	my ($node, $db, $lead) = @_;
 	$db //= 'postgres';
-	$node->safe_psql($db, "ALTER SYSTEM SET snowflake.max_drift_ms = '30s'");
+	$lead //= '30s';
+	$node->safe_psql($db, "ALTER SYSTEM SET snowflake.max_drift_ms = '$lead'");
 	$node->reload;
 	$node->poll_query_until($db,
-		"SELECT current_setting('snowflake.max_drift_ms') = '30s'"
+		"SELECT current_setting('snowflake.max_drift_ms') = '$lead'"
 		  . ' AND (SELECT coalesce(last_timestamp < clock_timestamp(), true) FROM snowflake_stats)')
 	  or die 'timed out waiting for the reload of ' . $node->name;
 	return;
@@ -188,7 +189,7 @@ sub start_new
 	$node->start;
 	$node->safe_psql('postgres', 'CREATE DATABASE aging');
 	$node->safe_psql('aging', 'CREATE EXTENSION snowflake');
-	lead_30s($node, 'aging');
+	allow_lead($node, 'aging');
 	return;
 }
 
@@ -341,11 +342,7 @@ sub path_lower_drift
 	# to show them going back, which a busy machine needs (with a lead of
 	# 28 s, pg_upgrade beside three other suites once took 26 s, and at
 	# 16 s 14.6 s left too little).
-	$old->safe_psql('postgres', "ALTER SYSTEM SET snowflake.max_drift_ms = '120s'");
-	$old->reload;
-	$old->poll_query_until('postgres',
-		"SELECT current_setting('snowflake.max_drift_ms') = '2min'")
-	  or die 'timed out waiting for the reload of ' . $old->name;
+	allow_lead($old, 'postgres', '2min');
 	my $last = lead_burst($old, 115);
 	my $t0 = Time::HiRes::time();
 	my $lead = stats($old)->{lead_ms};
@@ -411,7 +408,7 @@ sub path_pg_upgradecluster
 	$h->safe_psql('postgres', 'CREATE EXTENSION snowflake; CREATE DATABASE shop');
 	$h->safe_psql('shop', $schema);
 	# postgresql.auto.conf: pg_upgradecluster carries it too.
-	lead_30s($h);
+	allow_lead($h);
 	my $last = burst($h);
 	my $before = fingerprint($h);
 	my $new_log = "/var/log/postgresql/postgresql-$new_major-$cluster.log";
