@@ -210,11 +210,9 @@ fi
 command -v npm >/dev/null || sf_apt_install nodejs npm
 sf_install_node_modules "$src"
 
-# A copy of the tree of its own (test/check.sh cleans and rebuilds it with
-# the chroot's PostgreSQL), without the host's test output.
-tar -C "$src" --exclude=./.git --exclude='./tmp_check*' --exclude=./results \
-    --exclude='./test/fuzz/build*' \
-    --exclude=./output_iso -cf - . | tar -C "$work" -xf -
+# A copy of the tree's sources of its own (test/check.sh builds it with the
+# chroot's PostgreSQL), with the client tests' packages.
+sf_copy_tree "$src" "$work"
 inner=/${work#"$CHROOT"/}
 # snowflake $SF_OLD_RELEASE_VERSION's tree (test/lib.sh), which test/t/085_upgrade_order.pl upgrades from
 # (test/setup.sh builds it): the copy above has no .git, and the chroot may

@@ -97,6 +97,33 @@ sf_install_node_modules() {
     fi
 }
 
+# Copy the tree $1's sources into the directory $2, with the client tests'
+# packages (test/node/node_modules) if installed: what git tracks or does
+# not ignore, never build or test output.  Under test/check.sh --all-majors
+# the native stage builds and cleans in the tree while the chroot stages
+# copy it, and a copy of the whole tree failed when make removed
+# snowflake.so under it ("File removed before we read it").  A tree without
+# git is copied whole, less its build and test output.
+sf_copy_tree() {
+    local from=$1 to=$2
+    if git -c safe.directory="$from" -C "$from" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+        git -c safe.directory="$from" -C "$from" ls-files -z --cached --others --exclude-standard |
+            while IFS= read -r -d '' f; do
+                # a tracked file deleted in the working tree is not copied
+                [ ! -e "$from/$f" ] || printf '%s\0' "$f"
+            done |
+            tar -C "$from" --null --no-recursion -T - -cf - | tar -C "$to" -xf -
+        if [ -d "$from/test/node/node_modules" ]; then
+            tar -C "$from" -cf - test/node/node_modules | tar -C "$to" -xf -
+        fi
+    else
+        tar -C "$from" --exclude=./.git --exclude='./tmp_check*' --exclude=./results \
+            --exclude=./output_iso --exclude='./test/fuzz/build*' \
+            --exclude='*.o' --exclude='*.so' --exclude='*.bc' \
+            -cf - . | tar -C "$to" -xf -
+    fi
+}
+
 # What the stages of test/check.sh --all-majors install on the host besides
 # test/setup.sh's packages (sf_wanted_packages): test/patroni-check.sh,
 # test/deb-check.sh and test/chroot-check.sh.  test/host-deps.sh installs them all at once.

@@ -128,10 +128,8 @@ trap 'exit 130' INT TERM
 
 sf_chroot_mounts
 
-# A copy of the tree of its own, without the host's build and test output.
-tar -C "$src" --exclude=./.git --exclude='./tmp_check*' --exclude=./results \
-    --exclude=./output_iso --exclude='*.o' --exclude='*.so' --exclude='*.bc' \
-    -cf - . | tar -C "$work" -xf -
+# A copy of the tree's sources of its own.
+sf_copy_tree "$src" "$work"
 mkdir -m 1777 "$work/tmp"
 
 if [ "$callgrind" -eq 1 ] && ! chroot "$CHROOT" sh -c 'command -v valgrind' >/dev/null 2>&1; then
