@@ -465,7 +465,7 @@ SELECT count(*) FILTER (WHERE e.client <> b.client)
 #    call began, or more than $lead_ms ms (default 1000) ahead of it when
 #    its call ended.
 # %opts: lead_ms, min_keys (default 10000: the load took at least that
-# many keys), min_other (default a tenth of min_keys: at least that many
+# many keys), min_other (default a tenth of min_keys: more than that many
 # calls began right after a call of another session ended, so that the
 # check across sessions checked something), script (a pgbench script replacing the single call, its
 # weight 9 like it), label (in the tests' names).  Returns the number of
@@ -501,7 +501,7 @@ CREATE TABLE $table (
 	# of another session ended; how many a run gives depends on how the
 	# machine schedules the clients.  So the load runs again (the same
 	# sessions' numbering carried on, its calls all later than the last
-	# run's) until there are min_other of them, at most four times (the
+	# run's) until there are more than min_other of them, at most four times (the
 	# scripts of each run in files of their own: pgbench() refuses to
 	# overwrite one).
 	my $min_other = $opts{min_other} // $min_keys / 10;
