@@ -18,7 +18,8 @@
 # Without the preload the lead is capped at 1 s: the bursts lead by up to
 # 1 s, the floor (at least 1 s) is applied and logged by the first ID, and
 # a primary cannot have allowed a larger lead than its standby, so the
-# standby's first call is not refused but issues above the old primary's.
+# standby's first call waits at most for the floor's millisecond, not for
+# the primary's 30 s, and issues above the old primary's.
 
 use strict;
 use warnings;
@@ -156,15 +157,22 @@ promote_and_wait($standby);
 
 if (no_preload())
 {
-	# The primary's 30 s were capped at 1 s, which the standby's floor (at
-	# least 1 s) covers: its first call needs no wait and is not refused.
+	# The primary's 30 s were capped at 1 s.  The standby's floor is the
+	# clock plus its own 1 s plus one millisecond (past every ID the
+	# primary can have issued), applied by its first call: that call waits
+	# at most for the clock to pass that one millisecond (it is refused
+	# with max_wait_ms = 0 when it falls in the floor's own millisecond),
+	# never for the 30 s the primary's setting named, so a call that may
+	# wait 10 s is served.
 	is( $standby->safe_psql('postgres',
-			"SET snowflake.max_wait_ms = 0;\nSELECT snowflake_nextval() > $max"),
+			"SET snowflake.max_wait_ms = '10s';\nSELECT snowflake_nextval() > $max"),
 		't',
-		'no preload, capped primary lead: a call that cannot wait issues an ID above the old primary\'s');
+		'no preload, capped primary lead: a call that may wait 10 s (not 30) issues an ID above the old primary\'s');
 	my $st = stats($standby);
-	is("$st->{ids_issued}|$st->{waits}|$st->{refused}", '1|0|0',
-		'no preload, capped primary lead: one ID, no wait, no refusal');
+	is("$st->{ids_issued}|$st->{refused}", '1|0',
+		'no preload, capped primary lead: one ID, no refusal');
+	cmp_ok($st->{waits}, '<=', 1,
+		'no preload, capped primary lead: at most one wait (for the floor\'s millisecond)');
 	$standby->stop;
 }
 else

@@ -254,7 +254,10 @@ PostgreSQL::Test::Utils::append_to_file($restored->data_dir . '/recovery.signal'
 $restored->start;
 $restored->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
   or die 'the restore did not end';
-$restored->safe_psql('postgres', 'SELECT snowflake_nextval()');
+# This session may wait: without the preload its call applies the floor,
+# which lies one millisecond past what a call may issue at once.
+$restored->safe_psql('postgres',
+	"SET snowflake.max_wait_ms = '10s'; SELECT snowflake_nextval()");
 crash_backend($restored);
 my $span = int($lead / 2) * 16;
 my $report = error_report($restored, "SELECT count(*) FROM snowflake_nextval_batch($span)");
