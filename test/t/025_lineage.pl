@@ -78,7 +78,12 @@ else
 	is(first_above($node, $max), 't',
 		'lost file: the first ID is above every ID issued before');
 }
-is(stats($node)->{waits}, 0, 'lost file: the first ID needed no wait (floor within the lead)');
+# With the preload the floor was applied at the start, before the call.
+# Without it the first call applies it, and the floor lies a millisecond
+# past what may be issued at once: that call waits for the clock to pass
+# it when it falls in the floor's own millisecond.
+cmp_ok(stats($node)->{waits}, '<=', no_preload() ? 1 : 0,
+	'lost file: the first ID needed no wait (floor within the lead), or without the preload at most the floor\'s millisecond');
 
 # A restart before the first ID keeps the obligation.
 my $max2 = lead_burst($node, 8);
