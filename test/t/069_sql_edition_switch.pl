@@ -261,7 +261,6 @@ unlike($load_out, qr/aborted|ERROR/, 'no client aborted, no error');
 my $stale_bound = $node->safe_psql('appdb', qq{
 SELECT $edition_last + current_setting('max_connections')::int8 + current_setting('max_worker_processes')::int8
        + current_setting('max_wal_senders')::int8 + coalesce(current_setting('autovacuum_worker_slots', true), current_setting('autovacuum_max_workers'))::int8 + 16});
-my $between;
 is( $node->safe_psql(
 		'appdb', qq{
 WITH k AS (SELECT id FROM app.orders WHERE n < 0 UNION ALL SELECT id FROM app.direct)
@@ -271,7 +270,7 @@ SELECT count(*) = count(DISTINCT id), count(*) FILTER (WHERE id > $stale_bound A
   FROM k}),
 	't|0|t|t|t|t',
 	'every key unique; the edition\'s keys (the last one read, or up to B above it for a call under way), then the C extension\'s, above every one of them (also the leading batch)');
-$between = $node->safe_psql('appdb', qq{
+my $between = $node->safe_psql('appdb', qq{
 SELECT count(*) FROM (SELECT id FROM app.orders WHERE n < 0 UNION ALL SELECT id FROM app.direct) k
  WHERE id > $edition_last AND id <= $stale_bound});
 note("keys the edition's calls under way took after the switch read its last key: $between (at most "
