@@ -400,4 +400,66 @@ if (-f "$dir/publicid.tsv")
 	}
 }
 
+# --- one call at 2/s, inside the server ---
+
+if (-f "$dir/move.tsv")
+{
+	my %mv;    # name => rep => median microseconds
+	$mv{ $_->{name} }{ $_->{rep} } = $_->{us} foreach read_tsv('move.tsv');
+	# The values of a call over the repetitions, less another call's of the
+	# same repetition.
+	my $less = sub {
+		my ($name, $base) = @_;
+		my @d;
+		foreach my $rep (sort keys %{ $mv{$name} // {} })
+		{
+			my $b = $mv{$base}{$rep};
+			push @d, $mv{$name}{$rep} - $b if defined $b;
+		}
+		return @d;
+	};
+	my %label = (
+		empty => 'an empty PL/pgSQL function',
+		nextval => '`nextval()` of a sequence (what `bigserial`\'s default does)',
+		uuidv7 => $kind_name{uuidv7},
+		subxact => 'a subtransaction rolled back (a PL/pgSQL block that raises and catches)',
+		rowlock => 'a row lock of a one-row table, in such a block',
+		move => 'the least move under a lock: that row lock, then `setval()` of a state sequence, `nextval()` and `setval()` of a key sequence and `setval()` of the state, one statement in such a block',
+		edition => $kind_name{edition} . ', every call a move',
+		c => $kind_name{c});
+	my $fmt = sub { sprintf('%.0f', $_[0]) };
+	emit '';
+	emit '## One call at 2/s, inside the server: what a move costs';
+	emit '';
+	emit 'Every call in a transaction of its own, after a pause of half a second (the backend idle, its';
+	emit 'caches cold, and the edition\'s key sequence behind the clock, so that each of its calls moves it),';
+	emit 'timed inside the server around the statement alone (no client, commit or WAL flush; the';
+	emit 'transaction holds its XID before the call, as an INSERT\'s does by its end), the calls interleaved.';
+	emit 'Median of each repetition\'s calls; the table gives the median of the repetitions (lowest –';
+	emit 'highest). Every call is run by the same `EXECUTE`: the empty function\'s call is that cost.';
+	emit '';
+	emit '| call | µs | less the empty call, µs |';
+	emit '|---|---|---|';
+	foreach my $name (qw(empty nextval uuidv7 c subxact rowlock move edition))
+	{
+		next unless $mv{$name};
+		emit "| $label{$name} | ", spread($fmt, values %{ $mv{$name} }), ' | ',
+		  ($name eq 'empty' ? '' : spread($fmt, $less->($name, 'empty'))), ' |';
+	}
+	my $floor = median($less->('move', 'nextval'));
+	my $ed = median($less->('edition', 'nextval'));
+	my ($b2) = cell(2, 1, 'bigserial', 'p50');
+	my $bm = median(@$b2);
+	if (defined $floor && defined $ed)
+	{
+		emit '';
+		emit sprintf('Over a `nextval()`, the least move under a lock costs %.0f µs and the edition\'s call %.0f µs',
+			$floor, $ed)
+		  . (defined $bm
+			? sprintf('; 1.2 x bigserial\'s median at 2/s in this run (%s ms, 1 client) leaves %.0f µs for everything the edition adds.',
+				ms($bm), 0.2 * $bm)
+			: '.');
+	}
+}
+
 print $out;

@@ -31,7 +31,15 @@
 #   publicid   the public-ID functions per call (issue 48), the edition's
 #              (pgcrypto installed first, the same key as the C extension's)
 #              and the C extension's, over real IDs in one backend, less
-#              count() of the column read.
+#              count() of the column read;
+#   move       one call at 2/s, timed inside the server, every call in a
+#              transaction of its own after a pause of 0.5 s: the edition
+#              (whose every call then moves its key sequence), nextval()
+#              (bigserial's default), the UUIDv7, the C extension, and the
+#              pieces of a move under a lock no other role can take (a
+#              subtransaction rolled back; a row lock in one; the least
+#              such move: that lock and four sequence operations in one
+#              statement), less an empty PL/pgSQL function's call.
 # It writes a Markdown report (test/bench/edition-report.pl): per mode and
 # contender, transactions a second and the median, p99 and maximum latency
 # of each run, as the median of the runs with their spread, each against
@@ -46,7 +54,7 @@
 #                     (default 10)
 #   --low-seconds S   length of each run at 2/s (default 30)
 #   --only LIST       some sections only, comma-separated: saturated, 300,
-#                     2, hostile, publicid (default all; the report then
+#                     2, hostile, publicid, move (default all; the report then
 #                     leaves the others' tables and targets empty)
 #   --output FILE     the report (default
 #                     docs/performance/report-sql-edition-speed-pgMAJOR.md)
@@ -55,7 +63,7 @@
 #
 # Needs the extension built and installed into the PostgreSQL PG_CONFIG
 # names (make && make install), pgcrypto (PostgreSQL's contrib), psql,
-# pgbench and perl.  Run as root, the server runs as "postgres".  About 40
+# pgbench and perl.  Run as root, the server runs as "postgres".  About 45
 # minutes with the defaults on 2 CPUs.  test/bench/chroot-run.sh MAJOR
 # --edition runs it on 17, 18 or 19.
 set -euo pipefail
@@ -69,7 +77,7 @@ for a in "$@"; do
 done
 [ -z "${SNOWFLAKE_BENCH_CMDLINE:-}" ] || cmdline=$SNOWFLAKE_BENCH_CMDLINE
 
-reps='' seconds='' low_seconds='' output='' keep=0 quick=0 only=saturated,300,2,hostile,publicid
+reps='' seconds='' low_seconds='' output='' keep=0 quick=0 only=saturated,300,2,hostile,publicid,move
 usage="usage: test/bench/edition.sh [--reps N] [--seconds S] [--low-seconds S] [--only LIST] [--output FILE] [--keep] [--quick]"
 while [ $# -gt 0 ]; do
     case $1 in
@@ -92,7 +100,7 @@ for v in "$reps" "$seconds" "$low_seconds"; do
     [[ $v =~ ^[1-9][0-9]*$ ]] || { echo "$usage" >&2; exit 2; }
 done
 for s in ${only//,/ }; do
-    case $s in saturated|300|2|hostile|publicid) ;; *) echo "edition.sh: no section \"$s\"" >&2; exit 2 ;; esac
+    case $s in saturated|300|2|hostile|publicid|move) ;; *) echo "edition.sh: no section \"$s\"" >&2; exit 2 ;; esac
 done
 want() { case ",$only," in *,"$1",*) return 0 ;; esac; return 1; }
 # The public IDs' rows: the C extension's, and of them the edition's (some
@@ -420,6 +428,116 @@ for ((rep = 1; rep <= reps; rep++)); do
 done
 echo "load_publicid=$(loadavg)" >> "$meta"
 echo "seconds_publicid=$(($(date +%s) - t0))" >> "$meta"
+fi
+
+# --- one call at 2/s, inside the server: what a move costs ---
+
+if want move; then
+
+# Every call in a transaction of its own, after a pause of half a second
+# (the 2/s regime: the backend idle, its caches cold, and the edition's key
+# sequence behind the clock, so that every call of the edition moves it),
+# timed inside the server around the statement alone: no client, no commit,
+# no WAL flush.  The transaction has its XID before the call, as an
+# INSERT's has by the end.  Beside the edition and what a bigserial's
+# default does (nextval()), the pieces of a move under a lock that no other
+# role can take: a subtransaction rolled back (which releases a lock before
+# the transaction ends), a row lock in one, and the least such a move can
+# be: the row lock, then the state set, a nextval(), the key sequence set
+# and the state set back, in one statement in the subtransaction.  Each
+# calls' median over the repetitions; the EXECUTE around every call is the
+# same for all (the empty call is it, with an empty PL/pgSQL function).
+q >/dev/null <<'SQL'
+CREATE TABLE bench_cold_lock (x int);
+INSERT INTO bench_cold_lock VALUES (1);
+CREATE SEQUENCE bench_cold_seq;
+CREATE SEQUENCE bench_cold_key;
+CREATE SEQUENCE bench_cold_state;
+CREATE TABLE bench_cold_times (name text, rep int, us float8);
+CREATE FUNCTION bench_cold_empty() RETURNS int8 LANGUAGE plpgsql AS $$
+BEGIN
+    RETURN 1;
+END $$;
+CREATE FUNCTION bench_cold_subxact() RETURNS int8 LANGUAGE plpgsql AS $$
+BEGIN
+    BEGIN
+        RAISE SQLSTATE 'SFREL';
+    EXCEPTION WHEN SQLSTATE 'SFREL' THEN
+        NULL;
+    END;
+    RETURN 1;
+END $$;
+CREATE FUNCTION bench_cold_rowlock() RETURNS int8 LANGUAGE plpgsql AS $$
+BEGIN
+    BEGIN
+        PERFORM FROM bench_cold_lock FOR UPDATE;
+        RAISE SQLSTATE 'SFREL';
+    EXCEPTION WHEN SQLSTATE 'SFREL' THEN
+        NULL;
+    END;
+    RETURN 1;
+END $$;
+CREATE FUNCTION bench_cold_move() RETURNS int8 LANGUAGE plpgsql AS $$
+DECLARE
+    k int8;
+BEGIN
+    BEGIN
+        SELECT CASE WHEN setval('bench_cold_key', m.l + 1000) IS NOT NULL
+                     AND setval('bench_cold_state', 2) IS NOT NULL THEN m.l + 1000 END
+          INTO k
+          FROM (SELECT nextval(CASE WHEN setval('bench_cold_state', 2 + 1024) IS NOT NULL
+                                    THEN 'bench_cold_key'::regclass END) l
+                  FROM (SELECT FROM bench_cold_lock
+                         WHERE set_config('lock_timeout', '5000', true) IS NOT NULL FOR UPDATE) f) m;
+        RAISE SQLSTATE 'SFREL';
+    EXCEPTION WHEN SQLSTATE 'SFREL' THEN
+        NULL;
+    END;
+    RETURN k;
+END $$;
+CREATE PROCEDURE bench_cold(rep int, names text[], calls text[], n int, pause float8)
+LANGUAGE plpgsql AS $$
+DECLARE
+    t0 timestamptz;
+    us float8;
+    x int8;
+    j int;
+BEGIN
+    FOR i IN 1 .. n LOOP
+        FOR jj IN 0 .. array_length(names, 1) - 1 LOOP
+            j := (i + jj) % array_length(names, 1) + 1;
+            PERFORM pg_sleep(pause);
+            COMMIT;
+            PERFORM txid_current();
+            t0 := clock_timestamp();
+            EXECUTE calls[j] INTO x;
+            us := extract(epoch FROM clock_timestamp() - t0) * 1e6;
+            INSERT INTO bench_cold_times VALUES (names[j], rep, us);
+            COMMIT;
+        END LOOP;
+    END LOOP;
+END $$;
+SQL
+if [ "$has_uuidv7" = t ]; then uuid_call="SELECT (uuidv7() IS NOT NULL)::int::int8"
+else uuid_call="SELECT (bench_uuid_v7() IS NOT NULL)::int::int8"; fi
+cold_names="ARRAY['empty', 'nextval', 'uuidv7', 'subxact', 'rowlock', 'move', 'edition', 'c']"
+cold_calls="ARRAY['SELECT bench_cold_empty()', 'SELECT nextval(''bench_cold_seq'')',
+    '$uuid_call', 'SELECT bench_cold_subxact()', 'SELECT bench_cold_rowlock()',
+    'SELECT bench_cold_move()', 'SELECT sqled.snowflake_nextval()', 'SELECT snowflake_nextval()']"
+cold_n=12
+[ "$quick" -eq 0 ] || cold_n=3
+log "move: 8 calls, each in its own transaction every 0.5 s, x $cold_n a repetition, x $reps repetitions"
+t0=$(date +%s)
+for ((rep = 1; rep <= reps; rep++)); do
+    # (A session of its own: its first call of each is not counted.)
+    q -c "CALL bench_cold(0, $cold_names, $cold_calls, 1, 0)" \
+      -c "CALL bench_cold($rep, $cold_names, $cold_calls, $cold_n, 0.5)" >/dev/null
+done
+q -c "COPY (SELECT name, rep, percentile_cont(0.5) WITHIN GROUP (ORDER BY us), count(*)
+              FROM bench_cold_times WHERE rep > 0 GROUP BY 1, 2 ORDER BY 1, 2) TO STDOUT" \
+  | { printf 'name\trep\tus\tn\n'; cat; } > "$work/move.tsv"
+echo "load_move=$(loadavg)" >> "$meta"
+echo "seconds_move=$(($(date +%s) - t0))" >> "$meta"
 fi
 
 echo "load_end=$(loadavg)" >> "$meta"
