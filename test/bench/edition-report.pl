@@ -432,11 +432,13 @@ if (-f "$dir/move.tsv")
 	emit '## One call at 2/s, inside the server: what a move costs';
 	emit '';
 	emit 'Every call in a transaction of its own, after a pause of half a second (the backend idle, its';
-	emit 'caches cold, and the edition\'s key sequence behind the clock, so that each of its calls moves it),';
+	emit 'CPU caches cold, and the edition\'s key sequence behind the clock, so that each of its calls moves it),';
 	emit 'timed inside the server around the statement alone (no client, commit or WAL flush; the';
-	emit 'transaction holds its XID before the call, as an INSERT\'s does by its end), the calls interleaved.';
+	emit 'transaction holds its XID before the call, as an INSERT\'s does by its end), the calls interleaved (the';
+	emit 'same order in every round, its start rotating).';
 	emit 'Median of each repetition\'s calls; the table gives the median of the repetitions (lowest –';
-	emit 'highest). Every call is run by the same `EXECUTE`: the empty function\'s call is that cost.';
+	emit 'highest). Every call is run by the same `EXECUTE`; the empty call is that and the call of a PL/pgSQL';
+	emit 'function, so that the calls that are not PL/pgSQL come out below their cost (the C extension\'s below zero).';
 	emit '';
 	emit '| call | µs | less the empty call, µs |';
 	emit '|---|---|---|';

@@ -435,7 +435,7 @@ fi
 if want move; then
 
 # Every call in a transaction of its own, after a pause of half a second
-# (the 2/s regime: the backend idle, its caches cold, and the edition's key
+# (the 2/s regime: the backend idle, its CPU caches cold, and the edition's key
 # sequence behind the clock, so that every call of the edition moves it),
 # timed inside the server around the statement alone: no client, no commit,
 # no WAL flush.  The transaction has its XID before the call, as an
@@ -446,7 +446,8 @@ if want move; then
 # be: the row lock, then the state set, a nextval(), the key sequence set
 # and the state set back, in one statement in the subtransaction.  Each
 # calls' median over the repetitions; the EXECUTE around every call is the
-# same for all (the empty call is it, with an empty PL/pgSQL function).
+# same for all (the empty call is it and the call of a PL/pgSQL function:
+# the calls that are not PL/pgSQL come out below their cost).
 q >/dev/null <<'SQL'
 CREATE TABLE bench_cold_lock (x int);
 INSERT INTO bench_cold_lock VALUES (1);
