@@ -413,8 +413,8 @@ if (-f "$dir/move.tsv")
 		my @d;
 		foreach my $rep (sort keys %{ $mv{$name} // {} })
 		{
-			my $b = $mv{$base}{$rep};
-			push @d, $mv{$name}{$rep} - $b if defined $b;
+			my $base_us = $mv{$base}{$rep};
+			push @d, $mv{$name}{$rep} - $base_us if defined $base_us;
 		}
 		return @d;
 	};

@@ -161,9 +161,11 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # psql against the bench database, as $role (postgres unless set):
-# unaligned, tab-separated, no headers.
+# unaligned, tab-separated, no headers; search_path set before anything
+# runs (public, pg_catalog searched first as always), so that no statement
+# the superuser runs resolves a name in a schema another role could write.
 q() {
-    PGOPTIONS="-c client_min_messages=warning" "$bindir/psql" -X -q -At -F $'\t' \
+    PGOPTIONS="-c client_min_messages=warning -c search_path=public" "$bindir/psql" -X -q -At -F $'\t' \
         -v ON_ERROR_STOP=1 -h "$work" -p "$port" -U "${role:-postgres}" -d bench "$@"
 }
 
