@@ -128,7 +128,8 @@ my %kind_name = (
 	edition => 'SQL edition (`sqled.snowflake_nextval()`)',
 	bigserial => '`bigserial`',
 	uuidv7 => $meta{has_uuidv7} eq 't' ? 'UUIDv7 (core `uuidv7()`)' : 'UUIDv7 (PL/pgSQL, `bench_uuid_v7()`)',
-	c => 'C extension (`snowflake_nextval()`)');
+	c => 'C extension (`snowflake_nextval()`)',
+	floor => 'the least move under a lock (`bench_floor_nextval()`)');
 my @modes = ([ 'saturated', 1 ], [ 'saturated', 8 ], [ 300, 1 ], [ 300, 8 ], [ 2, 1 ], [ 2, 8 ]);
 my $reps = $meta{reps};
 
@@ -173,7 +174,7 @@ emit "| machine | $meta{nproc} CPUs, $meta{cpu}, $meta{ram} RAM, $meta{kernel}, 
 emit "| PostgreSQL | $meta{pgversion} |";
 emit "| snowflake | SQL edition $meta{edition} and C extension $meta{extension}, source tree $meta{git} |";
 emit "| server | throwaway, one for every contender: $meta{settings} |";
-emit "| runs | $reps repetitions; in each, every mode with the contenders one after the other, the first rotating; $meta{seconds} s a run ($meta{low_seconds} s at 2/s); `pgbench -n -M prepared -c C -j min(C,2)`, with `-R RATE` at fixed rates; each run on its table emptied and checkpointed, after one unmeasured insert |";
+emit "| runs | $reps repetitions; in each, every mode with the contenders one after the other, the first rotating; $meta{seconds} s a run ($meta{low_seconds} s at 2/s); `pgbench -n -M prepared -c C -j min(C,2)`, with `-R RATE` at fixed rates; each run on its table emptied and checkpointed, after one unmeasured insert; each client's first transaction (its backend's first) not counted in the latencies |";
 my @loads = ("start $meta{load_start}");
 foreach my $m (@modes)
 {
@@ -269,6 +270,28 @@ foreach my $t (@targets)
 	emit "| $what | $figure | ", (defined $x ? ($ok->($x) ? 'PASS' : '**MISS**') : '–'), ' |';
 }
 
+# The floor at 2/s: the least move under a lock, as a key's default.
+my @floor_lines;
+foreach my $c (1, 8)
+{
+	my ($v, $r) = cell(2, $c, 'floor', 'p50');
+	next unless @$r;
+	my ($b) = cell(2, $c, 'bigserial', 'p50');
+	my ($ev, $er) = cell(2, $c, 'edition', 'p50');
+	push @floor_lines,
+	  sprintf('%d client%s: %s (%s vs %s ms; the edition %s)', $c, ($c > 1 ? 's' : ''), spread(\&ratio, @$r),
+		ms(median(@$v)), ms(median(@$b)), ratio(median(@$er)));
+}
+if (@floor_lines)
+{
+	emit '';
+	emit 'The least move under a lock no other role can take, as the default of a key (`floor`: a row lock';
+	emit 'in a subtransaction rolled back, the clock, four sequence operations, in a SECURITY DEFINER';
+	emit 'PL/pgSQL function; no check, no refusal, no server life), at 2/s, where every call of an edition';
+	emit 'that keeps a key\'s time no earlier than the clock moves its key sequence: median x bigserial\'s, ';
+	emit join('; ', @floor_lines) . '.';
+}
+
 # --- the modes ---
 
 emit '';
@@ -299,9 +322,10 @@ foreach my $rate (300, 2)
 {
 	foreach my $c (1, 8)
 	{
-		foreach my $kind (@kinds)
+		foreach my $kind (@kinds, ($rate == 2 ? ('floor') : ()))
 		{
 			my ($m, $mr) = cell($rate, $c, $kind, 'p50');
+			next if $kind eq 'floor' && !@$m;
 			my ($p, $pr) = cell($rate, $c, $kind, 'p99');
 			my ($x) = cell($rate, $c, $kind, 'max');
 			my ($n) = cell($rate, $c, $kind, 'n');
