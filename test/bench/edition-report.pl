@@ -173,7 +173,7 @@ emit '|---|---|';
 emit "| machine | $meta{nproc} CPUs, $meta{cpu}, $meta{ram} RAM, $meta{kernel}, $meta{os} |";
 emit "| PostgreSQL | $meta{pgversion} |";
 emit "| snowflake | SQL edition $meta{edition} and C extension $meta{extension}, source tree $meta{git} |";
-emit "| server | throwaway, one for every contender: $meta{settings} |";
+emit "| server | one throwaway server, every contender on it: $meta{settings} |";
 emit "| runs | $reps repetitions; in each, every mode with the contenders one after the other, the first rotating; $meta{seconds} s a run ($meta{low_seconds} s at 2/s); `pgbench -n -M prepared -c C -j min(C,2)`, with `-R RATE` at fixed rates; each run on its table emptied and checkpointed, after one unmeasured insert; each client's first transaction (its backend's first) not counted in the latencies |";
 my @loads = ("start $meta{load_start}");
 foreach my $m (@modes)
@@ -187,7 +187,7 @@ push @loads, "public IDs $meta{load_publicid}" if $meta{load_publicid};
 push @loads, "end $meta{load_end}" if $meta{load_end};
 emit '| load average (1/5/15 min) at the end of each section | ', join('; ', @loads), ' |';
 emit '';
-emit 'Latency: every transaction of every run, from pgbench\'s per-transaction log (`-l`), less its';
+emit 'Latency: every transaction of every run but each client\'s first, from pgbench\'s per-transaction log (`-l`), less its';
 emit 'schedule lag at fixed rates (the time it waited for its turn); each script ends with a `\set`, so';
 emit 'that pgbench reads the clock afresh after each transaction. A run gives its median, p99 and maximum;';
 emit 'the tables give the median of the runs, with the lowest and highest in brackets. "x bigserial" is';
@@ -288,7 +288,7 @@ if (@floor_lines)
 	emit 'The least move under a lock no other role can take, as the default of a key (`floor`: a row lock';
 	emit 'in a subtransaction rolled back, the clock, four sequence operations, in a SECURITY DEFINER';
 	emit 'PL/pgSQL function; no check, no refusal, no server life), at 2/s, where every call of an edition';
-	emit 'that keeps a key\'s time no earlier than the clock moves its key sequence: median x bigserial\'s, ';
+	emit 'that keeps a key\'s time no earlier than the clock moves its key sequence: median x bigserial\'s,';
 	emit join('; ', @floor_lines) . '.';
 }
 

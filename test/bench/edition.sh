@@ -18,8 +18,8 @@
 #              other role can take, as a key's default (SECURITY DEFINER,
 #              as the edition's; a row lock in a subtransaction rolled
 #              back, the clock and four sequence operations in one
-#              statement, every call a move): what any edition that moves
-#              its key sequence under such a lock costs at least at 2/s,
+#              statement, every call a move): a lower bound of an edition
+#              that moves its key sequence under such a lock, at 2/s,
 #              where every call moves it
 # with real commits (synchronous_commit on, fsync on), each run of pgbench
 # (-n -M prepared, every transaction's latency logged) in these modes:
@@ -32,8 +32,8 @@
 # (TRUNCATE) and checkpointed, after one unmeasured insert; the latencies
 # leave out each client's first transaction (its backend's first: the
 # catalogs read and the PL/pgSQL compiled, which an application's pooled
-# connections have done long before; at 2/s with 8 clients they would be
-# a third of a 10 s run's transactions).  Then:
+# connections have done long before; at 2/s with 8 clients they were 8
+# of a 10 s run's 20 transactions, 8 of a 30 s run's 60).  Then:
 #   hostile    the edition's table, 8 clients saturated, --seconds S: alone;
 #              beside two loops of brin_summarize_new_values() on the
 #              edition's relations (its lock table and key sequence, by OID,
@@ -75,7 +75,7 @@
 #
 # Needs the extension built and installed into the PostgreSQL PG_CONFIG
 # names (make && make install), pgcrypto (PostgreSQL's contrib), psql,
-# pgbench and perl.  Run as root, the server runs as "postgres".  About 45
+# pgbench and perl.  Run as root, the server runs as "postgres".  About 50
 # minutes with the defaults on 2 CPUs.  test/bench/chroot-run.sh MAJOR
 # --edition runs it on 17, 18 or 19.
 set -euo pipefail
