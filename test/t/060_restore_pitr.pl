@@ -98,7 +98,15 @@ my $missed = start_snowflake_node('missed_target',
 		archive_mode => 'off'
 	},
 	start => 0);
-$missed->start(fail_ok => 1);
+# Started without waiting, as the node's own start would wait: pg_ctl may
+# report it started (consistent, it accepts read-only connections) an
+# instant before recovery reaches the archive's end and the server exits,
+# and the node would then look for a postmaster.pid already gone.  The log
+# is created first (pg_ctl appends to it): the wait below reads it at once.
+open my $missed_log, '>', $missed->logfile or die 'could not create ' . $missed->logfile . ": $!";
+close $missed_log;
+PostgreSQL::Test::Utils::system_or_bail('pg_ctl', '-W', '-D', $missed->data_dir, '-l', $missed->logfile,
+	'-o', '--cluster-name=missed_target', 'start');
 ok( $missed->wait_for_log(qr/FATAL:  recovery ended before configured recovery target was reached/),
 	'a restore whose target is past the archive stops the server');
 my $wait = "$dir/wait-promoted.sh";
