@@ -277,7 +277,7 @@ foreach my $c (1, 8)
 	my ($v, $r) = cell(2, $c, 'floor', 'p50');
 	next unless @$r;
 	my ($b) = cell(2, $c, 'bigserial', 'p50');
-	my ($ev, $er) = cell(2, $c, 'edition', 'p50');
+	my (undef, $er) = cell(2, $c, 'edition', 'p50');
 	push @floor_lines,
 	  sprintf('%d client%s: %s (%s vs %s ms; the edition %s)', $c, ($c > 1 ? 's' : ''), spread(\&ratio, @$r),
 		ms(median(@$v)), ms(median(@$b)), ratio(median(@$er)));
